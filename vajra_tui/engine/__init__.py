@@ -1,0 +1,1 @@
+"""The measuring engine. It never imports textual: CLI, TUI and replay share its events."""

@@ -1,0 +1,185 @@
+"""The kernel contract: stitch a prelude in front of a candidate and plan its dispatch.
+
+A candidate is a WGSL body with ``@compute fn main``. The prelude supplies the
+size constants, the group-0 bindings the candidate did not declare itself, and
+``vajra_tile(workgroup_id)``, which turns the (possibly folded) dispatch back
+into the logical tile coordinates, so kernels keep working when a grid exceeds
+the adapter's per-dimension limit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+
+from .events import Diagnostic
+from .generate.wgsl_tokens import has_compute_entry, storage_bindings, workgroup_size
+from .workloads.base import Size, Workload, ceil_div
+
+PRELUDE_END = "// ---- candidate source starts on the next line ----"
+_TILE_RE = re.compile(r"^\s*//\s*tile\s*:\s*([A-Za-z0-9_]+)\s*(?:[x×]\s*([A-Za-z0-9_]+))?\s*$")
+
+
+class ContractError(Exception):
+    """The candidate breaks the contract: rejected before it ever runs."""
+
+    def __init__(self, message: str, line: int = 1, column: int = 1) -> None:
+        super().__init__(message)
+        self.diagnostic = Diagnostic(line=line, column=column, message=message)
+
+
+@dataclass
+class Stitched:
+    source: str
+    prelude_lines: int
+    workgroup_size: tuple[int, int, int]
+    tile: tuple[int, int]
+    tiles: tuple[int, int]  # logical grid: tiles along x and y
+    dispatch: tuple[int, int, int]  # what is actually dispatched
+    declared: set[int] = field(default_factory=set)
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.source.encode()).hexdigest()
+
+    def to_candidate_line(self, line: int) -> int:
+        """Map a line of the stitched source to the candidate's own numbering (0: prelude)."""
+        return max(0, line - self.prelude_lines)
+
+
+def tile_of(body: str, size: Size, wg: tuple[int, int, int]) -> tuple[int, int]:
+    """The ``// tile: AxB`` header (numbers or size constants) or the workgroup shape."""
+    for number, text in enumerate(body.splitlines(), 1):
+        match = _TILE_RE.match(text)
+        if not match:
+            continue
+        values = []
+        for part in (match.group(1), match.group(2) or "1"):
+            if part.isdigit():
+                values.append(int(part))
+            elif part.upper() in size:
+                values.append(size[part.upper()])
+            else:
+                raise ContractError(f"tile header: unknown value {part!r}", number, 1)
+        if min(values) < 1:
+            raise ContractError("tile header: sizes must be positive", number, 1)
+        return values[0], values[1]
+    return wg[0], wg[1]
+
+
+def plan_dispatch(
+    grid: tuple[int, int], tile: tuple[int, int], max_dim: int
+) -> tuple[tuple[int, int], tuple[int, int, int]]:
+    """Tiles needed to cover the output, and a dispatch within the per-dimension limit."""
+    tiles = (ceil_div(grid[0], tile[0]), ceil_div(grid[1], tile[1]))
+    if tiles[0] <= max_dim and tiles[1] <= max_dim:
+        return tiles, (tiles[0], tiles[1], 1)
+    total = tiles[0] * tiles[1]
+    dx = min(total, max_dim)
+    dy = ceil_div(total, dx)
+    if dy > max_dim:
+        raise ContractError(f"grid of {total} workgroups exceeds the adapter's limit")
+    return tiles, (dx, dy, 1)
+
+
+def prelude(workload: Workload, size: Size, tiles: tuple[int, int], dispatch_x: int,
+            skip: set[int]) -> str:
+    lines = [f"// ---- vajra prelude: {workload.name} {workload.label(size)} (generated) ----"]
+    lines += [f"const {dim}: u32 = {size[dim]}u;" for dim in workload.dims]
+    lines += [
+        f"const TILES_X: u32 = {tiles[0]}u;",
+        f"const TILES_Y: u32 = {tiles[1]}u;",
+        f"const DISPATCH_X: u32 = {dispatch_x}u;",
+        "fn vajra_tile(wid: vec3<u32>) -> vec2<u32> {",
+        "    let i = wid.x + wid.y * DISPATCH_X;",
+        "    return vec2<u32>(i % TILES_X, i / TILES_X);",
+        "}",
+    ]
+    for b in workload.bindings:
+        if b.index not in skip:
+            lines.append(
+                f"@group(0) @binding({b.index}) var<storage, {b.access}> {b.name}: array<f32>;"
+            )
+    lines.append(PRELUDE_END)
+    return "\n".join(lines) + "\n"
+
+
+def check_bindings(workload: Workload, body: str) -> set[int]:
+    """Indices the candidate declares itself; an input declared writable is refused."""
+    by_index = {b.index: b for b in workload.bindings}
+    declared: set[int] = set()
+    for decl in storage_bindings(body):
+        if decl.group != 0 or decl.binding not in by_index:
+            raise ContractError(
+                f"binding @group({decl.group}) @binding({decl.binding}) `{decl.name}` is not part "
+                f"of {workload.name}'s contract (group 0: "
+                + ", ".join(f"{b.index} {b.name}" for b in workload.bindings) + ")",
+                decl.line,
+            )
+        expected = by_index[decl.binding]
+        if not expected.is_output and decl.access != "read":
+            raise ContractError(
+                f"input binding {decl.binding} `{expected.name}` is declared {decl.access}; "
+                "inputs must be read-only",
+                decl.line,
+            )
+        declared.add(decl.binding)
+    return declared
+
+
+def stitch(workload: Workload, size: Size, body: str, max_dim: int = 65535) -> Stitched:
+    if not body.strip() or not has_compute_entry(body, "main"):
+        raise ContractError("no @compute entry point named `main`")
+    declared = check_bindings(workload, body)
+    consts = {dim: size[dim] for dim in workload.dims}
+    wg = workgroup_size(body, consts)
+    if wg is None:
+        raise ContractError("cannot read @workgroup_size of `main`")
+    tile = tile_of(body, size, wg)
+    tiles, dispatch = plan_dispatch(workload.output_grid(size), tile, max_dim)
+    head = prelude(workload, size, tiles, dispatch[0], declared)
+    return Stitched(
+        source=head + body,
+        prelude_lines=head.count("\n"),
+        workgroup_size=wg,
+        tile=tile,
+        tiles=tiles,
+        dispatch=dispatch,
+        declared=declared,
+    )
+
+
+_LOC_RE = re.compile(r"wgsl:(\d+):(\d+)")
+
+
+def diagnostics_from_error(text: str, stitched: Stitched, body: str) -> list[Diagnostic]:
+    """Turn a wgpu/Naga error into diagnostics located in the candidate's own source."""
+    message = _headline(text)
+    found: list[Diagnostic] = []
+    for match in _LOC_RE.finditer(text):
+        line = stitched.to_candidate_line(int(match.group(1)))
+        col = int(match.group(2))
+        note = message if line > 0 else f"[prelude] {message}"
+        found.append(Diagnostic(line=max(line, 1), column=col if line > 0 else 1, message=note))
+    if found:
+        return found[:1]
+    return [Diagnostic(line=_entry_line(body), column=1, message=message)]
+
+
+def _headline(text: str) -> str:
+    skip = ("Validation Error", "Caused by:", "In wgpuDevice", "In a ", "")
+    lines = [ln.strip() for ln in text.splitlines()]
+    useful = [ln for ln in lines if ln not in skip
+              and not ln.startswith(("┌", "│", "·", "=", "In wgpu"))
+              and not re.match(r"^\d+\s*│", ln)]
+    head = " ".join(useful[:3]) if useful else text.strip()
+    head = re.sub(r"^Shader '[^']*' (parsing|validation) error:\s*", "", head)
+    return head[:500]
+
+
+def _entry_line(body: str) -> int:
+    for number, text in enumerate(body.splitlines(), 1):
+        if "@compute" in text:
+            return number
+    return 1

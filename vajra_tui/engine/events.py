@@ -1,0 +1,288 @@
+"""The one contract between the engine and everything that shows its results.
+
+The CLI, the TUI, the recorder and replay all consume this stream. Every model
+is a pydantic model with a literal ``type`` tag, so a recording (JSON lines)
+can be read back into the same objects with :data:`EVENT_ADAPTER`.
+Bump :data:`SCHEMA_VERSION` whenever a field changes meaning or disappears.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+SCHEMA_VERSION = 1
+
+Status = Literal["verified", "rejected", "compile_error", "timeout", "crashed", "no_kernel"]
+Stage = Literal[
+    "queued", "streaming", "sanitizing", "compiling", "verifying", "warmup", "timing", "done"
+]
+TimingMethod = Literal["timestamp", "wall"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=False)
+
+
+class DeviceInfo(_Model):
+    """Identity of the adapter every number was measured on."""
+
+    name: str
+    vendor: str = ""
+    vendor_id: int = 0
+    device_id: int = 0
+    backend: str = ""
+    adapter_type: str = ""
+    driver: str = ""
+    software: bool = False
+    features: list[str] = Field(default_factory=list)
+    limits: dict[str, int] = Field(default_factory=dict)
+    timestamp_query: bool = False
+    subgroups: bool = False
+
+
+class Diagnostic(_Model):
+    """A compiler message located in the candidate's own source (1-based)."""
+
+    line: int
+    column: int
+    message: str
+
+
+class Calibration(_Model):
+    """Measured ceilings of one adapter: the roofline every result is judged by."""
+
+    copy_gbps: float
+    fma_gflops: float
+    launch_floor_ms: float
+    method: TimingMethod = "wall"
+    device_key: str = ""
+
+
+class CandidateResult(_Model):
+    """Everything measured about one kernel; derived numbers are filled once, here."""
+
+    id: str
+    name: str
+    status: Status = "crashed"
+    reason: str = ""
+    strategy: str = "user"
+    origin: str = ""
+    generation: int = 1
+    params: dict[str, Any] = Field(default_factory=dict)
+    diagnostics: list[Diagnostic] = Field(default_factory=list)
+    rewrites: list[str] = Field(default_factory=list)
+    max_rel_error: float | None = None
+    worst_index: int | None = None
+    median_ms: float | None = None
+    iqr_ms: float | None = None
+    p25_ms: float | None = None
+    p75_ms: float | None = None
+    min_ms: float | None = None
+    max_ms: float | None = None
+    times_ms: list[float] = Field(default_factory=list)
+    timing: TimingMethod | None = None
+    gflops: float | None = None
+    gbps: float | None = None
+    intensity: float | None = None
+    pct_of_roofline: float | None = None
+    regime: Literal["memory", "compute"] | None = None
+    suspicious: bool = False
+    speedup: float | None = None
+    workgroup_size: list[int] = Field(default_factory=list)
+    grid: list[int] = Field(default_factory=list)
+    source: str = ""
+    stitched_source: str = ""
+    source_sha256: str = ""
+    raw_reply: str = ""
+    deadline_s: float | None = None
+
+
+class WorkloadInfo(_Model):
+    name: str
+    size: dict[str, int]
+    flops: float
+    min_bytes: float
+    output_grid: list[int]
+    atol: float
+    rtol: float = 1e-4
+
+
+class _Event(_Model):
+    t: float = Field(default_factory=time.time)
+
+
+class SessionStarted(_Event):
+    type: Literal["session_started"] = "session_started"
+    schema_version: int = SCHEMA_VERSION
+    tool_version: str = ""
+    device: DeviceInfo
+    workload: WorkloadInfo
+    source_mode: str = "library"
+    grounding: bool = False
+    warmup: int = 5
+    reps: int = 9
+    seeds: list[int] = Field(default_factory=list)
+
+
+class CalibrationReady(_Event):
+    type: Literal["calibration"] = "calibration"
+    calibration: Calibration
+    cached: bool = False
+
+
+class GenerationStarted(_Event):
+    type: Literal["generation_started"] = "generation_started"
+    generation: int
+    source: str = ""
+
+
+class CandidateQueued(_Event):
+    """A candidate exists (its source may still be streaming in)."""
+
+    type: Literal["candidate_queued"] = "candidate_queued"
+    id: str
+    name: str
+    strategy: str
+    origin: str
+    generation: int = 1
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+class StreamDelta(_Event):
+    type: Literal["stream_delta"] = "stream_delta"
+    id: str
+    kind: Literal["content", "reasoning"] = "content"
+    text: str
+
+
+class ModelFailover(_Event):
+    type: Literal["model_failover"] = "model_failover"
+    id: str
+    from_model: str
+    to_model: str
+    reason: str
+
+
+class GroundingResult(_Event):
+    type: Literal["grounding"] = "grounding"
+    query: str
+    results: list[dict[str, str]] = Field(default_factory=list)
+    cached: bool = False
+    error: str = ""
+
+
+class SanitizerRewrite(_Event):
+    type: Literal["sanitizer_rewrite"] = "sanitizer_rewrite"
+    id: str
+    findings: list[Diagnostic] = Field(default_factory=list)
+    diff: str = ""
+    repaired: bool = True
+
+
+class StageChanged(_Event):
+    type: Literal["stage"] = "stage"
+    id: str
+    stage: Stage
+    detail: str = ""
+
+
+class CandidateSource(_Event):
+    """The final candidate source, once streaming and sanitizing are over."""
+
+    type: Literal["candidate_source"] = "candidate_source"
+    id: str
+    source: str
+    stitched_source: str = ""
+    workgroup_size: list[int] = Field(default_factory=list)
+    grid: list[int] = Field(default_factory=list)
+
+
+class CompileFinished(_Event):
+    type: Literal["compile_finished"] = "compile_finished"
+    id: str
+    ok: bool
+    diagnostics: list[Diagnostic] = Field(default_factory=list)
+    seconds: float = 0.0
+
+
+class VerificationFinished(_Event):
+    type: Literal["verification"] = "verification"
+    id: str
+    seed: int
+    passed: bool
+    max_rel_error: float | None = None
+    worst_index: int | None = None
+    reason: str = ""
+    phase: Literal["pre", "timed"] = "pre"
+
+
+class DispatchTimed(_Event):
+    type: Literal["dispatch_timed"] = "dispatch_timed"
+    id: str
+    round: int
+    ms: float
+    method: TimingMethod
+    warmup: bool = False
+
+
+class CandidateFinished(_Event):
+    type: Literal["candidate_finished"] = "candidate_finished"
+    result: CandidateResult
+
+
+class Notice(_Event):
+    type: Literal["notice"] = "notice"
+    level: Literal["info", "warning", "error"] = "info"
+    message: str
+
+
+class RankingReady(_Event):
+    """Verified kernels ranked fastest first; winner is None when nothing verified."""
+
+    type: Literal["ranking"] = "ranking"
+    generation: int
+    ranked_ids: list[str]
+    winner_id: str | None = None
+    baseline_median_ms: float | None = None
+
+
+class SessionFinished(_Event):
+    type: Literal["session_finished"] = "session_finished"
+    ok: bool = True
+    error: str = ""
+
+
+Event = Annotated[
+    Union[
+        SessionStarted,
+        CalibrationReady,
+        GenerationStarted,
+        CandidateQueued,
+        StreamDelta,
+        ModelFailover,
+        GroundingResult,
+        SanitizerRewrite,
+        StageChanged,
+        CandidateSource,
+        CompileFinished,
+        VerificationFinished,
+        DispatchTimed,
+        CandidateFinished,
+        Notice,
+        RankingReady,
+        SessionFinished,
+    ],
+    Field(discriminator="type"),
+]
+
+EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
+
+
+def parse_event(data: str | bytes | dict[str, Any]) -> Event:
+    """Parse one recorded event (a JSON line or a dict)."""
+    if isinstance(data, dict):
+        return EVENT_ADAPTER.validate_python(data)
+    return EVENT_ADAPTER.validate_json(data)

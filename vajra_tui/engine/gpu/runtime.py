@@ -1,0 +1,201 @@
+"""The GPU side of the engine: adapter, buffers, pipelines, dispatch and timing.
+
+It runs only inside the worker process, so a hung kernel can be killed with it.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import wgpu
+
+from ..events import DeviceInfo
+
+SOFTWARE_HINTS = ("llvmpipe", "lavapipe", "swiftshader", "software", "warp")
+NAN_FILL = """
+@group(0) @binding(0) var<storage, read_write> out: array<u32>;
+@compute @workgroup_size(256)
+fn main(@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups) n: vec3<u32>) {
+    let i = g.x + g.y * n.x * 256u;
+    if (i < arrayLength(&out)) { out[i] = 0x7fc00000u; }
+}
+"""
+
+
+def device_info(adapter: wgpu.GPUAdapter) -> DeviceInfo:
+    info = adapter.info
+    name = info.get("device", "") or info.get("description", "") or "unknown adapter"
+    kind = str(info.get("adapter_type", ""))
+    software = kind.lower() == "cpu" or any(h in name.lower() for h in SOFTWARE_HINTS)
+    features = sorted(str(f) for f in adapter.features)
+    keys = [
+        "max-compute-workgroup-storage-size", "max-compute-invocations-per-workgroup",
+        "max-compute-workgroups-per-dimension", "max-compute-workgroup-size-x",
+        "max-compute-workgroup-size-y", "max-storage-buffer-binding-size", "max-buffer-size",
+    ]
+    return DeviceInfo(
+        name=name,
+        vendor=str(info.get("vendor", "")),
+        vendor_id=int(info.get("vendor_id", 0) or 0),
+        device_id=int(info.get("device_id", 0) or 0),
+        backend=str(info.get("backend_type", "")),
+        adapter_type=kind,
+        driver=str(info.get("description", "")),
+        software=software,
+        features=features,
+        limits={k: int(adapter.limits[k]) for k in keys if k in adapter.limits},
+        timestamp_query="timestamp-query" in features,
+        subgroups="subgroup" in features,
+    )
+
+
+def pick_adapter(prefer: str | None = None) -> wgpu.GPUAdapter:
+    """The high-performance adapter, or the one whose name contains ``prefer``."""
+    if prefer:
+        for adapter in wgpu.gpu.enumerate_adapters_sync():
+            if prefer.lower() in str(adapter.info.get("device", "")).lower():
+                return adapter
+    adapter = wgpu.gpu.request_adapter_sync(power_preference="high-performance")
+    if adapter is None:
+        raise RuntimeError("no WebGPU adapter found")
+    return adapter
+
+
+@dataclass
+class Timing:
+    wall_ms: float
+    ts_ms: float | None
+
+
+class Runtime:
+    """One device with the workload's buffers bound through an explicit layout."""
+
+    def __init__(self, prefer: str | None = None) -> None:
+        self.adapter = pick_adapter(prefer)
+        self.info = device_info(self.adapter)
+        wanted = [f for f in ("timestamp-query", "subgroup") if f in self.adapter.features]
+        limits = {k: self.adapter.limits[k] for k in self.adapter.limits}
+        self.device = self.adapter.request_device_sync(
+            required_features=wanted, required_limits=limits
+        )
+        self.queue = self.device.queue
+        self.timestamps = "timestamp-query" in wanted
+        self.period = _timestamp_period(self.queue) if self.timestamps else 1.0
+        self.buffers: dict[str, wgpu.GPUBuffer] = {}
+        self.layout: wgpu.GPUBindGroupLayout | None = None
+        self.bind_group: wgpu.GPUBindGroup | None = None
+        self._fill: tuple[wgpu.GPUComputePipeline, wgpu.GPUBindGroup, tuple[int, int]] | None = None
+        if self.timestamps:
+            self.query_set = self.device.create_query_set(type="timestamp", count=2)
+            self.resolve = self.device.create_buffer(
+                size=16, usage=wgpu.BufferUsage.QUERY_RESOLVE | wgpu.BufferUsage.COPY_SRC
+            )
+
+    # ---- buffers -------------------------------------------------------------
+    def allocate(self, lengths: dict[str, int], outputs: set[str], order: list[str]) -> None:
+        """Create one storage buffer per binding, in binding order."""
+        self.buffers.clear()
+        usage = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_DST | wgpu.BufferUsage.COPY_SRC
+        for name in order:
+            self.buffers[name] = self.device.create_buffer(size=4 * max(lengths[name], 1), usage=usage)
+        entries = []
+        for index, name in enumerate(order):
+            kind = (wgpu.BufferBindingType.storage if name in outputs
+                    else wgpu.BufferBindingType.read_only_storage)
+            entries.append({"binding": index, "visibility": wgpu.ShaderStage.COMPUTE,
+                            "buffer": {"type": kind}})
+        self.layout = self.device.create_bind_group_layout(entries=entries)
+        self.bind_group = self.device.create_bind_group(
+            layout=self.layout,
+            entries=[{"binding": i, "resource": {"buffer": self.buffers[n]}} for i, n in enumerate(order)],
+        )
+        self._output = next(n for n in order if n in outputs)
+        self._fill = self._fill_pipeline(self.buffers[self._output])
+
+    def upload(self, arrays: dict[str, np.ndarray]) -> None:
+        for name, data in arrays.items():
+            self.queue.write_buffer(self.buffers[name], 0, np.ascontiguousarray(data, np.float32))
+
+    def read_output(self) -> np.ndarray:
+        return np.frombuffer(self.queue.read_buffer(self.buffers[self._output]), dtype=np.float32)
+
+    # ---- pipelines -----------------------------------------------------------
+    def compile(self, source: str) -> wgpu.GPUComputePipeline:
+        """Raises the wgpu error (with Naga's located message) when the source is bad."""
+        module = self.device.create_shader_module(code=source)
+        layout = self.device.create_pipeline_layout(bind_group_layouts=[self.layout])
+        return self.device.create_compute_pipeline(
+            layout=layout, compute={"module": module, "entry_point": "main"}
+        )
+
+    def _fill_pipeline(self, out: wgpu.GPUBuffer):
+        module = self.device.create_shader_module(code=NAN_FILL)
+        pipe = self.device.create_compute_pipeline(layout="auto", compute={"module": module, "entry_point": "main"})
+        group = self.device.create_bind_group(
+            layout=pipe.get_bind_group_layout(0), entries=[{"binding": 0, "resource": {"buffer": out}}]
+        )
+        groups = -(-out.size // 4 // 256)
+        gx = min(groups, 65535)
+        return pipe, group, (gx, -(-groups // gx))
+
+    # ---- dispatch ------------------------------------------------------------
+    def wait(self) -> None:
+        """Block until the queue is idle (wgpu-native's blocking device poll)."""
+        poll = getattr(self.device, "_poll_wait", None)
+        if poll is not None:
+            poll()
+        else:  # another backend: a buffer read cannot finish before earlier work
+            self.queue.read_buffer(self.resolve if self.timestamps else self.buffers[self._output], 0, 4)
+
+    def poison_output(self) -> None:
+        """Fill the output with NaN so an unwritten element can never pass."""
+        pipe, group, (gx, gy) = self._fill
+        enc = self.device.create_command_encoder()
+        rp = enc.begin_compute_pass()
+        rp.set_pipeline(pipe)
+        rp.set_bind_group(0, group)
+        rp.dispatch_workgroups(gx, gy, 1)
+        rp.end()
+        self.queue.submit([enc.finish()])
+
+    def dispatch(self, pipeline: wgpu.GPUComputePipeline, grid: tuple[int, int, int],
+                 group: wgpu.GPUBindGroup | None = None) -> Timing:
+        """Poison (workload dispatches only), then one timed dispatch; waits for the GPU."""
+        if group is None:
+            self.poison_output()
+            self.wait()
+        enc = self.device.create_command_encoder()
+        writes = None
+        if self.timestamps:
+            writes = {"query_set": self.query_set, "beginning_of_pass_write_index": 0,
+                      "end_of_pass_write_index": 1}
+        cp = enc.begin_compute_pass(timestamp_writes=writes)
+        cp.set_pipeline(pipeline)
+        cp.set_bind_group(0, group or self.bind_group)
+        cp.dispatch_workgroups(*grid)
+        cp.end()
+        if self.timestamps:
+            enc.resolve_query_set(self.query_set, 0, 2, self.resolve, 0)
+        command = enc.finish()
+        start = time.perf_counter()
+        self.queue.submit([command])
+        self.wait()
+        wall = (time.perf_counter() - start) * 1e3
+        ts = None
+        if self.timestamps:
+            stamps = np.frombuffer(self.queue.read_buffer(self.resolve), dtype=np.uint64)
+            ts = float(int(stamps[1]) - int(stamps[0])) * self.period / 1e6 if stamps[1] > stamps[0] else 0.0
+        return Timing(wall_ms=wall, ts_ms=ts)
+
+
+def _timestamp_period(queue: wgpu.GPUQueue) -> float:
+    """Nanoseconds per timestamp tick (1.0 on most drivers, not all)."""
+    try:
+        from wgpu.backends.wgpu_native._ffi import lib
+
+        period = float(lib.wgpuQueueGetTimestampPeriod(queue._internal))
+        return period if period > 0 else 1.0
+    except Exception:  # an older wgpu-native without the extension
+        return 1.0

@@ -1,0 +1,304 @@
+"""One measuring session: a workload at one size on one adapter.
+
+Candidates go through sanitize → stitch → compile → verify (two seeds) and then
+are timed together in interleaved rounds with the baseline, so that drift over
+time favours nobody and every speedup is a side-by-side ratio.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from dataclasses import dataclass, field
+from typing import Callable
+
+from .. import __version__
+from ..settings import TimingSettings
+from . import calibration_cache
+from .candidate import Candidate
+from .contract import ContractError, Stitched, diagnostics_from_error, stitch
+from .events import (
+    Calibration, CalibrationReady, CandidateFinished, CandidateQueued, CandidateResult,
+    CandidateSource, CompileFinished, DeviceInfo, DispatchTimed, Event, Notice, RankingReady,
+    SanitizerRewrite, SessionStarted, StageChanged, VerificationFinished,
+)
+from .gpu.client import GPUClient, WorkerCrashed, WorkerError, WorkerTimeout
+from .stats import plausible_timestamp, score, summarize
+from .workloads import Size, Workload
+
+Emit = Callable[[Event], None]
+COMPILE_TIMEOUT_S = 60.0
+BASELINE_TIMEOUT_S = 300.0
+PREPARE_TIMEOUT_S = 900.0
+
+
+class BaselineError(RuntimeError):
+    """The naive baseline failed: nothing after it could be trusted."""
+
+
+@dataclass
+class _Timed:
+    cid: str
+    wall: list[float] = field(default_factory=list)
+    ts: list[float | None] = field(default_factory=list)
+    failed: CandidateResult | None = None
+
+
+class Session:
+    def __init__(self, workload: Workload, size: Size, client: GPUClient, emit: Emit,
+                 timing: TimingSettings | None = None, seeds: tuple[int, ...] = (1, 2),
+                 source_mode: str = "library", grounding: bool = False) -> None:
+        self.workload, self.size, self.client, self.emit = workload, size, client, emit
+        self.timing = timing or TimingSettings()
+        self.seeds = seeds
+        self.source_mode, self.grounding = source_mode, grounding
+        self.device: DeviceInfo | None = None
+        self.calibration: Calibration | None = None
+        self.candidates: dict[str, Candidate] = {}
+        self.results: dict[str, CandidateResult] = {}
+        self.stitched: dict[str, Stitched] = {}
+        self.baseline_ms: float | None = None
+        self.info = workload.info(size)
+
+    # ---- setup ---------------------------------------------------------------
+    async def start(self, calibrate: bool = True) -> DeviceInfo:
+        self.device = self.client.device or await self.client.astart()
+        self.emit(SessionStarted(
+            tool_version=__version__, device=self.device, workload=self.info,
+            source_mode=self.source_mode, grounding=self.grounding,
+            warmup=self.timing.warmup, reps=self.timing.reps, seeds=list(self.seeds)))
+        if self.device.software:
+            self.emit(Notice(level="warning", message=f"{self.device.name} is a software "
+                             "adapter: timings are CPU timings, not GPU timings"))
+        if calibrate:
+            await self._calibrate()
+        await self.client.acall("prepare", PREPARE_TIMEOUT_S, workload=self.workload.name,
+                                size=self.size, seeds=list(self.seeds))
+        return self.device
+
+    async def _calibrate(self) -> None:
+        assert self.device is not None
+        cached = calibration_cache.load(self.device)
+        if cached is None:
+            reply = await self.client.acall("calibrate", PREPARE_TIMEOUT_S)
+            cached = Calibration(**reply["calibration"])
+            cached.device_key = calibration_cache.key(self.device)
+            calibration_cache.store(self.device, cached)
+            self.emit(CalibrationReady(calibration=cached, cached=False))
+        else:
+            self.emit(CalibrationReady(calibration=cached, cached=True))
+        self.calibration = cached
+
+    @property
+    def deadline_s(self) -> float:
+        if self.timing.deadline_s:
+            return float(self.timing.deadline_s)
+        return max(10.0, 20.0 * (self.baseline_ms or 0.0) / 1e3)
+
+    def baseline_candidate(self) -> Candidate:
+        return Candidate(id="baseline", name="baseline", strategy="baseline",
+                         origin=f"builtin: {self.workload.name}/naive", source=self.workload.baseline)
+
+    # ---- one candidate: sanitize, stitch, compile, verify -------------------
+    async def admit(self, cand: Candidate, announce: bool = True) -> bool:
+        """Prepare a candidate for timing; False (with its result emitted) if it failed."""
+        self.candidates[cand.id] = cand
+        result = CandidateResult(id=cand.id, name=cand.name, strategy=cand.strategy,
+                                 origin=cand.origin, generation=cand.generation,
+                                 params=cand.params, source=cand.source, raw_reply=cand.raw_reply,
+                                 rewrites=list(cand.rewrites))
+        self.results[cand.id] = result
+        if announce:
+            self.emit(CandidateQueued(id=cand.id, name=cand.name, strategy=cand.strategy,
+                                      origin=cand.origin, generation=cand.generation,
+                                      params=cand.params))
+        if not cand.source.strip():
+            return self._fail(result, "no_kernel", cand.no_kernel_reason or "no kernel in response")
+        source = self._sanitized(cand, result)
+        try:
+            st = stitch(self.workload, self.size, source,
+                        self.device.limits.get("max-compute-workgroups-per-dimension", 65535))
+        except ContractError as exc:
+            result.diagnostics = [exc.diagnostic]
+            return self._fail(result, "compile_error", f"contract: {exc}")
+        self.stitched[cand.id] = st
+        result.stitched_source, result.source_sha256 = st.source, st.sha256
+        result.workgroup_size, result.grid = list(st.workgroup_size), list(st.dispatch)
+        self.emit(CandidateSource(id=cand.id, source=source, stitched_source=st.source,
+                                  workgroup_size=result.workgroup_size, grid=result.grid))
+        return await self._compile(result, st, source) and await self._verify(result)
+
+    def _sanitized(self, cand: Candidate, result: CandidateResult) -> str:
+        if cand.strategy == "baseline":
+            return cand.source
+        from .generate.sanitize import sanitize
+
+        self.emit(StageChanged(id=cand.id, stage="sanitizing"))
+        fixed = sanitize(cand.source)
+        if fixed.findings:
+            self.emit(SanitizerRewrite(id=cand.id, findings=fixed.findings, diff=fixed.diff,
+                                       repaired=fixed.repaired))
+            if fixed.diff:
+                result.rewrites.append(fixed.diff)
+        result.source = fixed.source
+        return fixed.source
+
+    async def _compile(self, result: CandidateResult, st: Stitched, source: str) -> bool:
+        self.emit(StageChanged(id=result.id, stage="compiling"))
+        loop = asyncio.get_running_loop()
+        began = loop.time()
+        try:
+            reply = await self.client.acall("compile", max(COMPILE_TIMEOUT_S, self.deadline_s),
+                                            cid=result.id, source=st.source,
+                                            dispatch=list(st.dispatch))
+        except WorkerTimeout:
+            return self._fail(result, "timeout", "compilation ran past its deadline")
+        except (WorkerCrashed, WorkerError) as exc:
+            return self._fail(result, "crashed", str(exc))
+        ok = bool(reply.get("compiled"))
+        if not ok:
+            result.diagnostics = diagnostics_from_error(reply.get("error", ""), st, source)
+        self.emit(CompileFinished(id=result.id, ok=ok, diagnostics=result.diagnostics,
+                                  seconds=loop.time() - began))
+        if not ok:
+            first = result.diagnostics[0]
+            return self._fail(result, "compile_error", f"{first.line}:{first.column}: {first.message}")
+        return True
+
+    async def _verify(self, result: CandidateResult) -> bool:
+        self.emit(StageChanged(id=result.id, stage="verifying"))
+        timeout = BASELINE_TIMEOUT_S if result.id == "baseline" else self.deadline_s
+        for seed in self.seeds:
+            try:
+                verdict = await self.client.acall("verify", timeout, cid=result.id, seed=seed)
+            except WorkerTimeout:
+                result.deadline_s = timeout
+                return self._fail(result, "timeout", f"killed after its {timeout:.1f} s deadline")
+            except (WorkerCrashed, WorkerError) as exc:
+                return self._fail(result, "crashed", str(exc))
+            result.max_rel_error = verdict["max_rel_error"]
+            result.worst_index = verdict["worst_index"]
+            self.emit(VerificationFinished(id=result.id, seed=seed, passed=verdict["passed"],
+                                           max_rel_error=verdict["max_rel_error"],
+                                           worst_index=verdict["worst_index"],
+                                           reason=verdict["reason"]))
+            if not verdict["passed"]:
+                return self._fail(result, "rejected", f"seed {seed}: {verdict['reason']}")
+        return True
+
+    def _fail(self, result: CandidateResult, status: str, reason: str) -> bool:
+        result.status, result.reason = status, reason  # type: ignore[assignment]
+        self.emit(StageChanged(id=result.id, stage="done", detail=status))
+        self.emit(CandidateFinished(result=result))
+        return False
+
+    # ---- timing --------------------------------------------------------------
+    async def time_batch(self, ids: list[str]) -> list[CandidateResult]:
+        """Warm up, then time all ids in rotating rounds; the baseline, if listed, is the reference."""
+        runs = {cid: _Timed(cid) for cid in ids}
+        seed = self.seeds[0]
+        for cid in ids:
+            self.emit(StageChanged(id=cid, stage="warmup"))
+            await self._time_one(runs[cid], self.timing.warmup, seed, warmup=True, check=False)
+        for rnd in range(self.timing.reps):
+            live = [cid for cid in ids if runs[cid].failed is None]
+            shift = rnd % max(len(live), 1)
+            for cid in live[shift:] + live[:shift]:
+                if rnd == 0:
+                    self.emit(StageChanged(id=cid, stage="timing"))
+                await self._time_one(runs[cid], 1, seed, warmup=False,
+                                     check=rnd == self.timing.reps - 1, rnd=rnd)
+        return self._finish_batch(runs)
+
+    async def _time_one(self, run: _Timed, n: int, seed: int, warmup: bool, check: bool,
+                        rnd: int = 0) -> None:
+        if run.failed is not None or n <= 0:
+            return
+        result = self.results[run.cid]
+        timeout = (BASELINE_TIMEOUT_S if run.cid == "baseline" else self.deadline_s) * n
+        try:
+            reply = await self.client.acall("time", timeout, cid=run.cid, n=n, seed=seed, check=check)
+        except WorkerTimeout:
+            result.deadline_s = timeout
+            self._fail(result, "timeout", f"killed after its {timeout:.1f} s deadline while timed")
+            run.failed = result
+            return
+        except (WorkerCrashed, WorkerError) as exc:
+            self._fail(result, "crashed", str(exc))
+            run.failed = result
+            return
+        for wall, ts in zip(reply["wall_ms"], reply["ts_ms"]):
+            good = plausible_timestamp(ts, wall)
+            self.emit(DispatchTimed(id=run.cid, round=rnd, ms=ts if good else wall,
+                                    method="timestamp" if good else "wall", warmup=warmup))
+            if not warmup:
+                run.wall.append(wall)
+                run.ts.append(ts)
+        verdict = reply.get("verdict")
+        if verdict is not None:
+            self.emit(VerificationFinished(id=run.cid, seed=seed, passed=verdict["passed"],
+                                           max_rel_error=verdict["max_rel_error"],
+                                           worst_index=verdict["worst_index"],
+                                           reason=verdict["reason"], phase="timed"))
+            if not verdict["passed"]:
+                result.max_rel_error, result.worst_index = verdict["max_rel_error"], verdict["worst_index"]
+                self._fail(result, "rejected", f"last timed dispatch: {verdict['reason']}")
+                run.failed = result
+
+    def _finish_batch(self, runs: dict[str, _Timed]) -> list[CandidateResult]:
+        good = [r for r in runs.values() if r.failed is None and r.wall]
+        use_ts = all(plausible_timestamp(ts, w) for r in good for ts, w in zip(r.ts, r.wall))
+        method = "timestamp" if use_ts and good else "wall"
+        for run in good:
+            times = [t for t in run.ts] if method == "timestamp" else run.wall
+            result = self.results[run.cid]
+            result.times_ms = [float(t) for t in times]
+            result.timing = method  # type: ignore[assignment]
+            result.__dict__.update(summarize(result.times_ms))
+        if "baseline" in runs and runs["baseline"].failed is None:
+            self.baseline_ms = self.results["baseline"].median_ms
+        finished = []
+        for run in good:
+            result = score(self.results[run.cid], self.info.flops, self.info.min_bytes,
+                           self.calibration, self.baseline_ms)
+            result.status, result.deadline_s = "verified", self.deadline_s
+            if result.suspicious:
+                self.emit(Notice(level="warning", message=f"{result.name}: "
+                                 f"{result.pct_of_roofline:.0f}% of roofline is suspicious"))
+            self.emit(StageChanged(id=run.cid, stage="done", detail="verified"))
+            self.emit(CandidateFinished(result=result))
+            finished.append(result)
+        return finished
+
+    # ---- flows ---------------------------------------------------------------
+    async def run_baseline(self, time: bool = True) -> CandidateResult:
+        if not await self.admit(self.baseline_candidate()):
+            failed = self.results["baseline"]
+            raise BaselineError(f"baseline {failed.status}: {failed.reason}")
+        if time:
+            await self.time_batch(["baseline"])
+            if self.results["baseline"].status != "verified":
+                raise BaselineError(f"baseline failed while timed: {self.results['baseline'].reason}")
+        return self.results["baseline"]
+
+    async def evaluate(self, candidates: list[Candidate], generation: int = 1) -> list[CandidateResult]:
+        """Admit every candidate, then time the survivors side by side with the baseline."""
+        admitted = [c.id for c in candidates if await self.admit(c)]
+        await self.time_batch(["baseline", *admitted])
+        for cid in admitted:
+            await self.client.acall("drop", 30.0, cid=cid)
+        return [self.results[c.id] for c in candidates]
+
+    def rank(self, generation: int) -> list[CandidateResult]:
+        verified = [r for r in self.results.values()
+                    if r.status == "verified" and r.id != "baseline" and not r.suspicious]
+        verified.sort(key=lambda r: r.median_ms or float("inf"))
+        winner = verified[0] if verified else None
+        self.emit(RankingReady(generation=generation, ranked_ids=[r.id for r in verified],
+                               winner_id=winner.id if winner else None,
+                               baseline_median_ms=self.baseline_ms))
+        return verified
+
+    def source_sha(self, cid: str) -> str:
+        st = self.stitched.get(cid)
+        return st.sha256 if st else hashlib.sha256(self.candidates[cid].source.encode()).hexdigest()

@@ -1,0 +1,110 @@
+"""The closed loop: baseline, three strategies, then generations of evolution.
+
+The CLI calls :meth:`Tuner.run`; the TUI calls the same steps one at a time
+(``e`` is :meth:`Tuner.evolve`), so both produce the same events.
+"""
+
+from __future__ import annotations
+
+import string
+from typing import Protocol
+
+from .candidate import Candidate, GenerationContext
+from .contract import prelude
+from .events import CandidateResult, GenerationStarted, Notice
+from .session import Session
+
+STRATEGIES = ["A", "B", "C"]
+
+
+class CandidateSource(Protocol):
+    async def propose(self, ctx: GenerationContext, strategies: list[str],
+                      grounding: list[dict] | None = None) -> list[Candidate]: ...
+
+
+def generation_letter(generation: int) -> str:
+    """Generation 2 is variant D, 3 is E, and so on."""
+    letters = string.ascii_uppercase
+    return letters[min(generation + 1, len(letters) - 1)]
+
+
+class Tuner:
+    def __init__(self, session: Session, library, llm=None, grounding=None,
+                 budget: int = 6) -> None:
+        self.session = session
+        self.library = library
+        self.llm = llm
+        self.grounding = grounding
+        self.budget = budget
+        self.generation = 0
+
+    @property
+    def source_label(self) -> str:
+        return "nemotron" if self._llm_usable else "library"
+
+    @property
+    def _llm_usable(self) -> bool:
+        return bool(self.llm is not None and self.llm.configured and not getattr(self.llm, "unauthorized", False))
+
+    def context(self) -> GenerationContext:
+        s = self.session
+        ranked = [r for r in s.results.values() if r.status == "verified" and r.id != "baseline"]
+        ranked.sort(key=lambda r: r.median_ms or float("inf"))
+        empty = prelude(s.workload, s.size, (1, 1), 1, set())
+        return GenerationContext(
+            workload=s.info, device=s.device, generation=self.generation, prelude=empty,
+            baseline_source=s.workload.baseline, results=list(s.results.values()),
+            winner=ranked[0] if ranked else None, budget=self.budget,
+            tried=[str(r.params.get("key")) for r in s.results.values() if r.params.get("key")],
+        )
+
+    async def start(self) -> CandidateResult:
+        await self.session.start()
+        return await self.session.run_baseline(time=True)
+
+    async def first_generation(self) -> list[CandidateResult]:
+        self.generation = 1
+        self.session.emit(GenerationStarted(generation=1, source=self.source_label))
+        ctx = self.context()
+        candidates = await self._from_llm(ctx, STRATEGIES) if self._llm_usable else []
+        if not any(c.source for c in candidates):
+            candidates += self.library.propose(ctx)
+        await self.session.evaluate(candidates, generation=1)
+        return self.session.rank(1)
+
+    async def evolve(self) -> list[CandidateResult]:
+        """One more generation from the current winner."""
+        if self.generation == 0:
+            return await self.first_generation()
+        self.generation += 1
+        self.session.emit(GenerationStarted(generation=self.generation, source=self.source_label))
+        ctx = self.context()
+        if ctx.winner is None:
+            self.session.emit(Notice(level="warning", message="nothing verified yet: evolving from the baseline"))
+        letter = generation_letter(self.generation)
+        candidates = await self._from_llm(ctx, [letter]) if self._llm_usable else []
+        if not any(c.source for c in candidates):
+            candidates += self.library.evolve(ctx, letter)
+        if not candidates:
+            self.session.emit(Notice(message="the library's neighbourhood is exhausted: no new configuration to try"))
+        await self.session.evaluate(candidates, generation=self.generation)
+        return self.session.rank(self.generation)
+
+    async def _from_llm(self, ctx: GenerationContext, strategies: list[str]) -> list[Candidate]:
+        grounding = None
+        if self.grounding is not None and self.grounding.enabled:
+            if ctx.generation <= 1:
+                grounding = []
+                for strategy in strategies:
+                    grounding += await self.grounding.for_strategy(ctx.workload.name, strategy)
+            else:
+                messages = [d.message for r in ctx.results for d in r.diagnostics]
+                grounding = await self.grounding.for_errors(messages[:3]) if messages else []
+        return await self.llm.propose(ctx, strategies, grounding)
+
+    async def run(self, generations: int) -> list[CandidateResult]:
+        await self.start()
+        ranked = await self.first_generation()
+        for _ in range(generations):
+            ranked = await self.evolve()
+        return ranked

@@ -1,0 +1,67 @@
+"""Row-wise softmax: memory-bound, and a trap for kernels that skip the max."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .base import Binding, Size, Workload
+
+
+def _inputs(s: Size, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    rows, cols = s["ROWS"], s["COLS"]
+    # Rows at three scales; the largest reaches +-100, past exp's f32 overflow (~88.7).
+    scale = rng.choice(np.array([1.0, 10.0, 100.0]), size=(rows, 1))
+    x = rng.uniform(-1.0, 1.0, (rows, cols)) * scale
+    big = np.flatnonzero(scale[:, 0] == 100.0)
+    x[big, rng.integers(0, cols, big.size)] = 100.0
+    if cols > 1:
+        x[big, rng.integers(0, cols, big.size)] = -100.0
+    return {"X": x.astype(np.float32).ravel()}
+
+
+def _reference(s: Size, x: dict[str, np.ndarray]) -> np.ndarray:
+    v = x["X"].astype(np.float64).reshape(s["ROWS"], s["COLS"])
+    e = np.exp(v - v.max(axis=1, keepdims=True))
+    return (e / e.sum(axis=1, keepdims=True)).ravel()
+
+
+BASELINE = """\
+// Naive softmax: one invocation per row, three passes over it (max, sum, write).
+// tile: COLS x 64
+@compute @workgroup_size(1, 64)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+    let row = vajra_tile(wid).y * 64u + lid.y;
+    if (row >= ROWS) {
+        return;
+    }
+    let base = row * COLS;
+    var m = X[base];
+    for (var c = 1u; c < COLS; c = c + 1u) {
+        m = max(m, X[base + c]);
+    }
+    var sum = 0.0;
+    for (var c = 0u; c < COLS; c = c + 1u) {
+        sum = sum + exp(X[base + c] - m);
+    }
+    for (var c = 0u; c < COLS; c = c + 1u) {
+        Y[base + c] = exp(X[base + c] - m) / sum;
+    }
+}
+"""
+
+SOFTMAX = Workload(
+    name="softmax",
+    summary="row-wise softmax of a ROWS×COLS f32 matrix",
+    dims=("ROWS", "COLS"),
+    presets={"seed": {"ROWS": 1024, "COLS": 1024}, "large": {"ROWS": 8192, "COLS": 8192}},
+    bindings=(Binding(0, "X", "read"), Binding(1, "Y", "read_write")),
+    atol=lambda s: 1e-6,
+    buffer_len=lambda s: {"X": s["ROWS"] * s["COLS"], "Y": s["ROWS"] * s["COLS"]},
+    make_inputs=_inputs,
+    reference=_reference,
+    # max, subtract, exp, add, divide
+    flops=lambda s: 5.0 * s["ROWS"] * s["COLS"],
+    output_grid=lambda s: (s["COLS"], s["ROWS"]),
+    baseline=BASELINE,
+    broadcast=("ROWS", "COLS"),
+)

@@ -1,0 +1,124 @@
+"""User settings: environment variables over a TOML file in the platform config dir.
+
+Secrets never live in the file: the file names the environment variables that
+hold keys, and keys are read from the environment as ``SecretStr``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import platformdirs
+from pydantic import BaseModel, Field, SecretStr
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+APP_NAME = "vajra-tui"
+
+
+def config_dir() -> Path:
+    return Path(os.environ.get("VAJRA_CONFIG_DIR") or platformdirs.user_config_dir(APP_NAME))
+
+
+def config_path() -> Path:
+    return config_dir() / "config.toml"
+
+
+def data_dir() -> Path:
+    return Path(os.environ.get("VAJRA_DATA_DIR") or platformdirs.user_data_dir(APP_NAME))
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("VAJRA_CACHE_DIR") or platformdirs.user_cache_dir(APP_NAME))
+
+
+class LLMSettings(BaseModel):
+    base_url: str = "https://api.tokenfactory.nebius.com/v1/"
+    model: str = "nvidia/Llama-3_3-Nemotron-Super-49B-v1_5"
+    fallback_model: str = "nvidia/Llama-3_1-Nemotron-Ultra-253B-v1"
+    api_key_env: str = "NEBIUS_API_KEY"
+    timeout_s: float = 120.0
+    first_token_timeout_s: float = 60.0
+    max_retries: int = 2
+    max_tokens: int = 4096
+    temperature: float = 0.4
+
+    def api_key(self) -> SecretStr | None:
+        value = os.environ.get(self.api_key_env, "").strip()
+        return SecretStr(value) if value else None
+
+
+class TavilySettings(BaseModel):
+    base_url: str = "https://api.tavily.com"
+    api_key_env: str = "TAVILY_API_KEY"
+    timeout_s: float = 10.0
+    max_results: int = 3
+
+    def api_key(self) -> SecretStr | None:
+        value = os.environ.get(self.api_key_env, "").strip()
+        return SecretStr(value) if value else None
+
+
+class TimingSettings(BaseModel):
+    warmup: int = 5
+    reps: int = 9
+    deadline_s: float | None = None  # None: max(10 s, 20x the baseline median)
+
+
+class Settings(BaseSettings):
+    """All of Vajra's knobs. Env: VAJRA_LLM_BASE_URL, VAJRA_LLM_MODEL, VAJRA_THEME, ..."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="VAJRA_", env_nested_delimiter="__", extra="ignore"
+    )
+
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    tavily: TavilySettings = Field(default_factory=TavilySettings)
+    timing: TimingSettings = Field(default_factory=TimingSettings)
+    theme: str = "textual-dark"
+    keys: dict[str, str] = Field(default_factory=dict)  # action -> key overrides
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        toml = TomlConfigSettingsSource(settings_cls, toml_file=config_path())
+        return (init_settings, _FlatEnvOverrides(settings_cls), env_settings, toml)
+
+
+class _FlatEnvOverrides(PydanticBaseSettingsSource):
+    """The short names the README documents (VAJRA_LLM_MODEL, VAJRA_TAVILY_BASE_URL ...)."""
+
+    _MAP = {
+        "VAJRA_LLM_BASE_URL": ("llm", "base_url"),
+        "VAJRA_LLM_MODEL": ("llm", "model"),
+        "VAJRA_LLM_FALLBACK_MODEL": ("llm", "fallback_model"),
+        "VAJRA_TAVILY_BASE_URL": ("tavily", "base_url"),
+        "VAJRA_WARMUP": ("timing", "warmup"),
+        "VAJRA_REPS": ("timing", "reps"),
+        "VAJRA_DEADLINE": ("timing", "deadline_s"),
+    }
+
+    def get_field_value(self, field, field_name):  # type: ignore[no-untyped-def]
+        return None, field_name, False
+
+    def __call__(self) -> dict[str, object]:
+        out: dict[str, dict[str, object]] = {}
+        for env, (group, key) in self._MAP.items():
+            if os.environ.get(env):
+                out.setdefault(group, {})[key] = os.environ[env]
+        return dict(out)
+
+
+def load_settings() -> Settings:
+    return Settings()
