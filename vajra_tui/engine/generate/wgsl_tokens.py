@@ -1,0 +1,328 @@
+"""A small, real WGSL tokenizer plus the structural queries the engine needs.
+
+Candidates come from language models, so headers, bindings and workgroup sizes
+must be read from tokens (comments and strings of look-alike text ignored),
+never by regexes over raw source. Lines and columns are 1-based, like Tint's.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+IDENT, KEYWORD, NUMBER, PUNCT, ATTR = "ident", "keyword", "number", "punct", "attr"
+LINE_COMMENT, BLOCK_COMMENT, WS, NEWLINE, ERROR = "line_comment", "block_comment", "ws", "newline", "error"
+TRIVIA = frozenset({LINE_COMMENT, BLOCK_COMMENT, WS, NEWLINE})
+
+KEYWORDS = frozenset(
+    "alias break case const const_assert continue continuing default diagnostic discard else "
+    "enable false fn for if let loop override requires return struct switch true var while".split()
+)
+_PUNCTS = sorted(
+    ">>= <<= -> <= >= == != && || ++ -- += -= *= /= %= &= |= ^= << >> "
+    "( ) [ ] { } < > = ! ~ + - * / % & | ^ , . : ; _".split(),
+    key=len, reverse=True,
+)
+_NUMBER = re.compile(
+    r"0[xX](?:[0-9a-fA-F]+\.[0-9a-fA-F]*|\.[0-9a-fA-F]+|[0-9a-fA-F]+)(?:[pP][+-]?[0-9]+[fh]?)?[iu]?"
+    r"|(?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?[fh]?"
+    r"|[0-9]+[eE][+-]?[0-9]+[fh]?"
+    r"|[0-9]+[iufh]?"
+)
+_TILE = re.compile(r"^\s*tile\s*:\s*(-?\d+)\s*(?:[xX×*,]\s*(-?\d+))?\s*$")
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    kind: str
+    text: str
+    line: int
+    column: int
+    offset: int
+
+    @property
+    def end(self) -> int:
+        return self.offset + len(self.text)
+
+
+@dataclass(frozen=True, slots=True)
+class BindingDecl:
+    """One ``@group(g) @binding(b) var<space, access> name : type;`` declaration (line: first attribute)."""
+
+    group: int
+    binding: int
+    address_space: str
+    access: str
+    name: str
+    type_text: str
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionSpan:
+    """A ``fn``: attribute names, and token indices into the *significant* token list."""
+
+    name: str
+    attributes: tuple[str, ...]
+    start: int  # index of the first attribute '@' (or 'fn')
+    params_open: int
+    body_open: int
+    body_close: int
+    line: int
+
+
+def tokenize(src: str) -> list[Token]:
+    """Split ``src`` into tokens, trivia included; concatenated texts equal ``src``."""
+    out: list[Token] = []
+    i, n, line, col = 0, len(src), 1, 1
+    while i < n:
+        c = src[i]
+        if c == "\n" or c == "\r":
+            j = i + 2 if src.startswith("\r\n", i) else i + 1
+            kind = NEWLINE
+        elif c in " \t\v\f":
+            j = i + 1
+            while j < n and src[j] in " \t\v\f":
+                j += 1
+            kind = WS
+        elif src.startswith("//", i):
+            j = i + 2
+            while j < n and src[j] not in "\r\n":
+                j += 1
+            kind = LINE_COMMENT
+        elif src.startswith("/*", i):
+            j, depth = i + 2, 1
+            while j < n and depth:
+                if src.startswith("/*", j):
+                    depth, j = depth + 1, j + 2
+                elif src.startswith("*/", j):
+                    depth, j = depth - 1, j + 2
+                else:
+                    j += 1
+            kind = BLOCK_COMMENT
+        elif c.isdigit() or (c == "." and i + 1 < n and src[i + 1].isdigit()):
+            m = _NUMBER.match(src, i)
+            j = m.end() if m else i + 1
+            kind = NUMBER
+        elif c == "_" or c.isalpha():
+            j = i + 1
+            while j < n and (src[j] == "_" or src[j].isalnum()):
+                j += 1
+            kind = KEYWORD if src[i:j] in KEYWORDS else IDENT
+            if src[i:j] == "_":
+                kind = PUNCT
+        elif c == "@":
+            j, kind = i + 1, ATTR
+        else:
+            p = next((p for p in _PUNCTS if src.startswith(p, i)), None)
+            j, kind = (i + len(p), PUNCT) if p else (i + 1, ERROR)
+        text = src[i:j]
+        out.append(Token(kind, text, line, col, i))
+        nl = text.count("\n") + (text.count("\r") if "\n" not in text else 0)
+        if nl:
+            line += nl
+            col = len(text) - max(text.rfind("\n"), text.rfind("\r"))
+        else:
+            col += len(text)
+        i = j
+    return out
+
+
+def significant(tokens: list[Token]) -> list[Token]:
+    """Tokens without whitespace and comments: what the grammar sees."""
+    return [t for t in tokens if t.kind not in TRIVIA]
+
+
+_OPEN = {"(": ")", "[": "]", "{": "}"}
+
+
+def match_bracket(toks: list[Token], i: int) -> int:
+    """Index of the bracket closing ``toks[i]`` ((, [ or {); -1 when unbalanced."""
+    stack = []
+    for j in range(i, len(toks)):
+        t = toks[j].text
+        if toks[j].kind != PUNCT:
+            continue
+        if t in _OPEN:
+            stack.append(_OPEN[t])
+        elif t in (")", "]", "}"):
+            if not stack or stack.pop() != t:
+                return -1
+            if not stack:
+                return j
+    return -1
+
+
+def _attr_name(toks: list[Token], i: int) -> str:
+    return toks[i + 1].text if i + 1 < len(toks) and toks[i].kind == ATTR else ""
+
+
+def attributes_before(toks: list[Token], i: int) -> list[tuple[str, int]]:
+    """Attributes (name, index of '@') directly preceding token ``i``, in order."""
+    found: list[tuple[str, int]] = []
+    # Walk forward from the previous ';' / '}' / '{' to collect a clean attribute run.
+    k = i - 1
+    while k >= 0 and not (toks[k].kind == PUNCT and toks[k].text in (";", "}", "{")):
+        k -= 1
+    j = k + 1
+    while j < i:
+        if toks[j].kind != ATTR:
+            return []
+        name = _attr_name(toks, j)
+        found.append((name, j))
+        j += 2
+        if j < i and toks[j].text == "(":
+            j = match_bracket(toks, j) + 1
+            if j == 0:
+                return []
+    return found
+
+
+def find_functions(src: str | list[Token]) -> list[FunctionSpan]:
+    """Every module-scope ``fn`` with its attributes and body span."""
+    toks = significant(tokenize(src)) if isinstance(src, str) else src
+    out: list[FunctionSpan] = []
+    i, depth = 0, 0
+    while i < len(toks):
+        t = toks[i]
+        if t.text == "{":
+            depth += 1
+        elif t.text == "}":
+            depth -= 1
+        elif t.kind == KEYWORD and t.text == "fn" and depth == 0 and i + 2 < len(toks):
+            attrs = attributes_before(toks, i)
+            p_open = i + 2
+            p_close = match_bracket(toks, p_open) if toks[p_open].text == "(" else -1
+            b_open = next((k for k in range(max(p_close, i), len(toks)) if toks[k].text == "{"), -1)
+            b_close = match_bracket(toks, b_open) if b_open >= 0 and p_close >= 0 else -1
+            if b_close < 0:
+                break
+            start = attrs[0][1] if attrs else i
+            out.append(FunctionSpan(toks[i + 1].text, tuple(a for a, _ in attrs), start,
+                                    p_open, b_open, b_close, t.line))
+            i = b_close + 1
+            continue
+        i += 1
+    return out
+
+
+def find_entry_point(src: str | list[Token], name: str = "main", stage: str = "compute") -> FunctionSpan | None:
+    """The ``@compute fn name`` (any name when ``name`` is empty)."""
+    for f in find_functions(src):
+        if stage in f.attributes and (not name or f.name == name):
+            return f
+    return None
+
+
+def has_compute_entry(src: str, name: str = "main") -> bool:
+    """True when ``src`` declares ``@compute ... fn name(...)``."""
+    return find_entry_point(src, name) is not None
+
+
+def int_literal(text: str) -> int | None:
+    """Value of an integer literal token text (``64``, ``64u``, ``0x40i``); None otherwise."""
+    t = text.rstrip("iu")
+    try:
+        return int(t, 16) if t[:2].lower() == "0x" else int(t, 10)
+    except ValueError:
+        return None
+
+
+def module_consts(src: str | list[Token]) -> dict[str, int]:
+    """Integer values of module-scope ``const``/``override`` declarations we can evaluate."""
+    from vajra_tui.engine.generate.wgsl_expr import eval_int
+
+    toks = significant(tokenize(src)) if isinstance(src, str) else src
+    consts: dict[str, int] = {}
+    depth = 0
+    for i, t in enumerate(toks):
+        if t.text in ("{", "}"):
+            depth += 1 if t.text == "{" else -1
+        elif depth == 0 and t.kind == KEYWORD and t.text in ("const", "override") and i + 1 < len(toks):
+            end = next((k for k in range(i, len(toks)) if toks[k].text == ";"), len(toks))
+            eq = next((k for k in range(i, end) if toks[k].text == "="), -1)
+            if eq > 0:
+                val = eval_int(toks[eq + 1:end], consts)
+                if val is not None:
+                    consts[toks[i + 1].text] = val
+    return consts
+
+
+def workgroup_size(src: str, consts: dict[str, int] | None = None) -> tuple[int, int, int] | None:
+    """``@workgroup_size`` of the compute entry ``main`` (or the first compute entry).
+
+    Arguments may be literals or constant expressions over ``const`` names declared
+    in ``src`` or given in ``consts`` (``consts`` wins). None when absent/unresolvable.
+    """
+    from vajra_tui.engine.generate.wgsl_expr import eval_int, split_args
+
+    toks = significant(tokenize(src))
+    entry = find_entry_point(toks) or find_entry_point(toks, name="")
+    if entry is None:
+        return None
+    known = {**module_consts(toks), **(consts or {})}
+    i = entry.start
+    while i < entry.params_open:
+        if toks[i].kind == ATTR and _attr_name(toks, i) == "workgroup_size" and toks[i + 2].text == "(":
+            close = match_bracket(toks, i + 2)
+            vals = [eval_int(a, known) for a in split_args(toks[i + 3:close])]
+            if not 1 <= len(vals) <= 3 or any(v is None for v in vals):
+                return None
+            dims = [int(v) for v in vals if v is not None] + [1, 1]
+            return dims[0], dims[1], dims[2]
+        i += 1
+    return None
+
+
+def storage_bindings(src: str, include_all: bool = False) -> list[BindingDecl]:
+    """``var<storage, ...>`` declarations with ``@group``/``@binding`` (all resource vars if ``include_all``).
+
+    Storage access defaults to ``read`` as in WGSL; non-storage spaces get access ''.
+    """
+    toks = significant(tokenize(src))
+    out: list[BindingDecl] = []
+    depth = 0
+    for i, t in enumerate(toks):
+        if t.text in ("{", "}"):
+            depth += 1 if t.text == "{" else -1
+            continue
+        if depth or t.kind != KEYWORD or t.text != "var":
+            continue
+        attrs = dict(attributes_before(toks, i))
+        if "group" not in attrs or "binding" not in attrs:
+            continue
+        group = int_literal(toks[attrs["group"] + 3].text)
+        binding = int_literal(toks[attrs["binding"] + 3].text)
+        j, space, access = i + 1, "handle", ""
+        if j < len(toks) and toks[j].text == "<":
+            close = next((k for k in range(j, len(toks)) if toks[k].text in (">", ">>", ";")), j)
+            parts = [toks[k].text for k in range(j + 1, close) if toks[k].text != ","]
+            space = parts[0] if parts else ""
+            access = parts[1] if len(parts) > 1 else ("read" if space == "storage" else "")
+            j = close + 1
+        if j + 1 >= len(toks) or toks[j + 1].text != ":" or group is None or binding is None:
+            continue
+        end = next((k for k in range(j, len(toks)) if toks[k].text == ";"), len(toks) - 1)
+        type_text = src[toks[j + 2].offset:toks[end].offset].strip() if end > j + 2 else ""
+        if include_all or space == "storage":
+            first = min(attrs.values())  # the declaration starts at its first attribute
+            out.append(BindingDecl(group, binding, space, access, toks[j].text, type_text, toks[first].line))
+    return out
+
+
+def tile_header(src: str) -> tuple[int, int] | None:
+    """The first ``// tile: AxB`` (or ``// tile: A`` -> (A, 1)) line comment, if any."""
+    for t in tokenize(src):
+        if t.kind == LINE_COMMENT:
+            m = _TILE.match(t.text[2:])
+            if m:
+                return int(m.group(1)), int(m.group(2)) if m.group(2) is not None else 1
+    return None
+
+
+def tile_header_line(src: str) -> int | None:
+    """1-based line of the tile header comment (for diagnostics)."""
+    for t in tokenize(src):
+        if t.kind == LINE_COMMENT and _TILE.match(t.text[2:]):
+            return t.line
+    return None
