@@ -1,0 +1,297 @@
+"""Nemotron as a candidate source: streamed chat completions with failover.
+
+Each strategy is one streamed request; every chunk becomes a StreamDelta so
+the UI can show the model thinking. Nothing here may hang the tuner: each
+attempt is bounded by a first-token and a total deadline, transient errors
+retry a few times, then the fallback model gets its turn, and if that fails too
+the caller carries on with library variants.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import openai
+
+from ...settings import LLMSettings
+from ..candidate import Candidate, GenerationContext
+from ..events import CandidateQueued, Event, ModelFailover, Notice, StreamDelta
+from .extract import ThinkSplitter, extract_kernel, strip_think
+from .prompts import build_messages
+
+UNAUTHORIZED = "API key rejected (401)"
+
+
+class _Unauthorized(Exception):
+    pass
+
+
+class _AttemptFailed(Exception):
+    """One request failed; ``failover`` says whether the fallback model should try."""
+
+    def __init__(self, reason: str, *, failover: bool, retry: bool = False, partial: str = ""):
+        super().__init__(reason)
+        self.reason = reason
+        self.failover = failover
+        self.retry = retry
+        self.partial = partial
+
+
+@dataclass
+class _Reply:
+    model: str
+    content: str = ""
+    reasoning: list[str] = field(default_factory=list)
+
+
+class NemotronSource:
+    """Proposes kernels by asking a Nemotron model once per strategy, concurrently."""
+
+    backoff_s: float = 0.5  # first retry delay; doubles per retry
+
+    def __init__(self, settings: LLMSettings, emit: Callable[[Event], None]) -> None:
+        self.settings = settings
+        self.emit = emit
+        self.unauthorized = False
+        self._client: openai.AsyncOpenAI | None = None
+
+    @property
+    def configured(self) -> bool:
+        """An API key is present in the environment."""
+        return self.settings.api_key() is not None
+
+    @property
+    def available(self) -> bool:
+        return self.configured and not self.unauthorized
+
+    def _scrub(self, text: str) -> str:
+        key = self.settings.api_key()
+        secret = key.get_secret_value() if key else ""
+        return text.replace(secret, "***") if secret else text
+
+    def _get_client(self) -> openai.AsyncOpenAI:
+        if self._client is None:
+            key = self.settings.api_key()
+            assert key is not None
+            self._client = openai.AsyncOpenAI(
+                base_url=self.settings.base_url,
+                api_key=key.get_secret_value(),
+                timeout=self.settings.timeout_s,
+                max_retries=0,
+            )
+        return self._client
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
+
+    async def propose(
+        self,
+        ctx: GenerationContext,
+        strategies: list[str],
+        grounding: list[dict] | None = None,
+        name_prefix: str = "",
+    ) -> list[Candidate]:
+        """One candidate per strategy, in order; failures come back as no-kernel candidates."""
+        gen = ctx.generation
+        slots = [(f"g{gen}-{name_prefix}{s}", f"{name_prefix}{s}", s) for s in strategies]
+        if not self.available:
+            why = UNAUTHORIZED if self.unauthorized else f"no API key (${self.settings.api_key_env} unset)"
+            return [
+                Candidate(id=i, name=n, strategy=s, generation=gen, no_kernel_reason=why)
+                for i, n, s in slots
+            ]
+        origin = f"nemotron: {self.settings.model}"
+        for cid, name, strategy in slots:
+            self.emit(
+                CandidateQueued(id=cid, name=name, strategy=strategy, origin=origin, generation=gen)
+            )
+        failures: list[str] = []
+        results = await asyncio.gather(
+            *(
+                self._one(ctx, cid, name, strategy, build_messages(ctx, strategy, grounding), failures)
+                for cid, name, strategy in slots
+            )
+        )
+        if failures:
+            why = "; ".join(dict.fromkeys(failures))
+            self.emit(
+                Notice(
+                    level="warning",
+                    message=self._scrub(
+                        f"Nemotron unavailable ({why}); continuing with library variants"
+                    ),
+                )
+            )
+        return list(results)
+
+    async def _one(
+        self,
+        ctx: GenerationContext,
+        cid: str,
+        name: str,
+        strategy: str,
+        messages: list[dict[str, str]],
+        failures: list[str],
+    ) -> Candidate:
+        base = Candidate(id=cid, name=name, strategy=strategy, generation=ctx.generation)
+        primary, fallback = self.settings.model, self.settings.fallback_model
+        try:
+            try:
+                reply = await self._try_model(primary, messages, cid)
+            except _AttemptFailed as first:
+                if not first.failover or not fallback or fallback == primary:
+                    failures.append(first.reason)
+                    return self._failed(base, primary, first)
+                self.emit(
+                    ModelFailover(id=cid, from_model=primary, to_model=fallback, reason=first.reason)
+                )
+                try:
+                    reply = await self._try_model(fallback, messages, cid)
+                except _AttemptFailed as second:
+                    failures.append(f"{primary}: {first.reason}; {fallback}: {second.reason}")
+                    return self._failed(base, fallback, second, first)
+        except _Unauthorized:
+            if not self.unauthorized:
+                self.unauthorized = True
+                self.emit(
+                    Notice(
+                        level="error",
+                        message=f"{UNAUTHORIZED}: check ${self.settings.api_key_env}",
+                    )
+                )
+            return base.model_copy(update={"no_kernel_reason": UNAUTHORIZED})
+        source, think = extract_kernel(reply.content)
+        reasoning = "\n".join(r for r in [*reply.reasoning, think] if r.strip())
+        update: dict[str, Any] = {
+            "origin": f"nemotron: {reply.model}",
+            "source": source,
+            "raw_reply": reply.content,
+            "reasoning": reasoning,
+        }
+        if not source:
+            update["no_kernel_reason"] = "no kernel in response"
+        return base.model_copy(update=update)
+
+    def _failed(
+        self, base: Candidate, model: str, err: _AttemptFailed, prev: _AttemptFailed | None = None
+    ) -> Candidate:
+        why = err.reason if prev is None else f"{prev.reason}, then fallback: {err.reason}"
+        partial = err.partial or (prev.partial if prev else "")
+        return base.model_copy(
+            update={
+                "origin": f"nemotron: {model}",
+                "no_kernel_reason": self._scrub(f"model request failed ({why})"),
+                "raw_reply": partial,
+                "reasoning": strip_think(partial)[1] if partial else "",
+            }
+        )
+
+    async def _try_model(self, model: str, messages: list[dict[str, str]], cid: str) -> _Reply:
+        """One model with bounded retries for 429 and 5xx."""
+        retries = max(0, self.settings.max_retries)
+        for attempt in range(retries + 1):
+            try:
+                return await self._stream_once(model, messages, cid)
+            except _AttemptFailed as err:
+                if not err.retry or attempt >= retries:
+                    raise
+                await asyncio.sleep(self.backoff_s * (2**attempt))
+        raise AssertionError("unreachable")
+
+    def _classify(self, exc: BaseException, started: bool, partial: str) -> _AttemptFailed:
+        if isinstance(exc, openai.AuthenticationError):
+            raise _Unauthorized() from None
+        if isinstance(exc, (asyncio.TimeoutError, openai.APITimeoutError)):
+            what = "no first token" if not started else "stream stalled"
+            return _AttemptFailed(f"timeout ({what})", failover=True, partial=partial)
+        if isinstance(exc, openai.APIConnectionError):
+            reason = "stream cut off mid-reply" if started else "connection error"
+            return _AttemptFailed(reason, failover=True, partial=partial)
+        if isinstance(exc, openai.RateLimitError):
+            return _AttemptFailed("HTTP 429 (rate limited)", failover=True, retry=True)
+        if isinstance(exc, openai.NotFoundError):
+            return _AttemptFailed("HTTP 404 (model not found)", failover=True)
+        if isinstance(exc, openai.APIStatusError):
+            code = exc.status_code
+            if code >= 500:
+                return _AttemptFailed(f"HTTP {code}", failover=True, retry=True)
+            return _AttemptFailed(f"HTTP {code}", failover=False)
+        if isinstance(exc, openai.APIError) and started:
+            return _AttemptFailed("stream error mid-reply", failover=True, partial=partial)
+        return _AttemptFailed(
+            self._scrub(f"{type(exc).__name__}: {exc}")[:200], failover=True, partial=partial
+        )
+
+    async def _stream_once(self, model: str, messages: list[dict[str, str]], cid: str) -> _Reply:
+        """Stream one completion, emitting deltas; raise _AttemptFailed on any failure."""
+        s = self.settings
+        now = time.monotonic()
+        total_deadline = now + s.timeout_s
+        first_deadline = min(total_deadline, now + s.first_token_timeout_s)
+        reply = _Reply(model=model)
+        splitter = ThinkSplitter()
+        started = False
+        finished = False
+        stream = None
+
+        def budget() -> float:
+            return max(0.0, (total_deadline if started else first_deadline) - time.monotonic())
+
+        def send(kind: str, text: str) -> None:
+            if text:
+                self.emit(StreamDelta(id=cid, kind=kind, text=text))  # type: ignore[arg-type]
+
+        try:
+            stream = await asyncio.wait_for(
+                self._get_client().chat.completions.create(
+                    model=model,
+                    messages=messages,  # type: ignore[arg-type]
+                    stream=True,
+                    max_tokens=s.max_tokens,
+                    temperature=s.temperature,
+                ),
+                timeout=budget(),
+            )
+            chunks = stream.__aiter__()
+            while True:
+                try:
+                    chunk = await asyncio.wait_for(chunks.__anext__(), timeout=budget())
+                except StopAsyncIteration:
+                    break
+                for choice in chunk.choices or []:
+                    delta = choice.delta
+                    think = getattr(delta, "reasoning_content", None) or getattr(
+                        delta, "reasoning", None
+                    )
+                    if isinstance(think, str) and think:
+                        started = True
+                        reply.reasoning.append(think)
+                        send("reasoning", think)
+                    if delta is not None and delta.content:
+                        started = True
+                        reply.content += delta.content
+                        for kind, text in splitter.feed(delta.content):
+                            send(kind, text)
+                    if choice.finish_reason:
+                        finished = True
+            for kind, text in splitter.flush():
+                send(kind, text)
+        except _Unauthorized:
+            raise
+        except Exception as exc:  # noqa: BLE001 - every failure becomes a bounded outcome
+            raise self._classify(exc, started, reply.content) from None
+        finally:
+            if stream is not None:
+                try:
+                    await asyncio.wait_for(stream.close(), timeout=1.0)
+                except Exception:  # noqa: BLE001
+                    pass
+        if not finished:
+            raise _AttemptFailed("stream cut off mid-reply", failover=True, partial=reply.content)
+        reply.reasoning = ["".join(reply.reasoning)] if reply.reasoning else []
+        return reply
