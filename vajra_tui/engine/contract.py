@@ -18,7 +18,7 @@ from .generate.wgsl_tokens import has_compute_entry, storage_bindings, workgroup
 from .workloads.base import Size, Workload, ceil_div
 
 PRELUDE_END = "// ---- candidate source starts on the next line ----"
-_TILE_RE = re.compile(r"^\s*//\s*tile\s*:\s*([A-Za-z0-9_]+)\s*(?:[x×]\s*([A-Za-z0-9_]+))?\s*$")
+_TILE_RE = re.compile(r"^\s*//\s*tile\s*:\s*(\w+)(?:\s*[x×]\s*(\w+))?\s*$")
 
 
 class ContractError(Exception):
@@ -55,7 +55,10 @@ def tile_of(body: str, size: Size, wg: tuple[int, int, int]) -> tuple[int, int]:
         if not match:
             continue
         values = []
-        for part in (match.group(1), match.group(2) or "1"):
+        first, second = match.group(1), match.group(2)
+        if second is None and re.fullmatch(r"\d+x\d+", first):  # "64x64" is one word to \w
+            first, second = first.split("x")
+        for part in (first, second or "1"):
             if part.isdigit():
                 values.append(int(part))
             elif part.upper() in size:

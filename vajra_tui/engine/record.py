@@ -113,3 +113,33 @@ async def replay(events: list[Event], speed: float = 1.0) -> AsyncIterator[Event
                 await asyncio.sleep(gap)
         previous = event.t
         yield event
+
+
+class RecordedRun:
+    """The outcome of a recorded session: what the headless commands need from it."""
+
+    def __init__(self, events: list[Event]) -> None:
+        from .events import CalibrationReady, CandidateFinished, CandidateQueued, RankingReady
+
+        start = events[0]
+        assert isinstance(start, SessionStarted)
+        self.device, self.workload = start.device, start.workload
+        self.calibration = None
+        self.results: dict = {}
+        self.winner_id: str | None = None
+        order: list[str] = []
+        for event in events:
+            if isinstance(event, CandidateQueued) and event.id not in order:
+                order.append(event.id)
+            elif isinstance(event, CalibrationReady):
+                self.calibration = event.calibration
+            elif isinstance(event, CandidateFinished):
+                self.results[event.result.id] = event.result
+            elif isinstance(event, RankingReady):
+                self.winner_id = event.winner_id
+        rank = {cid: i for i, cid in enumerate(order)}  # the order candidates were proposed in
+        self.results = dict(sorted(self.results.items(), key=lambda kv: rank.get(kv[0], len(rank))))
+
+    @property
+    def winner(self):
+        return self.results.get(self.winner_id) if self.winner_id else None

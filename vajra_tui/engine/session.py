@@ -48,7 +48,9 @@ class Session:
     def __init__(self, workload: Workload, size: Size, client: GPUClient, emit: Emit,
                  timing: TimingSettings | None = None, seeds: tuple[int, ...] = (1, 2),
                  source_mode: str = "library", grounding: bool = False) -> None:
-        self.workload, self.size, self.client, self.emit = workload, size, client, emit
+        self.workload, self.size, self.client = workload, size, client
+        self._sink = emit
+        self._announced: set[str] = set()
         self.timing = timing or TimingSettings()
         self.seeds = seeds
         self.source_mode, self.grounding = source_mode, grounding
@@ -59,6 +61,12 @@ class Session:
         self.stitched: dict[str, Stitched] = {}
         self.baseline_ms: float | None = None
         self.info = workload.info(size)
+
+    def emit(self, event: Event) -> None:
+        """Every event of the session passes here; sources may emit through it too."""
+        if isinstance(event, CandidateQueued):
+            self._announced.add(event.id)
+        self._sink(event)
 
     # ---- setup ---------------------------------------------------------------
     async def start(self, calibrate: bool = True) -> DeviceInfo:
@@ -100,7 +108,7 @@ class Session:
                          origin=f"builtin: {self.workload.name}/naive", source=self.workload.baseline)
 
     # ---- one candidate: sanitize, stitch, compile, verify -------------------
-    async def admit(self, cand: Candidate, announce: bool = True) -> bool:
+    async def admit(self, cand: Candidate) -> bool:
         """Prepare a candidate for timing; False (with its result emitted) if it failed."""
         self.candidates[cand.id] = cand
         result = CandidateResult(id=cand.id, name=cand.name, strategy=cand.strategy,
@@ -108,7 +116,7 @@ class Session:
                                  params=cand.params, source=cand.source, raw_reply=cand.raw_reply,
                                  rewrites=list(cand.rewrites))
         self.results[cand.id] = result
-        if announce:
+        if cand.id not in self._announced:
             self.emit(CandidateQueued(id=cand.id, name=cand.name, strategy=cand.strategy,
                                       origin=cand.origin, generation=cand.generation,
                                       params=cand.params))
@@ -129,17 +137,21 @@ class Session:
         return await self._compile(result, st, source) and await self._verify(result)
 
     def _sanitized(self, cand: Candidate, result: CandidateResult) -> str:
+        """Generated kernels are repaired; a user's own kernel is only diagnosed."""
         if cand.strategy == "baseline":
             return cand.source
         from .generate.sanitize import sanitize
 
         self.emit(StageChanged(id=cand.id, stage="sanitizing"))
         fixed = sanitize(cand.source)
-        if fixed.findings:
-            self.emit(SanitizerRewrite(id=cand.id, findings=fixed.findings, diff=fixed.diff,
-                                       repaired=fixed.repaired))
-            if fixed.diff:
-                result.rewrites.append(fixed.diff)
+        if not fixed.findings:
+            return cand.source
+        repair = cand.strategy != "user" and fixed.repaired
+        self.emit(SanitizerRewrite(id=cand.id, findings=fixed.findings,
+                                   diff=fixed.diff if repair else "", repaired=repair))
+        if not repair:
+            return cand.source
+        result.rewrites.append(fixed.diff)
         result.source = fixed.source
         return fixed.source
 

@@ -37,6 +37,7 @@ class Tuner:
         self.grounding = grounding
         self.budget = budget
         self.generation = 0
+        self.extra: list[Candidate] = []  # the user's own kernels, measured in generation 1
 
     @property
     def source_label(self) -> str:
@@ -69,7 +70,7 @@ class Tuner:
         candidates = await self._from_llm(ctx, STRATEGIES) if self._llm_usable else []
         if not any(c.source for c in candidates):
             candidates += self.library.propose(ctx)
-        await self.session.evaluate(candidates, generation=1)
+        await self.session.evaluate(candidates + self.extra, generation=1)
         return self.session.rank(1)
 
     async def evolve(self) -> list[CandidateResult]:

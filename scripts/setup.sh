@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Sets up everything Vajra needs on a fresh Debian/Ubuntu machine:
+# a Vulkan driver (lavapipe where no GPU driver exists), the Python venv, and Node deps.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else "$@"; fi; }
+
+have_vulkan_icd() {
+  ls /usr/share/vulkan/icd.d/*.json /etc/vulkan/icd.d/*.json /usr/local/share/vulkan/icd.d/*.json >/dev/null 2>&1 \
+    && ldconfig -p 2>/dev/null | grep -q 'libvulkan.so.1'
+}
+
+if ! have_vulkan_icd; then
+  if command -v apt-get >/dev/null; then
+    echo "setup: no Vulkan driver found; installing Mesa's lavapipe (mesa-vulkan-drivers)"
+    as_root apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq mesa-vulkan-drivers libvulkan1 >/dev/null
+  else
+    echo "setup: no Vulkan driver and no apt-get: install a Vulkan driver (lavapipe) by hand" >&2
+  fi
+fi
+
+PY=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  "$PY" -m venv .venv
+fi
+.venv/bin/python -m pip install -q --upgrade pip >/dev/null
+.venv/bin/python -m pip install -q -e '.[test]'
+
+# Node and the npm 'webgpu' package (Dawn) check kernels the way browsers do and run
+# the exported TypeScript. Without Node, only that check is skipped.
+if command -v npm >/dev/null && command -v node >/dev/null; then
+  (cd vajra_tui/node && { npm ci --no-audit --no-fund --loglevel=error || npm install --no-audit --no-fund --loglevel=error; }) \
+    || echo "setup: npm install failed; browser (Tint) checks will be skipped" >&2
+else
+  echo "setup: node/npm not found; browser (Tint) checks will be skipped" >&2
+fi
+echo "setup: done"

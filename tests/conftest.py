@@ -1,0 +1,39 @@
+"""Shared fixtures: isolated user dirs, and one real GPU worker per test module."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+KERNELS = Path(__file__).parent / "kernels"
+os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
+
+
+@pytest.fixture(autouse=True)
+def user_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Keep tests away from the real user's config, data and cache (calibration is shared per run)."""
+    base = tmp_path_factory.getbasetemp()
+    monkeypatch.setenv("VAJRA_CACHE_DIR", str(base / "cache"))
+    monkeypatch.setenv("VAJRA_DATA_DIR", str(base / "data"))
+    monkeypatch.setenv("VAJRA_CONFIG_DIR", str(base / "config"))
+    for key in ("NEBIUS_API_KEY", "TAVILY_API_KEY"):
+        monkeypatch.delenv(key, raising=False)
+    return base
+
+
+@pytest.fixture(scope="module")
+def gpu():
+    """A real worker process on the machine's adapter (lavapipe without a GPU)."""
+    from vajra_tui.engine.gpu.client import GPUClient
+
+    os.environ.setdefault("VAJRA_CACHE_DIR", "/tmp/vajra-test-cache")
+    client = GPUClient()
+    client.start()
+    yield client
+    client.close()
+
+
+def kernel(name: str) -> str:
+    return (KERNELS / name).read_text()

@@ -1,0 +1,62 @@
+"""The headless CLI through its real entry point, on the real adapter."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import KERNELS
+from vajra_tui.cli import main
+
+RESULT_KEYS = {"name", "status", "reason", "diagnostics", "max_rel_error", "median_ms", "iqr_ms",
+               "timing", "gflops", "gbps", "pct_of_roofline", "regime", "workgroup_size", "grid",
+               "speedup", "source_sha256"}
+
+
+def test_bench_json_document(capsys, tmp_path):
+    rec = tmp_path / "run.jsonl"
+    code = main(["bench", "-w", "softmax", "--size", "64x300", "--reps", "3", "--warmup", "1",
+                 "-k", str(KERNELS / "softmax_row.wgsl"), "-k", str(KERNELS / "noop.wgsl"),
+                 "--json", "--record", str(rec), "-q"])
+    assert code == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert {"name", "backend", "adapter_type", "vendor", "driver", "software"} <= set(doc["device"])
+    assert doc["workload"]["name"] == "softmax" and doc["workload"]["size"] == {"ROWS": 64, "COLS": 300}
+    names = [r["name"] for r in doc["results"]]
+    assert names == ["baseline", "softmax_row", "noop"]
+    for r in doc["results"]:
+        assert RESULT_KEYS <= set(r)
+    base, row, noop = doc["results"]
+    assert base["status"] == row["status"] == "verified" and base["speedup"] == pytest.approx(1.0)
+    assert noop["status"] == "rejected"
+    assert row["workgroup_size"] == [256, 1, 1] and row["grid"] == [1, 64, 1]
+    assert rec.exists() and not rec.with_name(rec.name + ".partial").exists()
+    # the recording replays headlessly into the same results
+    assert main(["replay", str(rec), "--json"]) == 0
+    replayed = json.loads(capsys.readouterr().out)
+    assert [r["status"] for r in replayed["results"]] == ["verified", "verified", "rejected"]
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["bench", "-w", "nope"], "unknown workload"),
+    (["bench", "-w", "sgemm", "--size", "12xfoo"], "bad size"),
+    (["bench", "-w", "sgemm", "-k", "/no/such.wgsl"], "kernel file not found"),
+    (["bench", "-w", "sgemm", "--reps", "0"], "--reps"),
+    (["replay", "/no/such.jsonl", "--headless"], "no such recording"),
+])
+def test_bad_usage_is_one_line_and_exit_2(capsys, argv, needle):
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert needle in err and "\n" not in err
+
+
+def test_devices_lists_the_adapter(capsys):
+    assert main(["devices", "--json"]) == 0
+    adapters = json.loads(capsys.readouterr().out)
+    assert adapters and all("name" in a and "limits" in a for a in adapters)
+
+
+def test_config_path(capsys, user_dirs):
+    assert main(["config", "path"]) == 0
+    assert capsys.readouterr().out.strip().endswith("config.toml")

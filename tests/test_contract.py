@@ -1,0 +1,75 @@
+"""The kernel contract: prelude stitching, tile headers, dispatch folding and line mapping."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from conftest import kernel
+from vajra_tui.engine.contract import ContractError, plan_dispatch, stitch, tile_of
+from vajra_tui.engine.verify import compare
+from vajra_tui.engine.workloads import get_workload
+
+
+def test_prelude_defines_sizes_and_missing_bindings_only():
+    w = get_workload("conv1d")
+    size = w.size("1000x7")
+    st = stitch(w, size, kernel("conv1d_vec4.wgsl"))
+    head = st.source[: st.source.index(kernel("conv1d_vec4.wgsl"))]
+    assert "const N: u32 = 1000u;" in head and "const K: u32 = 7u;" in head
+    assert "var<storage, read> X: array<f32>;" in head
+    assert "@binding(2)" not in head  # the candidate declares Y as vec4 itself
+    assert st.tile == (1024, 1) and st.tiles == (1, 1) and st.workgroup_size == (256, 1, 1)
+    assert st.to_candidate_line(st.prelude_lines + 5) == 5
+
+
+@pytest.mark.parametrize("header,expected", [
+    ("// tile: 64x32", (64, 32)), ("// tile: 256", (256, 1)), ("// tile: COLS x 4", (300, 4)),
+    ("// tile: 8 × 2", (8, 2)),
+])
+def test_tile_header_forms(header, expected):
+    size = {"ROWS": 10, "COLS": 300}
+    assert tile_of(f"{header}\n@compute @workgroup_size(1) fn main() {{}}", size, (1, 1, 1)) == expected
+
+
+def test_bad_tile_header_and_grid_planning():
+    with pytest.raises(ContractError):
+        tile_of("// tile: FOO\n", {"N": 4}, (1, 1, 1))
+    assert plan_dispatch((1000, 10), (256, 1), 65535) == ((4, 10), (4, 10, 1))
+    tiles, dispatch = plan_dispatch((100_000_000, 1), (256, 1), 65535)
+    assert tiles == (390_625, 1)
+    assert dispatch[0] <= 65535 and dispatch[0] * dispatch[1] >= 390_625
+
+
+def test_contract_rejections():
+    w = get_workload("sgemm")
+    size = w.size("seed")
+    with pytest.raises(ContractError, match="no @compute entry point"):
+        stitch(w, size, "fn helper() {}")
+    with pytest.raises(ContractError, match="read-only"):
+        stitch(w, size, kernel("writable_input.wgsl"))
+    with pytest.raises(ContractError, match="not part of"):
+        stitch(w, size, "@group(0) @binding(7) var<storage, read> Z: array<f32>;\n"
+                        "@compute @workgroup_size(1) fn main() {}")
+
+
+def test_folded_grid_still_covers_every_output(gpu):
+    """A grid over the per-dimension limit is folded; vajra_tile() unfolds it on the GPU."""
+    w = get_workload("conv1d")
+    size = w.size("5000x3")
+    st = stitch(w, size, w.baseline, max_dim=7)  # 20 tiles of 256 folded onto 7 x 3
+    assert st.tiles == (20, 1) and st.dispatch == (7, 3, 1)
+    gpu.call("prepare", 120, workload="conv1d", size=size, seeds=[5])
+    assert gpu.call("compile", 60, cid="fold", source=st.source, dispatch=list(st.dispatch))["compiled"]
+    verdict = gpu.call("verify", 30, cid="fold", seed=5)
+    assert verdict["passed"], verdict["reason"]
+
+
+def test_compare_rules():
+    ref = np.array([1.0, 0.0, -2.0])
+    assert compare(np.array([1.0, 0.0, -2.0], np.float32), ref, 1e-6).passed
+    bad = compare(np.array([1.0, np.nan, -2.0], np.float32), ref, 1e-6)
+    assert not bad.passed and bad.worst_index == 1 and "non-finite" in bad.reason
+    off = compare(np.array([1.0, 0.0, -2.01], np.float32), ref, 1e-6)
+    assert not off.passed and off.worst_index == 2 and off.max_rel_error == pytest.approx(0.005, rel=1e-3)
+    assert not compare(np.array([np.inf, 0, -2], np.float32), ref, 1e-6).passed

@@ -1,0 +1,93 @@
+"""The engine end to end on the real adapter: compile, verify, time, and every failure mode."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from conftest import kernel
+from vajra_tui.engine.candidate import Candidate
+from vajra_tui.engine.events import CandidateFinished, DispatchTimed, VerificationFinished
+from vajra_tui.engine.session import Session
+from vajra_tui.engine.workloads import WORKLOADS, get_workload
+from vajra_tui.settings import TimingSettings
+
+FAST = TimingSettings(warmup=1, reps=3)
+
+
+async def _session(gpu, name: str, size=None, timing=FAST):
+    events = []
+    w = get_workload(name)
+    s = Session(w, w.size(size), gpu, events.append, timing.model_copy())
+    await s.start()
+    await s.run_baseline(time=False)
+    return s, events
+
+
+def _user(cid: str, source: str) -> Candidate:
+    return Candidate(id=cid, name=cid, strategy="user", origin="test", source=source)
+
+
+OPTIMIZED = {
+    "sgemm": "sgemm_tiled.wgsl",
+    "softmax": "softmax_row.wgsl",
+    "conv1d": "conv1d_vec4.wgsl",
+    "sobel": "sobel_shared.wgsl",
+}
+
+
+@pytest.mark.parametrize("name", list(WORKLOADS))
+async def test_baseline_and_an_optimized_kernel_verify_at_seed_size(gpu, name):
+    s, events = await _session(gpu, name)
+    (res,) = await s.evaluate([_user("opt", kernel(OPTIMIZED[name]))])
+    base = s.results["baseline"]
+    assert base.status == "verified", base.reason
+    assert res.status == "verified", res.reason
+    for r in (base, res):
+        assert r.timing in ("timestamp", "wall")
+        assert len(r.times_ms) == FAST.reps and r.median_ms > 0
+        assert r.p25_ms <= r.median_ms <= r.p75_ms and r.iqr_ms >= 0
+        assert r.gflops > 0 and r.gbps > 0 and r.pct_of_roofline > 0 and r.regime
+        assert r.max_rel_error is not None and r.max_rel_error < 1e-3
+        assert len(r.source_sha256) == 64 and r.stitched_source.endswith(r.source)
+    assert res.speedup == pytest.approx(base.median_ms / res.median_ms)
+    checked = [e for e in events if isinstance(e, VerificationFinished) and e.id == "opt"]
+    assert [e.seed for e in checked if e.phase == "pre"] == [1, 2]
+    assert [e.phase for e in checked][-1] == "timed" and checked[-1].passed
+    timed = [e for e in events if isinstance(e, DispatchTimed) and e.id == "opt" and not e.warmup]
+    assert len(timed) == FAST.reps
+
+
+async def test_failures_are_results_and_the_run_goes_on(gpu):
+    s, events = await _session(gpu, "sgemm", "64x48x40", TimingSettings(warmup=1, reps=3, deadline_s=3))
+    partial = s.workload.baseline.replace("if (row >= M || col >= N)", "if (row >= M / 2u || col >= N)")
+    cands = [
+        _user("syntax", kernel("syntax_error.wgsl")),
+        _user("noop", kernel("noop.wgsl")),
+        _user("partial", partial),
+        _user("nan", kernel("nan_writer.wgsl")),
+        _user("hang", kernel("hang.wgsl")),
+        _user("writable", kernel("writable_input.wgsl")),
+        _user("good", kernel("sgemm_tiled.wgsl")),
+    ]
+    began = time.monotonic()
+    results = {r.id: r for r in await s.evaluate(cands)}
+    assert time.monotonic() - began < 60
+
+    syntax = results["syntax"]
+    assert syntax.status == "compile_error"
+    line = kernel("syntax_error.wgsl").splitlines()[4]
+    assert (syntax.diagnostics[0].line, syntax.diagnostics[0].column) == (5, line.index(";") + 1)
+
+    assert results["noop"].status == "rejected" and "non-finite" in results["noop"].reason
+    assert results["partial"].status == "rejected"
+    assert results["partial"].worst_index is not None and results["partial"].worst_index >= 24 * 48
+    assert results["nan"].status == "rejected" and "non-finite" in results["nan"].reason
+    assert results["hang"].status == "timeout" and results["hang"].deadline_s == 3
+    assert results["writable"].status == "compile_error"
+    assert "inputs must be read-only" in results["writable"].reason
+    assert results["writable"].diagnostics[0].line == 2
+    assert results["good"].status == "verified", results["good"].reason
+    finished = {e.result.id for e in events if isinstance(e, CandidateFinished)}
+    assert set(results) <= finished

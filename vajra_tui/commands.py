@@ -1,0 +1,267 @@
+"""The headless subcommands. Each returns an exit status; bad input raises UsageError."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+from .cli import UsageError
+from .engine.candidate import Candidate
+from .engine.events import Event
+from .engine.gpu.client import GPUClient, WorkerCrashed, WorkerError, WorkerTimeout
+from .engine.record import Recorder, RecordedRun, RecordingError, read_recording
+from .engine.session import BaselineError, Session
+from .engine.workloads import SizeError, UnknownWorkload, get_workload
+from .render import ProgressPrinter, document, print_table
+from .settings import Settings, TimingSettings, cache_dir
+
+
+def _fanout(sinks: list[Callable[[Event], None]]) -> Callable[[Event], None]:
+    def emit(event: Event) -> None:
+        for sink in sinks:
+            sink(event)
+    return emit
+
+
+def _resolve(args: argparse.Namespace):
+    try:
+        workload = get_workload(args.workload)
+        return workload, workload.size(args.size)
+    except (UnknownWorkload, SizeError) as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _timing(args: argparse.Namespace, settings: Settings) -> TimingSettings:
+    t = settings.timing.model_copy()
+    for name, field in (("warmup", "warmup"), ("reps", "reps"), ("deadline", "deadline_s")):
+        value = getattr(args, name, None)
+        if value is not None:
+            if value < (1 if name == "reps" else 0):
+                raise UsageError(f"--{name} must be {'at least 1' if name == 'reps' else 'non-negative'}")
+            setattr(t, field, value)
+    return t
+
+
+def _user_kernels(paths: list[Path]) -> list[Candidate]:
+    out, seen = [], set()
+    for index, path in enumerate(paths):
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise UsageError(f"kernel file not found: {path}") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"cannot read kernel file {path}: {exc.__class__.__name__}") from None
+        name = path.stem
+        while name in seen or name == "baseline":
+            name += "'"
+        seen.add(name)
+        out.append(Candidate(id=f"user{index}", name=name, strategy="user",
+                             origin=f"file: {path}", source=text))
+    return out
+
+
+def _recorder(path: Path | None, label: str) -> Recorder | None:
+    if path is None:
+        return None
+    if path.exists():
+        raise UsageError(f"{path} exists; choose another --record file")
+    return Recorder(path, label)
+
+
+class _Run:
+    """Shared plumbing of bench and tune: sinks, worker, recorder, clean shutdown."""
+
+    def __init__(self, args: argparse.Namespace, settings: Settings, mode: str) -> None:
+        self.workload, self.size = _resolve(args)
+        self.kernels = _user_kernels(getattr(args, "kernel", []))
+        self.recorder = _recorder(args.record, f"{mode} {self.workload.name}")
+        sinks: list[Callable[[Event], None]] = []
+        if not args.quiet:
+            sinks.append(ProgressPrinter())
+        if self.recorder:
+            sinks.append(self.recorder)
+        self.client = GPUClient(args.adapter)
+        self.session = Session(self.workload, self.size, self.client, _fanout(sinks),
+                               _timing(args, settings), source_mode=mode)
+
+    def close(self) -> None:
+        self.client.close()
+        if self.recorder:
+            path = self.recorder.close()
+            print(f"recorded {path}", file=sys.stderr)
+
+
+def _finish(args: argparse.Namespace, run: _Run, results: list, winner: str | None,
+            extra: dict[str, Any] | None = None) -> int:
+    s = run.session
+    if args.json:
+        doc = document(s.device, s.info, results, s.calibration, {"winner": winner, **(extra or {})})
+        print(json.dumps(doc, indent=2))
+    else:
+        print_table(s.device, s.info, results, winner)
+        if s.calibration:
+            c = s.calibration
+            print(f"roofline: copy {c.copy_gbps:.1f} GB/s, FMA {c.fma_gflops:.1f} GFLOP/s, "
+                  f"launch floor {c.launch_floor_ms * 1e3:.1f} µs ({c.method}); seeds {list(s.seeds)}")
+    return 0
+
+
+async def bench(args: argparse.Namespace, settings: Settings) -> int:
+    run = _Run(args, settings, "bench")
+    try:
+        await run.session.start()
+        await run.session.run_baseline(time=False)
+        await run.session.evaluate(run.kernels)
+    except BaselineError as exc:
+        print(f"vajra-tui: {exc}", file=sys.stderr)
+        return 1
+    except (WorkerError, WorkerCrashed, WorkerTimeout) as exc:
+        print(f"vajra-tui: GPU worker failed: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        run.close()
+    s = run.session
+    results = [s.results["baseline"], *[s.results[k.id] for k in run.kernels]]
+    if args.show_source:
+        for r in results:
+            print(f"// ===== {r.name} (sha256 {r.source_sha256}) =====\n{r.stitched_source}", file=sys.stderr)
+    ranked = s.rank(1)
+    return _finish(args, run, results, ranked[0].id if ranked else None)
+
+
+async def tune(args: argparse.Namespace, settings: Settings) -> int:
+    from .engine.generate.grounding import Grounding
+    from .engine.generate.library import LibrarySource
+    from .engine.generate.llm import NemotronSource
+    from .engine.tune import Tuner
+
+    run = _Run(args, settings, args.source)
+    llm = None
+    if args.source in ("llm", "auto"):
+        llm = NemotronSource(settings.llm, run.session.emit)
+        if not llm.configured:
+            if args.source == "llm":
+                run.close()
+                raise UsageError(f"--source llm needs an API key in ${settings.llm.api_key_env}")
+            llm = None
+    grounding = Grounding(settings.tavily, run.session.emit, cache_dir())
+    run.session.source_mode = "nemotron" if llm else "library"
+    run.session.grounding = grounding.enabled and llm is not None
+    tuner = Tuner(run.session, LibrarySource(), llm=llm, grounding=grounding, budget=args.budget)
+    tuner.extra = run.kernels
+    try:
+        ranked = await tuner.run(max(args.generations, 0))
+    except BaselineError as exc:
+        print(f"vajra-tui: {exc}", file=sys.stderr)
+        return 1
+    except (WorkerError, WorkerCrashed, WorkerTimeout) as exc:
+        print(f"vajra-tui: GPU worker failed: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        if llm is not None:
+            await llm.aclose()
+        await grounding.aclose()
+        run.close()
+    results = list(run.session.results.values())
+    winner = ranked[0] if ranked else None
+    if args.export and winner is not None:
+        _export(winner, run.session.device, run.session.info, args.export, force=False)
+    return _finish(args, run, results, winner.id if winner else None,
+                   {"generations": tuner.generation})
+
+
+def _export(result, device, workload, out: Path, force: bool) -> None:
+    from .engine.export import export_winner
+
+    try:
+        paths = export_winner(result, device, workload, out, overwrite=force)
+    except FileExistsError as exc:
+        raise UsageError(f"{exc}; pass --force to overwrite") from None
+    for path in paths:
+        print(f"wrote {path}", file=sys.stderr)
+
+
+def _recorded(path: Path) -> RecordedRun:
+    try:
+        _, events = read_recording(path)
+    except RecordingError as exc:
+        raise UsageError(str(exc)) from None
+    return RecordedRun(events)
+
+
+def replay(args: argparse.Namespace, settings: Settings) -> int:
+    if not args.headless and not args.json:
+        _recorded(args.file)  # a bad file fails here, in one line, before the UI starts
+        from .app import run_app
+
+        return run_app(settings, replay=args.file, speed=args.speed)
+    rec = _recorded(args.file)
+    results = list(rec.results.values())
+    if args.json:
+        print(json.dumps(document(rec.device, rec.workload, results, rec.calibration,
+                                  {"winner": rec.winner_id}), indent=2))
+    else:
+        print_table(rec.device, rec.workload, results, rec.winner_id)
+    return 0
+
+
+def export(args: argparse.Namespace, settings: Settings) -> int:
+    rec = _recorded(args.recording)
+    result = rec.winner
+    if args.kernel:
+        result = next((r for r in rec.results.values() if args.kernel in (r.id, r.name)), None)
+        if result is None:
+            raise UsageError(f"no kernel {args.kernel!r} in {args.recording}")
+    if result is None or result.status != "verified":
+        raise UsageError(f"{args.recording} has no verified winner to export")
+    _export(result, rec.device, rec.workload, args.out, args.force)
+    return 0
+
+
+def lock(args: argparse.Namespace, settings: Settings) -> int:
+    from .engine.atomic import atomic_write
+    from .engine.export import merge_locks
+
+    if args.out.exists() and not args.force:
+        raise UsageError(f"{args.out} exists; pass --force to overwrite")
+    try:
+        merged = merge_locks(args.files)
+    except (ValueError, OSError) as exc:
+        raise UsageError(str(exc)) from None
+    atomic_write(args.out, json.dumps(merged, indent=2) + "\n")
+    print(f"wrote {args.out}", file=sys.stderr)
+    return 0
+
+
+def devices(args: argparse.Namespace, settings: Settings) -> int:
+    import wgpu
+
+    from .engine.gpu.runtime import device_info
+
+    infos = [device_info(a) for a in wgpu.gpu.enumerate_adapters_sync()]
+    if args.json:
+        print(json.dumps([i.model_dump() for i in infos], indent=2))
+        return 0
+    if not infos:
+        print("no WebGPU adapter found (install a Vulkan driver, e.g. Debian's mesa-vulkan-drivers)")
+        return 1
+    for info in infos:
+        kind = "SOFTWARE" if info.software else info.adapter_type
+        print(f"{info.name}\n  backend {info.backend}, type {kind}, vendor {info.vendor or '-'}"
+              f" ({info.vendor_id:#x}), driver {info.driver}")
+        print(f"  timestamps {'yes' if info.timestamp_query else 'no'}, subgroups "
+              f"{'yes' if info.subgroups else 'no'}")
+        for key, value in info.limits.items():
+            print(f"  {key}: {value}")
+        print(f"  features: {', '.join(info.features)}")
+    return 0
+
+
+def tui(args: argparse.Namespace, settings: Settings) -> int:
+    from .app import run_app
+
+    return run_app(settings, workload=args.workload, size=args.size, source=args.source,
+                   record=args.record, adapter=args.adapter)

@@ -1,0 +1,119 @@
+"""Headless output: progress lines, the results table and the JSON document.
+
+Only formatting happens here; every number arrives already derived by the engine.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, TextIO
+
+from rich.console import Console
+from rich.table import Table
+
+from .engine.events import (
+    Calibration, CandidateFinished, CandidateResult, CompileFinished, DeviceInfo, Event,
+    GenerationStarted, ModelFailover, Notice, RankingReady, SanitizerRewrite, SessionStarted,
+    VerificationFinished, WorkloadInfo,
+)
+
+RESULT_FIELDS = (
+    "name", "status", "reason", "diagnostics", "max_rel_error", "worst_index", "median_ms",
+    "iqr_ms", "p25_ms", "p75_ms", "min_ms", "max_ms", "timing", "gflops", "gbps", "intensity",
+    "pct_of_roofline", "regime", "suspicious", "workgroup_size", "grid", "speedup",
+    "source_sha256", "strategy", "origin", "generation", "rewrites", "deadline_s",
+)
+
+
+def device_label(device: DeviceInfo) -> str:
+    soft = " [SOFTWARE adapter: CPU timings]" if device.software else ""
+    return f"{device.name} ({device.backend}, {device.adapter_type}){soft}"
+
+
+class ProgressPrinter:
+    """An event sink that narrates the run on stderr, one short line per step."""
+
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self.stream = stream or sys.stderr
+        self.names: dict[str, str] = {}
+
+    def _say(self, text: str) -> None:
+        print(text, file=self.stream, flush=True)
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, SessionStarted):
+            self._say(f"device   {device_label(event.device)}")
+            size = " ".join(f"{k}={v}" for k, v in event.workload.size.items())
+            self._say(f"workload {event.workload.name} {size}")
+        elif isinstance(event, GenerationStarted):
+            self._say(f"-- generation {event.generation} ({event.source})")
+        elif isinstance(event, CompileFinished) and not event.ok:
+            d = event.diagnostics[0] if event.diagnostics else None
+            where = f"{d.line}:{d.column} {d.message}" if d else ""
+            self._say(f"compile  {event.id}: error {where}")
+        elif isinstance(event, VerificationFinished) and not event.passed:
+            self._say(f"verify   {event.id} seed {event.seed}: FAILED {event.reason}")
+        elif isinstance(event, SanitizerRewrite):
+            verb = "rewrote" if event.repaired else "flagged"
+            self._say(f"sanitize {event.id}: {verb} {len(event.findings)} uniformity issue(s)")
+        elif isinstance(event, ModelFailover):
+            self._say(f"llm      {event.id}: {event.from_model} failed ({event.reason}); using {event.to_model}")
+        elif isinstance(event, Notice):
+            self._say(f"{event.level:<8} {event.message}")
+        elif isinstance(event, CandidateFinished):
+            r = event.result
+            if r.status == "verified":
+                self._say(f"result   {r.name}: {r.median_ms:.4f} ms ({r.timing})")
+            else:
+                self._say(f"result   {r.name}: {r.status} - {r.reason}")
+        elif isinstance(event, RankingReady) and event.winner_id:
+            self._say(f"winner   {event.winner_id}")
+
+
+def result_dict(r: CandidateResult) -> dict[str, Any]:
+    data = r.model_dump(include=set(RESULT_FIELDS))
+    return {k: data[k] for k in RESULT_FIELDS}
+
+
+def document(device: DeviceInfo, workload: WorkloadInfo, results: list[CandidateResult],
+             calibration: Calibration | None, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {
+        "device": {
+            "name": device.name, "backend": device.backend, "adapter_type": device.adapter_type,
+            "vendor": device.vendor, "driver": device.driver, "software": device.software,
+        },
+        "workload": {"name": workload.name, "size": workload.size, "flops": workload.flops,
+                     "min_bytes": workload.min_bytes},
+        "calibration": calibration.model_dump() if calibration else None,
+        "results": [result_dict(r) for r in results],
+        **(extra or {}),
+    }
+
+
+def _num(value: float | None, fmt: str) -> str:
+    return "-" if value is None else format(value, fmt)
+
+
+def results_table(device: DeviceInfo, workload: WorkloadInfo, results: list[CandidateResult],
+                  winner_id: str | None = None) -> Table:
+    size = "x".join(str(v) for v in workload.size.values())
+    table = Table(title=f"{workload.name} {size} on {device_label(device)}", title_justify="left")
+    for col in ("kernel", "status", "median ms", "IQR ms", "GFLOP/s", "GB/s", "roofline",
+                "speedup", "wg", "grid", "timing", "origin / reason"):
+        table.add_column(col, justify="right" if col not in ("kernel", "status", "origin / reason") else "left")
+    for r in results:
+        crown = "★ " if r.id == winner_id else ""
+        roof = f"{r.pct_of_roofline:.0f}% {r.regime[0]}" if r.pct_of_roofline is not None and r.regime else "-"
+        detail = r.origin if r.status == "verified" else r.reason
+        table.add_row(
+            crown + r.name, r.status, _num(r.median_ms, ".4f"), _num(r.iqr_ms, ".4f"),
+            _num(r.gflops, ".1f"), _num(r.gbps, ".1f"), roof + ("?" if r.suspicious else ""),
+            _num(r.speedup, ".2f") + ("x" if r.speedup else ""),
+            "x".join(map(str, r.workgroup_size)) or "-", "x".join(map(str, r.grid)) or "-",
+            r.timing or "-", detail[:60],
+        )
+    return table
+
+
+def print_table(*args: Any, **kwargs: Any) -> None:
+    Console(width=max(Console().width, 140)).print(results_table(*args, **kwargs))
