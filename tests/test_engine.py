@@ -60,7 +60,7 @@ async def test_baseline_and_an_optimized_kernel_verify_at_seed_size(gpu, name):
 
 
 async def test_failures_are_results_and_the_run_goes_on(gpu):
-    s, events = await _session(gpu, "sgemm", "64x48x40", TimingSettings(warmup=1, reps=3, deadline_s=3))
+    s, events = await _session(gpu, "sgemm", "128x96x40", TimingSettings(warmup=1, reps=3, deadline_s=3))
     partial = s.workload.baseline.replace("if (row >= M || col >= N)", "if (row >= M / 2u || col >= N)")
     cands = [
         _user("syntax", kernel("syntax_error.wgsl")),
@@ -82,7 +82,7 @@ async def test_failures_are_results_and_the_run_goes_on(gpu):
 
     assert results["noop"].status == "rejected" and "non-finite" in results["noop"].reason
     assert results["partial"].status == "rejected"
-    assert results["partial"].worst_index is not None and results["partial"].worst_index >= 24 * 48
+    assert results["partial"].worst_index is not None and results["partial"].worst_index >= 64 * 96
     assert results["nan"].status == "rejected" and "non-finite" in results["nan"].reason
     assert results["hang"].status == "timeout" and results["hang"].deadline_s == 3
     assert results["writable"].status == "compile_error"

@@ -3,7 +3,7 @@
 // software adapter the kernel is made long instead: one workgroup per output element
 // (tile 1x1) and dependent fma chains, far past any test deadline.
 // tile: 1x1
-@compute @workgroup_size(64)
+@compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
     let t = vajra_tile(wid);
     let i = min(t.y * N + t.x, M * N - 1u);

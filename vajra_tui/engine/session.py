@@ -16,7 +16,7 @@ from .. import __version__
 from ..settings import TimingSettings
 from . import calibration_cache
 from .candidate import Candidate
-from .contract import ContractError, Stitched, diagnostics_from_error, stitch
+from .contract import ContractError, Stitched, diagnostics_from_error, prelude, stitch
 from .events import (
     Calibration, CalibrationReady, CandidateFinished, CandidateQueued, CandidateResult,
     CandidateSource, CompileFinished, DeviceInfo, DispatchTimed, Event, Notice, RankingReady,
@@ -130,6 +130,7 @@ class Session:
             result.diagnostics = [exc.diagnostic]
             return self._fail(result, "compile_error", f"contract: {exc}")
         self.stitched[cand.id] = st
+        self._check_tile(cand, source, st)
         result.stitched_source, result.source_sha256 = st.source, st.sha256
         result.workgroup_size, result.grid = list(st.workgroup_size), list(st.dispatch)
         self.emit(CandidateSource(id=cand.id, source=source, stitched_source=st.source,
@@ -143,7 +144,7 @@ class Session:
         from .generate.sanitize import sanitize
 
         self.emit(StageChanged(id=cand.id, stage="sanitizing"))
-        fixed = sanitize(cand.source)
+        fixed = sanitize(cand.source, prelude=prelude(self.workload, self.size, (1, 1), 1, set()))
         if not fixed.findings:
             return cand.source
         repair = cand.strategy != "user" and fixed.repaired
@@ -154,6 +155,14 @@ class Session:
         result.rewrites.append(fixed.diff)
         result.source = fixed.source
         return fixed.source
+
+    def _check_tile(self, cand: Candidate, source: str, st: Stitched) -> None:
+        """Warn (before it runs) when a tile header looks like it leaves outputs uncomputed."""
+        from .generate.sanitize import check_tile_header
+
+        grid = self.workload.output_grid(self.size)
+        for d in check_tile_header(source, grid, st.workgroup_size):
+            self.emit(Notice(level="warning", message=f"{cand.name}: tile header {d.line}:{d.column}: {d.message}"))
 
     async def _compile(self, result: CandidateResult, st: Stitched, source: str) -> bool:
         self.emit(StageChanged(id=result.id, stage="compiling"))
