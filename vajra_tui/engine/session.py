@@ -42,6 +42,7 @@ class _Timed:
     wall: list[float] = field(default_factory=list)
     ts: list[float | None] = field(default_factory=list)
     failed: CandidateResult | None = None
+    streamed: bool = False  # timestamps from one back-to-back submission, checked as a whole
 
 
 class Session:
@@ -215,8 +216,44 @@ class Session:
 
     # ---- timing --------------------------------------------------------------
     async def time_batch(self, ids: list[str]) -> list[CandidateResult]:
-        """Warm up, then time all ids in rotating rounds; the baseline, if listed, is the reference."""
+        """Warm up, then time all ids in rotating rounds; the baseline, if listed, is the reference.
+
+        With timestamps, the whole batch runs back to back in one submission (the GPU
+        keeps its clocks); a timeout or implausible timestamps fall back to one
+        dispatch per request, which also finds the kernel that hung.
+        """
         runs = {cid: _Timed(cid) for cid in ids}
+        if not (self.device and self.device.timestamp_query and await self._time_stream(runs)):
+            await self._time_rounds(runs)
+        return self._finish_batch(runs)
+
+    async def _time_stream(self, runs: dict[str, _Timed]) -> bool:
+        ids = list(runs)
+        for cid in ids:
+            self.emit(StageChanged(id=cid, stage="timing"))
+        per = sum(BASELINE_TIMEOUT_S if c == "baseline" else self.deadline_s for c in ids)
+        timeout = per * (self.timing.warmup + self.timing.reps) + COMPILE_TIMEOUT_S
+        try:
+            reply = await self.client.acall("time_stream", timeout, cids=ids, warmup=self.timing.warmup,
+                                            reps=self.timing.reps, seed=self.seeds[0])
+        except (WorkerTimeout, WorkerCrashed, WorkerError) as exc:
+            self.emit(Notice(level="warning", message=f"batched timing failed ({exc}); "
+                             "timing one dispatch at a time"))
+            return False
+        total = sum(sum(t) for t in reply["ts_ms"])
+        if any(t <= 0 for ts in reply["ts_ms"] for t in ts) or total > reply["wall_ms"] * 1.05:
+            self.emit(Notice(level="warning", message="implausible timestamps; timing with the wall clock"))
+            return False
+        for cid, times, verdict in zip(ids, reply["ts_ms"], reply["verdicts"]):
+            run = runs[cid]
+            run.ts, run.streamed = list(times), True
+            for rnd, ms in enumerate(times):
+                self.emit(DispatchTimed(id=cid, round=rnd, ms=ms, method="timestamp"))
+            self._timed_verdict(run, verdict)
+        return True
+
+    async def _time_rounds(self, runs: dict[str, _Timed]) -> None:
+        ids = list(runs)
         seed = self.seeds[0]
         for cid in ids:
             self.emit(StageChanged(id=cid, stage="warmup"))
@@ -229,7 +266,6 @@ class Session:
                     self.emit(StageChanged(id=cid, stage="timing"))
                 await self._time_one(runs[cid], 1, seed, warmup=False,
                                      check=rnd == self.timing.reps - 1, rnd=rnd)
-        return self._finish_batch(runs)
 
     async def _time_one(self, run: _Timed, n: int, seed: int, warmup: bool, check: bool,
                         rnd: int = 0) -> None:
@@ -255,20 +291,25 @@ class Session:
             if not warmup:
                 run.wall.append(wall)
                 run.ts.append(ts)
-        verdict = reply.get("verdict")
-        if verdict is not None:
-            self.emit(VerificationFinished(id=run.cid, seed=seed, passed=verdict["passed"],
-                                           max_rel_error=verdict["max_rel_error"],
-                                           worst_index=verdict["worst_index"],
-                                           reason=verdict["reason"], phase="timed"))
-            if not verdict["passed"]:
-                result.max_rel_error, result.worst_index = verdict["max_rel_error"], verdict["worst_index"]
-                self._fail(result, "rejected", f"last timed dispatch: {verdict['reason']}")
-                run.failed = result
+        if reply.get("verdict") is not None:
+            self._timed_verdict(run, reply["verdict"])
+
+    def _timed_verdict(self, run: _Timed, verdict: dict) -> None:
+        """The output of the last timed dispatch must verify too."""
+        result = self.results[run.cid]
+        self.emit(VerificationFinished(id=run.cid, seed=self.seeds[0], passed=verdict["passed"],
+                                       max_rel_error=verdict["max_rel_error"],
+                                       worst_index=verdict["worst_index"],
+                                       reason=verdict["reason"], phase="timed"))
+        if not verdict["passed"]:
+            result.max_rel_error, result.worst_index = verdict["max_rel_error"], verdict["worst_index"]
+            self._fail(result, "rejected", f"last timed dispatch: {verdict['reason']}")
+            run.failed = result
 
     def _finish_batch(self, runs: dict[str, _Timed]) -> list[CandidateResult]:
-        good = [r for r in runs.values() if r.failed is None and r.wall]
-        use_ts = all(plausible_timestamp(ts, w) for r in good for ts, w in zip(r.ts, r.wall))
+        good = [r for r in runs.values() if r.failed is None and (r.wall or r.streamed)]
+        use_ts = all(r.streamed or all(plausible_timestamp(ts, w) for ts, w in zip(r.ts, r.wall))
+                     for r in good)
         method = "timestamp" if use_ts and good else "wall"
         for run in good:
             times = [t for t in run.ts] if method == "timestamp" else run.wall
@@ -311,8 +352,9 @@ class Session:
         return [self.results[c.id] for c in candidates]
 
     def rank(self, generation: int) -> list[CandidateResult]:
-        verified = [r for r in self.results.values()
-                    if r.status == "verified" and r.id != "baseline" and not r.suspicious]
+        # A suspicious result (over 100% of roofline) may still win, but never silently:
+        # it carries the flag and a notice was emitted when it was scored.
+        verified = [r for r in self.results.values() if r.status == "verified" and r.id != "baseline"]
         verified.sort(key=lambda r: r.median_ms or float("inf"))
         winner = verified[0] if verified else None
         self.emit(RankingReady(generation=generation, ranked_ids=[r.id for r in verified],

@@ -69,6 +69,15 @@ class Timing:
     ts_ms: float | None
 
 
+@dataclass
+class StreamTiming:
+    """Device times per entry (in round order), the wall clock of the whole stream, snapshots."""
+
+    ts_ms: list[list[float]]
+    wall_ms: float
+    snapshots: list[wgpu.GPUBuffer]
+
+
 class Runtime:
     """One device with the workload's buffers bound through an explicit layout."""
 
@@ -188,6 +197,71 @@ class Runtime:
             stamps = np.frombuffer(self.queue.read_buffer(self.resolve), dtype=np.uint64)
             ts = float(int(stamps[1]) - int(stamps[0])) * self.period / 1e6 if stamps[1] > stamps[0] else 0.0
         return Timing(wall_ms=wall, ts_ms=ts)
+
+
+    def _pass(self, enc, pipeline, grid, writes=None) -> None:
+        cp = enc.begin_compute_pass(timestamp_writes=writes)
+        cp.set_pipeline(pipeline)
+        cp.set_bind_group(0, self.bind_group)
+        cp.dispatch_workgroups(*grid)
+        cp.end()
+
+    def _poison_pass(self, enc) -> None:
+        pipe, group, (gx, gy) = self._fill
+        cp = enc.begin_compute_pass()
+        cp.set_pipeline(pipe)
+        cp.set_bind_group(0, group)
+        cp.dispatch_workgroups(gx, gy, 1)
+        cp.end()
+
+    def time_stream(self, entries: list[tuple[wgpu.GPUComputePipeline, tuple[int, int, int]]],
+                    warmup: int, reps: int) -> StreamTiming:
+        """Warm-ups and rotating timed rounds for several kernels in ONE submission.
+
+        A GPU left idle between dispatches (while the host waits, reads back and
+        loops) lowers its clocks within a few hundred milliseconds, which once made
+        kernels look 3-6x slower than they are. Back to back, it stays at speed.
+        Each dispatch still follows its own NaN poisoning, and the output of every
+        entry's last timed dispatch is copied aside so it can be verified.
+        """
+        n = len(entries)
+        queries = self.device.create_query_set(type="timestamp", count=2 * n * reps)
+        resolve = self.device.create_buffer(
+            size=16 * n * reps, usage=wgpu.BufferUsage.QUERY_RESOLVE | wgpu.BufferUsage.COPY_SRC)
+        out = self.buffers[self._output]
+        snapshots = [self.device.create_buffer(
+            size=out.size, usage=wgpu.BufferUsage.COPY_DST | wgpu.BufferUsage.COPY_SRC) for _ in entries]
+        enc = self.device.create_command_encoder()
+        for pipeline, grid in entries:
+            for _ in range(warmup):
+                self._poison_pass(enc)
+                self._pass(enc, pipeline, grid)
+        slots: list[list[int]] = [[] for _ in entries]
+        slot = -1
+        for rnd in range(reps):
+            for e in [(i + rnd) % n for i in range(n)]:
+                slot += 1
+                slots[e].append(slot)
+                self._poison_pass(enc)
+                self._pass(enc, *entries[e], writes={
+                    "query_set": queries, "beginning_of_pass_write_index": 2 * slot,
+                    "end_of_pass_write_index": 2 * slot + 1})
+                if rnd == reps - 1:
+                    enc.copy_buffer_to_buffer(out, 0, snapshots[e], 0, out.size)
+        enc.resolve_query_set(queries, 0, 2 * n * reps, resolve, 0)
+        command = enc.finish()
+        start = time.perf_counter()
+        self.queue.submit([command])
+        self.wait()
+        wall = (time.perf_counter() - start) * 1e3
+        stamps = np.frombuffer(self.queue.read_buffer(resolve), dtype=np.uint64).astype(np.int64)
+        spans = (stamps[1::2] - stamps[0::2]) * self.period / 1e6
+        queries.destroy()
+        resolve.destroy()
+        return StreamTiming([[float(max(spans[s], 0.0)) for s in ss] for ss in slots], wall, snapshots)
+
+    def read(self, buffer: wgpu.GPUBuffer) -> np.ndarray:
+        return np.frombuffer(self.queue.read_buffer(buffer), dtype=np.float32)
 
 
 def _timestamp_period(queue: wgpu.GPUQueue) -> float:

@@ -84,6 +84,17 @@ class Worker:
             out["verdict"] = self._check(seed)
         return out
 
+    def op_time_stream(self, cids: list[str], warmup: int, reps: int, seed: int) -> dict:
+        """All of a batch's timed dispatches back to back; see Runtime.time_stream."""
+        self._load(seed)
+        timing = self.rt.time_stream([self.pipelines[c] for c in cids], warmup, reps)
+        atol = self.workload.atol(self.size)
+        verdicts = []
+        for snap in timing.snapshots:
+            verdicts.append(compare(self.rt.read(snap), self.refs[seed], atol).as_dict())
+            snap.destroy()
+        return {"ts_ms": timing.ts_ms, "wall_ms": timing.wall_ms, "verdicts": verdicts}
+
     def op_drop(self, cid: str) -> dict:
         self.pipelines.pop(cid, None)
         return {}
