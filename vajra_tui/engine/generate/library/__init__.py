@@ -1,0 +1,175 @@
+"""The kernel strategy library and its offline autotuner.
+
+``propose`` gives generation 1: one kernel per strategy (A geometry, B shared
+memory, C vectorized), the library's best prior for this adapter and size.
+``evolve`` is a neighbourhood search: new configurations around the measured
+winner (and the runners-up), never one whose ``params["key"]`` was tried.
+"""
+
+from __future__ import annotations
+
+from itertools import product
+from types import ModuleType
+from typing import Iterator
+
+from ...candidate import Candidate, GenerationContext
+from ...events import DeviceInfo
+from . import conv1d, sgemm, sobel, softmax
+from .base import Params, Size, Template
+from .search import neighbours
+
+MODULES: dict[str, ModuleType] = {"sgemm": sgemm, "softmax": softmax, "conv1d": conv1d,
+                                  "sobel": sobel}
+STRATEGIES = ("A", "B", "C")
+
+
+def templates(workload: str) -> list[Template]:
+    return list(MODULES[workload].TEMPLATES)
+
+
+def template(full_name: str) -> Template | None:
+    workload = full_name.split("/")[0]
+    if workload not in MODULES:
+        return None
+    return next((t for t in MODULES[workload].TEMPLATES if t.full_name == full_name), None)
+
+
+class LibrarySource:
+    def __init__(self, device: DeviceInfo | None = None) -> None:
+        self.device = device
+
+    # ---- building blocks -------------------------------------------------------
+    def _device(self, ctx: GenerationContext) -> DeviceInfo | None:
+        return ctx.device or self.device
+
+    def priors(self, workload: str, size: Size, device: DeviceInfo | None) -> dict[str, list[Params]]:
+        """Usable priors per strategy, best first (each completed with its key)."""
+        raw = MODULES[workload].priors(size, device)
+        out: dict[str, list[Params]] = {}
+        for t in templates(workload):
+            seen: set[str] = set()
+            out[t.strategy] = []
+            for p in raw.get(t.strategy, []):
+                if t.usable(p, size, device) and t.key(p) not in seen:
+                    seen.add(t.key(p))
+                    out[t.strategy].append(t.complete(p))
+        return out
+
+    def candidate(self, t: Template, params: Params, size: Size, device: DeviceInfo | None,
+                  cid: str, name: str, strategy: str, generation: int) -> Candidate:
+        p = t.complete(params)
+        return Candidate(id=cid, name=name, strategy=strategy, generation=generation, params=p,
+                         origin=f"library: {t.full_name} {t.describe(p)}",
+                         source=t.render(p, size, device))
+
+    def instantiate(self, params: Params, size: Size, device: DeviceInfo | None = None,
+                    cid: str = "lib", name: str = "lib", strategy: str | None = None,
+                    generation: int = 1) -> Candidate | None:
+        """Re-generate a kernel from its params (e.g. at another size); None if unusable."""
+        t = template(str(params.get("template", "")))
+        device = device or self.device
+        if t is None or not t.usable(params, size, device):
+            return None
+        return self.candidate(t, params, size, device, cid, name, strategy or t.strategy, generation)
+
+    # ---- generation 1 -----------------------------------------------------------
+    def propose(self, ctx: GenerationContext) -> list[Candidate]:
+        device, size, wl = self._device(ctx), dict(ctx.workload.size), ctx.workload.name
+        tried = set(ctx.tried)
+        priors = self.priors(wl, size, device)
+        out = []
+        for t in templates(wl):
+            pick = next((p for p in priors.get(t.strategy, []) if p["key"] not in tried), None)
+            if pick is None:  # every prior measured or unusable here: nearest untried point
+                raw = MODULES[wl].priors(size, device).get(t.strategy, [])
+                pick = next(self._walk(t, raw, size, device, tried, {}), None)
+            if pick is None:
+                continue
+            tried.add(pick["key"])
+            out.append(self.candidate(t, pick, size, device, f"g{ctx.generation or 1}-{t.strategy}",
+                                      t.strategy, t.strategy, ctx.generation or 1))
+        return out
+
+    # ---- later generations --------------------------------------------------------
+    def evolve(self, ctx: GenerationContext, letter: str) -> list[Candidate]:
+        device, size, wl = self._device(ctx), dict(ctx.workload.size), ctx.workload.name
+        budget = max(0, int(ctx.budget))
+        tried = set(ctx.tried)
+        measured = sorted(
+            (r for r in ctx.results
+             if r.status == "verified" and r.median_ms and template(str(r.params.get("template", "")))
+             and str(r.params.get("template", "")).startswith(wl + "/")),
+            key=lambda r: r.median_ms)
+        tried |= {str(r.params["key"]) for r in ctx.results if r.params.get("key")}
+        times: dict[str, float] = {}
+        for r in measured:
+            times.setdefault(str(r.params["key"]), float(r.median_ms))
+        seeds: list[tuple[Template, Params]] = []
+        if ctx.winner is not None and template(str(ctx.winner.params.get("template", ""))):
+            seeds.append((template(ctx.winner.params["template"]), ctx.winner.params))
+        for r in measured:
+            t = template(r.params["template"])
+            if all(t.key(r.params) != s.key(q) for s, q in seeds):
+                seeds.append((t, r.params))
+        priors = self.priors(wl, size, device)
+        if not seeds:  # nothing measured: start from the best priors, C first
+            for s in ("C", "B", "A"):
+                t = next(t for t in templates(wl) if t.strategy == s)
+                seeds += [(t, p) for p in priors.get(s, [])[:1]]
+        picks: list[tuple[Template, Params]] = []
+        keys: set[str] = set(tried)
+
+        def take(t: Template, p: Params) -> bool:
+            k = t.key(p)
+            if k in keys or not t.usable(p, size, device):
+                return False
+            keys.add(k)
+            picks.append((t, p))
+            return True
+
+        # untried seeds themselves (priors when nothing was measured)
+        for t, p in seeds:
+            if len(picks) < budget and t.key(p) not in times:
+                take(t, p)
+        best = times[min(times, key=times.get)] if times else 0.0
+        streams = [self._stream(t, p, times, best) for t, p in seeds[:3]]
+        quotas = [max(1, (2 * budget + 2) // 3), max(1, budget // 4), max(1, budget // 6)]
+        for stream, quota in zip(streams, quotas):
+            got = 0
+            for t, p in stream:
+                if len(picks) >= budget or got >= quota:
+                    break
+                got += take(t, p)
+        for stream in streams:  # leftover budget: keep walking from the best seed
+            for t, p in stream:
+                if len(picks) >= budget:
+                    break
+                take(t, p)
+        for t in templates(wl):  # neighbourhoods exhausted: other strategies' priors
+            for p in priors.get(t.strategy, []):
+                if len(picks) < budget:
+                    take(t, p)
+        return [self.candidate(t, p, size, device, f"g{ctx.generation}-{letter}{i}",
+                               f"{letter}{i}", letter, ctx.generation)
+                for i, (t, p) in enumerate(picks[:budget], 1)]
+
+    def _stream(self, t: Template, p: Params, times: dict[str, float],
+                best: float) -> Iterator[tuple[Template, Params]]:
+        point = t.point(p)
+        for q in neighbours(t, point, times, best):
+            yield t, q
+
+    def _walk(self, t: Template, starts: list[Params], size: Size, device: DeviceInfo | None,
+              tried: set[str], times: dict[str, float]) -> Iterator[Params]:
+        """Neighbourhoods of the starts, then the whole space in axis order."""
+        for s in starts:
+            for q in neighbours(t, t.point(s), times, 0.0):
+                if t.key(q) not in tried and t.usable(q, size, device):
+                    yield t.complete(q)
+        for values in product(*t.axes.values()):
+            q = dict(zip(t.axes, values))
+            if t.key(q) not in tried and t.usable(q, size, device):
+                yield t.complete(q)
+
+
+__all__ = ["LibrarySource", "MODULES", "STRATEGIES", "template", "templates"]

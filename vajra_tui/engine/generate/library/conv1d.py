@@ -1,0 +1,165 @@
+"""Conv1d templates: direct (A), X and W staged in workgroup memory (B), and vec4
+sliding windows in registers (C).
+
+C: every invocation owns ``groups`` runs of 4 consecutive outputs (runs strided by
+the workgroup, so shared reads stay conflict-free); per 4 taps it reads one vec4 of
+X and one vec4 of W from workgroup memory and issues 4 vec4 FMAs on swizzles of the
+two-vec4 window it carries in registers, so the inner loop is FMA-bound.
+"""
+
+from __future__ import annotations
+
+from ...events import DeviceInfo
+from .base import Emitter, Params, Size, Template, storage_fits, workgroup_fits
+
+HEAD = ("@compute @workgroup_size({wg})\n"
+        "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {{")
+START = ["let t = vajra_tile(wid);", "if (t.y >= TILES_Y) {", "    return;", "}"]
+
+
+# ---- A: direct ----------------------------------------------------------------------
+def _direct_check(p: Params, s: Size, d: DeviceInfo | None) -> str | None:
+    return workgroup_fits(d, p["wg"])
+
+
+def _direct(p: Params, s: Size, d: DeviceInfo | None) -> str:
+    wg, r = p["wg"], p["opt"]
+    e = Emitter()
+    e(f"// Conv1d direct: workgroup of {wg}, {r} outputs per invocation strided by {wg},",
+      "// taps and weights straight from global memory (weights are uniform: cached).",
+      f"// tile: {wg * r}")
+    e(HEAD.format(wg=wg))
+    e.depth = 1
+    e(*START)
+    e(*[f"let i{j} = t.x * {wg * r}u + lid.x + {j * wg}u;" for j in range(r)])
+    e(*[f"let x{j} = min(i{j}, N - 1u);" for j in range(r)])
+    e(*[f"var acc{j} = 0.0;" for j in range(r)])
+    e.open("for (var k = 0u; k < K; k = k + 1u) {")
+    e("let w = W[k];")
+    e(*[f"acc{j} = fma(X[x{j} + k], w, acc{j});" for j in range(r)])
+    e.close()
+    e(*[f"if (i{j} < N) {{ Y[i{j}] = acc{j}; }}" for j in range(r)])
+    e.close()
+    return e.text()
+
+
+# ---- B: shared X window and W -------------------------------------------------------
+def _smem_bytes(p: Params, s: Size) -> int:
+    return 4 * (p["wg"] * p["opt"] + 2 * s["K"])
+
+
+def _smem_check(p: Params, s: Size, d: DeviceInfo | None) -> str | None:
+    return workgroup_fits(d, p["wg"]) or storage_fits(d, _smem_bytes(p, s))
+
+
+def _smem(p: Params, s: Size, d: DeviceInfo | None) -> str:
+    wg, r = p["wg"], p["opt"]
+    tile = wg * r
+    e = Emitter()
+    e(f"// Conv1d smem: {tile} outputs per workgroup; the {tile}+K-1 inputs and the K weights",
+      f"// are staged in workgroup memory, each invocation computes {r} outputs strided by {wg}.",
+      f"// tile: {tile}",
+      f"var<workgroup> xs: array<f32, {tile + s['K']}>;",
+      f"var<workgroup> ws: array<f32, {s['K']}>;")
+    e(HEAD.format(wg=wg))
+    e.depth = 1
+    e(*START)
+    e(f"let base = t.x * {tile}u;", "let xlen = N + K - 1u;")
+    e(f"for (var i = lid.x; i < {tile}u + K - 1u; i = i + {wg}u) {{",
+      "    xs[i] = select(0.0, X[min(base + i, xlen - 1u)], base + i < xlen);", "}",
+      f"for (var i = lid.x; i < K; i = i + {wg}u) {{ ws[i] = W[i]; }}",
+      "workgroupBarrier();")
+    e(*[f"var acc{j} = 0.0;" for j in range(r)])
+    e.open("for (var k = 0u; k < K; k = k + 1u) {")
+    e("let w = ws[k];")
+    e(*[f"acc{j} = fma(xs[lid.x + {j * wg}u + k], w, acc{j});" for j in range(r)])
+    e.close()
+    e(*[f"if (base + lid.x + {j * wg}u < N) {{ Y[base + lid.x + {j * wg}u] = acc{j}; }}"
+        for j in range(r)])
+    e.close()
+    return e.text()
+
+
+# ---- C: vec4 sliding windows in registers -------------------------------------------
+def _k4(s: Size) -> int:
+    return -(-s["K"] // 4)
+
+
+def _regs_bytes(p: Params, s: Size) -> int:
+    return 16 * (p["wg"] * p["groups"] + _k4(s) + 1 + _k4(s))
+
+
+def _regs_check(p: Params, s: Size, d: DeviceInfo | None) -> str | None:
+    if p["v4out"] and s["N"] % 4:
+        return "vec4 stores need N to be a multiple of 4"
+    return workgroup_fits(d, p["wg"]) or storage_fits(d, _regs_bytes(p, s))
+
+
+def _regs(p: Params, s: Size, d: DeviceInfo | None) -> str:
+    wg, g, v4 = p["wg"], p["groups"], p["v4out"]
+    k4 = _k4(s)
+    tile = 4 * wg * g
+    nx = wg * g + k4 + 1  # vec4 slots of the staged X window
+    e = Emitter()
+    e(f"// Conv1d regs: {tile} outputs per workgroup of {wg}; each invocation owns {g} run(s)",
+      "// of 4 consecutive outputs; per 4 taps: one vec4 of X and of W from workgroup",
+      "// memory and 4 vec4 FMAs on the register window.",
+      f"// tile: {tile}")
+    if v4:
+        e("@group(0) @binding(2) var<storage, read_write> Y: array<vec4<f32>>;")
+    e(f"var<workgroup> xs: array<vec4<f32>, {nx}>;", f"var<workgroup> ws: array<vec4<f32>, {k4}>;")
+    e(HEAD.format(wg=wg))
+    e.depth = 1
+    e(*START)
+    e(f"let base = t.x * {tile}u;", "let xlen = N + K - 1u;")
+    e.open(f"for (var i = lid.x; i < {nx}u; i = i + {wg}u) {{")
+    e("let g0 = base + i * 4u;")
+    parts = [f"select(0.0, X[min(g0 + {c}u, xlen - 1u)], g0 + {c}u < xlen)" for c in range(4)]
+    e(f"xs[i] = vec4<f32>({', '.join(parts)});")
+    e.close()
+    e.open(f"for (var i = lid.x; i < {k4}u; i = i + {wg}u) {{")
+    parts = [f"select(0.0, W[min(i * 4u + {c}u, K - 1u)], i * 4u + {c}u < K)" for c in range(4)]
+    e(f"ws[i] = vec4<f32>({', '.join(parts)});")
+    e.close()
+    e("workgroupBarrier();")
+    for j in range(g):
+        e(f"var acc{j} = vec4<f32>(0.0);", f"var p{j} = xs[lid.x + {j * wg}u];")
+    e.open(f"for (var kc = 0u; kc < {k4}u; kc = kc + 1u) {{")
+    e("let w = ws[kc];")
+    for j in range(g):
+        e(f"let n{j} = xs[lid.x + {j * wg + 1}u + kc];",
+          f"acc{j} = fma(p{j}, vec4<f32>(w.x), acc{j});",
+          f"acc{j} = fma(vec4<f32>(p{j}.yzw, n{j}.x), vec4<f32>(w.y), acc{j});",
+          f"acc{j} = fma(vec4<f32>(p{j}.zw, n{j}.xy), vec4<f32>(w.z), acc{j});",
+          f"acc{j} = fma(vec4<f32>(p{j}.w, n{j}.xyz), vec4<f32>(w.w), acc{j});",
+          f"p{j} = n{j};")
+    e.close()
+    for j in range(g):
+        e(f"let o{j} = base + (lid.x + {j * wg}u) * 4u;")
+        if v4:
+            e(f"if (o{j} < N) {{ Y[o{j} / 4u] = acc{j}; }}")
+        else:
+            e(*[f"if (o{j} + {c}u < N) {{ Y[o{j} + {c}u] = acc{j}[{c}]; }}" for c in range(4)])
+    e.close()
+    return e.text()
+
+
+WG = (32, 64, 128, 256, 512, 1024)
+TEMPLATES = [
+    Template("conv1d", "direct", "A", "workgroup geometry + outputs per invocation",
+             {"wg": WG, "opt": (1, 2, 4, 8)}, _direct, _direct_check),
+    Template("conv1d", "smem", "B", "X window and W in workgroup memory",
+             {"wg": WG, "opt": (1, 2, 4, 8, 16)}, _smem, _smem_check),
+    Template("conv1d", "regs", "C", "vec4 register windows, vec4 FMAs",
+             {"wg": WG, "groups": (1, 2, 3, 4, 6, 8), "v4out": (0, 1)}, _regs, _regs_check,
+             general=lambda p: not p["v4out"]),
+]
+
+
+def priors(s: Size, d: DeviceInfo | None) -> dict[str, list[Params]]:
+    v4 = 1 if s["N"] % 4 == 0 else 0
+    c = [{"wg": 256, "groups": 4, "v4out": v4}, {"wg": 128, "groups": 4, "v4out": v4},
+         {"wg": 256, "groups": 2, "v4out": v4}, {"wg": 64, "groups": 2, "v4out": 0}]
+    b = [{"wg": 256, "opt": 4}, {"wg": 128, "opt": 4}, {"wg": 64, "opt": 2}]
+    a = [{"wg": 256, "opt": 2}, {"wg": 128, "opt": 1}, {"wg": 64, "opt": 1}]
+    return {"A": a, "B": b, "C": c}

@@ -1,0 +1,52 @@
+"""Neighbourhood search over a template's parameter space, guided by measured times.
+
+Moves change one axis by one step (distance 1), then two axes at once (distance
+2). The first seeds are the measured winner and the next-best measured points;
+an axis whose step in one direction was measured slower than the winner is
+tried last in that direction, one whose step improved is pushed further first.
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+from typing import Any, Iterator
+
+from .base import Params, Template
+
+
+def steps(t: Template, p: Params, axis: str) -> list[Any]:
+    values = t.axes[axis]
+    i = values.index(p[axis])
+    return [values[j] for j in (i + 1, i - 1) if 0 <= j < len(values)]
+
+
+def neighbours(t: Template, p: Params, times: dict[str, float], best: float) -> Iterator[Params]:
+    """Distance-1 moves (promising directions first), then distance-2 moves."""
+    ranked: list[tuple[float, Params]] = []
+    for order, axis in enumerate(t.axes):
+        for value in steps(t, p, axis):
+            q = {**p, axis: value}
+            # a measured point beyond q in the same direction says which way is downhill
+            seen = times.get(t.key(q))
+            ranked.append((_promise(t, p, axis, value, times, best) + order * 1e-3
+                           + (0.0 if seen is None else 10.0), q))
+    ranked.sort(key=lambda x: x[0])
+    yield from (q for _, q in ranked)
+    for a, b in combinations(t.axes, 2):
+        for va in steps(t, p, a):
+            for vb in steps(t, p, b):
+                yield {**p, a: va, b: vb}
+
+
+def _promise(t: Template, p: Params, axis: str, value: Any, times: dict[str, float],
+             best: float) -> float:
+    """Lower is more promising: compare the measured point one step the other way."""
+    values = t.axes[axis]
+    i, j = values.index(p[axis]), values.index(value)
+    back = 2 * i - j
+    if 0 <= back < len(values):
+        other = times.get(t.key({**p, axis: values[back]}))
+        if other is not None and best > 0:
+            # the opposite step was slower: this direction is downhill
+            return -1.0 if other > best else 1.0
+    return 0.0
