@@ -38,6 +38,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--source", choices=["library", "llm", "auto"], default="auto")
     parser.add_argument("--record", type=Path, help="where to record the TUI session")
     parser.add_argument("--adapter", help="use the adapter whose name contains this text")
+    parser.add_argument("--kernel", "-k", action="append", default=[], type=Path,
+                        help="also measure this WGSL file in generation 1 (repeatable)")
     sub = parser.add_subparsers(dest="command")
 
     sub.add_parser("devices", help="list the adapters wgpu sees").add_argument("--json", action="store_true")

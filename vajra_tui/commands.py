@@ -264,4 +264,4 @@ def tui(args: argparse.Namespace, settings: Settings) -> int:
     from .app import run_app
 
     return run_app(settings, workload=args.workload, size=args.size, source=args.source,
-                   record=args.record, adapter=args.adapter)
+                   record=args.record, adapter=args.adapter, kernels=args.kernel or None)

@@ -1,0 +1,158 @@
+"""Snapshots of every screen at 80×24 and 120×40, driven by a fixed recorded session.
+
+The screens are fed ``tests/data/session_fixture.jsonl`` (a real lavapipe run
+recorded once: Nemotron streams from the loopback test server, library
+kernels, and broken and wrong user kernels) at speed 0, so no live timing
+reaches a snapshot. Regenerate the fixture with::
+
+    .venv/bin/python tests/test_snapshots.py   # then: pytest tests/test_snapshots.py --snapshot-update
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = Path(__file__).parent / "data"
+FIXTURE = DATA / "session_fixture.jsonl"
+SIZES = [(80, 24), (120, 40)]
+
+sys.path.insert(0, str(ROOT))
+from vajra_tui.app import VajraApp  # noqa: E402
+from vajra_tui.engine.events import DeviceInfo  # noqa: E402
+from vajra_tui.engine.record import read_recording  # noqa: E402
+from vajra_tui.settings import Settings  # noqa: E402
+
+FAKE_DEVICE = DeviceInfo(name="llvmpipe (LLVM 15.0.6, 256 bits)", backend="Vulkan", adapter_type="CPU",
+                         software=True)
+
+
+@pytest.fixture(autouse=True)
+def _isolated(tmp_path, monkeypatch):
+    for name in ("VAJRA_CONFIG_DIR", "VAJRA_DATA_DIR", "VAJRA_CACHE_DIR"):
+        monkeypatch.setenv(name, str(tmp_path / name.lower()))
+    for name in ("NEBIUS_API_KEY", "TAVILY_API_KEY", "VAJRA_THEME"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def replay_app(theme: str = "textual-dark") -> VajraApp:
+    _, events = read_recording(FIXTURE)
+    return VajraApp(Settings(theme=theme), replay_events=events, replay_label=FIXTURE.name, speed=0)
+
+
+async def settle(pilot) -> None:
+    """Wait (polling, bounded) until the replay is folded in and drawn; drop toasts."""
+    app = pilot.app
+    deadline = time.monotonic() + 30
+    while app.state.events < len(app.replay_events) or app._dirty:
+        assert time.monotonic() < deadline, "replay did not finish"
+        await pilot.pause(0.05)
+    await pilot.pause(0.2)
+    app.clear_notifications()
+    await pilot.pause()
+
+
+def goto(keys: str, screen: str):
+    """Press keys, then wait until ``screen`` (a class name) is on top and drawn."""
+    async def run_before(pilot) -> None:
+        await settle(pilot)
+        for key in keys.split():
+            await pilot.press(key)
+            await pilot.pause(0.05)
+        deadline = time.monotonic() + 10
+        while type(pilot.app.screen).__name__ != screen:
+            assert time.monotonic() < deadline, f"{screen} never showed"
+            await pilot.pause(0.05)
+        await pilot.pause(0.3)
+        pilot.app.clear_notifications()
+        await pilot.wait_for_scheduled_animations()
+        await pilot.pause(0.1)
+    return run_before
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_picker(snap_compare, size):
+    app = VajraApp(Settings(), workload="sgemm", size="128", source="library", probe=lambda: FAKE_DEVICE)
+
+    async def run_before(pilot) -> None:
+        deadline = time.monotonic() + 10
+        while pilot.app.adapter_info is None:
+            assert time.monotonic() < deadline
+            await pilot.pause(0.05)
+        await pilot.pause(0.1)
+
+    assert snap_compare(app, terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("screen,keys", [
+    ("BaselineScreen", "b"), ("VariantsScreen", "v"), ("GraveyardScreen", "g"),
+    ("GraveyardScreen", "g j"), ("ReportScreen", "r"), ("HelpScreen", "r question_mark"),
+    ("SourceScreen", "r s"), ("ExportScreen", "r x"),
+])
+def test_screen(snap_compare, size, screen, keys):
+    assert snap_compare(replay_app(), terminal_size=size, run_before=goto(keys, screen))
+
+
+def test_report_light_theme(snap_compare):
+    assert snap_compare(replay_app("textual-light"), terminal_size=(120, 40), run_before=goto("r", "ReportScreen"))
+
+
+def test_variants_light_theme(snap_compare):
+    assert snap_compare(replay_app("textual-light"), terminal_size=(80, 24), run_before=goto("v", "VariantsScreen"))
+
+
+# ---- regenerating the fixture (a real run on the local adapter) ----------------------
+def _library_sources() -> list[str]:
+    from vajra_tui.engine.candidate import GenerationContext
+    from vajra_tui.engine.generate.library import LibrarySource
+    from vajra_tui.engine.workloads import get_workload
+
+    sgemm = get_workload("sgemm")
+    ctx = GenerationContext(workload=sgemm.info(sgemm.size("128")), device=FAKE_DEVICE, generation=1)
+    return [c.source for c in LibrarySource(FAKE_DEVICE).propose(ctx)]
+
+
+async def _record(out: Path) -> None:
+    import llm_server
+    from vajra_tui.settings import LLMSettings, TimingSettings
+
+    sources = _library_sources()
+    llm_server.THINK_REPLY = (f"<think>{llm_server.THINK_TEXT} A 128x128 tile with vec4 loads "
+                              f"should beat the naive loop.</think>\n```wgsl\n{sources[-1]}```\n")
+    llm_server.KERNEL_REPLY = f"Here is a tiled kernel:\n```wgsl\n{sources[1]}```\nIt reuses tiles.\n"
+    server = llm_server.LLMServer(chunk_size=12, chunk_delay=0.01).start()
+    server.script("nemotron-test", "think", "reasoning_field", "prose")
+    import os
+
+    os.environ["NEBIUS_API_KEY"] = "sk-test-not-a-real-key"
+    settings = Settings(llm=LLMSettings(base_url=server.url, model="nemotron-test",
+                                        fallback_model="nemotron-test", first_token_timeout_s=5,
+                                        timeout_s=30),
+                        timing=TimingSettings(warmup=2, reps=5, deadline_s=4))
+    kernels = [DATA / "broken_kernel.wgsl", DATA / "wrong_kernel.wgsl"]
+    app = VajraApp(settings, workload="sgemm", size="128", source="nemotron", kernels=kernels,
+                   record=out)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("enter")
+        while not (app.driver and app.driver.ready and not app.driver.busy):
+            await pilot.pause(0.2)
+        await pilot.press("e")
+        await pilot.pause(0.5)
+        while app.driver.busy:
+            await pilot.pause(0.2)
+        await app.action_quit()
+    server.stop()
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).parent))
+    FIXTURE.unlink(missing_ok=True)
+    asyncio.run(_record(FIXTURE))
+    header, events = read_recording(FIXTURE)
+    print(f"{FIXTURE}: {len(events)} events")

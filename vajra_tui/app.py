@@ -1,0 +1,328 @@
+"""VajraApp: keys, screen switching and the refresh tick; the screens do the drawing.
+
+Events arrive as :class:`EngineEvent` messages (live or replayed), are folded
+into one :class:`RunState`, and a ~15 Hz tick redraws the visible screen only
+when something moved — so a fast token stream never floods the renderer.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.screen import ModalScreen, Screen
+
+from .driver import EngineEvent, LiveDriver, ReplayDriver, RunConfig
+from .engine.events import DeviceInfo, Event, GenerationStarted, Notice, RankingReady, SessionFinished
+from .engine.events import SessionStarted
+from .engine.record import RecordingError, read_recording
+from .screens import StateScreen
+from .screens.baseline import BaselineScreen
+from .screens.export import ExportScreen
+from .screens.graveyard import GraveyardScreen
+from .screens.help import HelpScreen
+from .screens.picker import PRESETS, PickerScreen
+from .screens.report import ReportScreen
+from .screens.source import SourceScreen
+from .screens.variants import VariantsScreen
+from .settings import Settings
+from .state import CandidateView, RunState
+
+SCREENS_BY_NAME: dict[str, type[StateScreen]] = {
+    "picker": PickerScreen, "baseline": BaselineScreen, "variants": VariantsScreen,
+    "graveyard": GraveyardScreen, "report": ReportScreen,
+}
+NEEDS_RUN = {"goto", "evolve", "source", "copy", "export"}
+REFRESH_HZ = 15
+
+
+_PROBE = ("import json, sys; from vajra_tui.engine.gpu.runtime import device_info, pick_adapter; "
+          "print(json.dumps(device_info(pick_adapter(sys.argv[1] or None)).model_dump()))")
+
+
+def probe_adapter(prefer: str | None = None) -> DeviceInfo:
+    """The adapter the GPU worker will pick, asked in a subprocess (from a thread worker):
+    loading a driver is slow and drivers print to stderr, which would tear the UI."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run([sys.executable, "-c", _PROBE, prefer or ""], capture_output=True, text=True,
+                          timeout=120, stdin=subprocess.DEVNULL, env=env)
+    lines = proc.stdout.strip().splitlines()
+    if proc.returncode != 0 or not lines:
+        errors = [line for line in proc.stderr.strip().splitlines() if line.strip()]
+        raise RuntimeError(errors[-1] if errors else "no WebGPU adapter found")
+    return DeviceInfo.model_validate_json(lines[-1])
+
+
+class VajraApp(App[int]):
+    CSS_PATH = "styles.tcss"
+    TITLE = "Vajra"
+    BINDINGS = [
+        Binding("b", "goto('baseline')", "base", id="baseline"),
+        Binding("v", "goto('variants')", "vars", id="variants"),
+        Binding("g", "goto('graveyard')", "graves", id="graveyard"),
+        Binding("r", "goto('report')", "report", id="report"),
+        Binding("e", "evolve", "evolve", id="evolve"),
+        Binding("s", "source", "src", id="source"),
+        Binding("c", "copy", "copy", id="copy"),
+        Binding("x", "export", "export", id="export"),
+        Binding("question_mark,f1", "help", "help", id="help"),
+        Binding("q", "quit", "quit", id="quit"),
+    ]
+
+    def __init__(self, settings: Settings | None = None, *, workload: str | None = None,
+                 size: str | None = None, source: str = "auto", adapter: str | None = None,
+                 record: Path | None = None, kernels: list[Path] | None = None,
+                 replay_events: list[Event] | None = None, replay_label: str = "",
+                 speed: float = 1.0, probe: Callable[[], DeviceInfo] | None = None) -> None:
+        super().__init__()
+        self.settings = settings or Settings()
+        self.state = RunState()
+        self.driver: LiveDriver | ReplayDriver | None = None
+        self.selected_id: str | None = None
+        self.adapter_info: DeviceInfo | None = None
+        self.probe: Callable[[], DeviceInfo] = probe or (lambda: probe_adapter(adapter))
+        self.initial_workload = workload or "sgemm"
+        self.initial_preset = size if size in PRESETS[:2] else "custom" if size else "seed"
+        self.initial_custom = size if self.initial_preset == "custom" and size else ""
+        self.initial_source = source if source in ("library", "nemotron", "auto") else "auto"
+        self.adapter, self.record, self.kernels = adapter, record, list(kernels or [])
+        self.replay_events, self.speed = replay_events, speed
+        self.banner = f"▶ RECORDING — replay of {replay_label}" if replay_events is not None else ""
+        self._dirty = False
+        self._announced: set[int] = set()
+
+    # ---- lifecycle -------------------------------------------------------------
+    def on_mount(self) -> None:
+        try:
+            self.theme = self.settings.theme
+        except Exception:
+            self.notify(f"unknown theme {self.settings.theme!r}; using the default", severity="warning")
+        if self.settings.keys:
+            self.set_keymap(self.settings.keys)
+        self.set_interval(1 / REFRESH_HZ, self._refresh_tick)
+        if self.replay_events is not None:
+            self.start_replay(self.replay_events)
+        else:
+            self.goto("picker")
+
+    def start_live(self, workload: str, size: str, source: str) -> None:
+        """Enter on the picker: start the engine; events will switch to the baseline screen."""
+        if self.driver is not None:
+            self.notify("a run is already in progress", severity="warning")
+            return
+        config = RunConfig(workload=workload, size=size, source=source, adapter=self.adapter,
+                           record=self.record, extra_kernels=self.kernels, timing=self.settings.timing)
+        driver = LiveDriver(self, config, self.settings)
+        try:
+            driver.start()
+        except (OSError, FileExistsError) as exc:
+            self.notify(str(exc), severity="error")
+            return
+        self.driver = driver
+        self.refresh_bindings()
+        self.goto("baseline")
+
+    def start_replay(self, events: list[Event]) -> None:
+        self.driver = ReplayDriver(self, events, self.speed)
+        self.driver.start()
+        self.refresh_bindings()
+        self.goto("baseline")
+
+    def start_replay_file(self, path: Path) -> None:
+        """The picker's fallback when no adapter exists: play a shipped recording."""
+        try:
+            _, events = read_recording(path)
+        except RecordingError as exc:
+            self.notify(str(exc), severity="error")
+            return
+        self.banner = f"▶ RECORDING — {path.name} (recorded elsewhere, not measured here)"
+        self.start_replay(events)
+
+    async def action_quit(self) -> None:
+        self.workers.cancel_group(self, "engine")
+        if self.driver is not None:
+            path = await self.driver.aclose()
+            if path is not None:
+                print(f"recording saved: {path}", file=sys.stderr)
+        self.exit(0)
+
+    # ---- events ----------------------------------------------------------------
+    def on_engine_event(self, message: EngineEvent) -> None:
+        event = message.event
+        self.state.apply(event)
+        self._dirty = True
+        if isinstance(event, SessionStarted) and self.current == "picker":
+            self.goto("baseline")
+        elif isinstance(event, GenerationStarted) and self.current == "baseline":
+            self.goto("variants")
+        elif isinstance(event, Notice) and event.level != "info":
+            self.notify(event.message, severity=event.level, timeout=6)
+        elif isinstance(event, RankingReady) and event.generation not in self._announced:
+            self._announced.add(event.generation)
+            self.notify(f"generation {event.generation} ranked: r opens the report card")
+        elif isinstance(event, SessionFinished) and self.driver is not None and self.driver.replay:
+            self.notify("replay finished: browse with b v g r")
+
+    def _refresh_tick(self) -> None:
+        if not self._dirty:
+            return
+        self._dirty = False
+        for screen in self.screen_stack[::-1]:
+            if isinstance(screen, StateScreen):
+                screen.redraw()
+                break
+
+    # ---- navigation ------------------------------------------------------------
+    @property
+    def current(self) -> str:
+        for screen in self.screen_stack[::-1]:
+            if isinstance(screen, StateScreen):
+                return next((n for n, c in SCREENS_BY_NAME.items() if type(screen) is c), "")
+        return ""
+
+    def goto(self, name: str) -> None:
+        while isinstance(self.screen, ModalScreen):
+            self.pop_screen()
+        if name == self.current:
+            return
+        if not self.is_screen_installed(name):
+            self.install_screen(SCREENS_BY_NAME[name](), name)
+        if isinstance(self.screen, StateScreen):
+            self.switch_screen(name)
+        else:
+            self.push_screen(name)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in NEEDS_RUN and self.driver is None:
+            return False
+        return True
+
+    def key_for(self, binding_id: str) -> str:
+        """The key now bound to an action (settings.keys overrides included)."""
+        if binding_id in self._keymap:
+            return " / ".join(self._keymap[binding_id]).replace("question_mark", "?")
+        for binding in self.BINDINGS:
+            if isinstance(binding, Binding) and binding.id == binding_id:
+                return binding.key.replace("question_mark", "?").replace(",", " / ")
+        return ""
+
+    # ---- actions ---------------------------------------------------------------
+    def action_goto(self, name: str) -> None:
+        self.goto(name)
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    def action_evolve(self) -> None:
+        if self.driver is None:
+            self.notify("nothing to evolve yet: run a workload first", severity="warning")
+            return
+        why = self.driver.evolve()
+        if why:
+            self.notify(why, severity="warning")
+        else:
+            self.goto("variants")
+
+    def _selected(self) -> CandidateView | None:
+        state = self.state
+        return state.candidates.get(self.selected_id or "") or state.winner or state.baseline
+
+    def action_source(self) -> None:
+        view = self._selected()
+        if view is None:
+            self.notify("no kernel yet", severity="warning")
+        elif not isinstance(self.screen, SourceScreen):
+            self.push_screen(SourceScreen(view))
+
+    def action_copy(self) -> None:
+        winner = self.state.winner
+        if winner is None or not winner.stitched_source:
+            self.notify("no winner yet: nothing to copy", severity="warning")
+            return
+        try:
+            self.copy_to_clipboard(winner.stitched_source)
+        except Exception as exc:  # no terminal, closed stream: never crash over a clipboard
+            self.notify(f"could not copy: {exc}", severity="error")
+            return
+        lines = winner.stitched_source.count("\n") + 1
+        self.notify(f"copied {winner.label}'s WGSL ({lines} lines) via OSC 52")
+
+    def action_export(self) -> None:
+        winner = self.state.winner
+        if winner is None or winner.result is None:
+            self.notify("no verified winner to export yet", severity="warning")
+            return
+        try:
+            from .engine.export import export_winner  # noqa: F401
+        except ImportError:
+            self.notify("export is not available in this build", severity="error")
+            return
+        self.push_screen(ExportScreen(winner.label))
+
+    def export_to(self, out_dir: Path, overwrite: bool) -> tuple[list[Path], str]:
+        """Called by the export modal: (written paths, '') or ([], one-line error)."""
+        from .engine.export import export_winner
+
+        winner, session = self.state.winner, self.state.session
+        if winner is None or winner.result is None or session is None:
+            return [], "no verified winner to export"
+        try:
+            written = export_winner(winner.result, session.device, session.workload, out_dir, overwrite)
+        except FileExistsError as exc:
+            return [], f"{exc} (tick overwrite to replace)"
+        except (OSError, ValueError, RuntimeError) as exc:
+            return [], str(exc).splitlines()[0]
+        self.notify(f"exported {winner.label}: " + ", ".join(p.name for p in written) + f" → {out_dir}")
+        return written, ""
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        commands: list[tuple[str, str, Callable[[], Any]]] = [
+            ("Navigate: baseline", "the baseline's progress and numbers", lambda: self.goto("baseline")),
+            ("Navigate: variants", "live candidate panels", lambda: self.goto("variants")),
+            ("Navigate: graveyard", "failed candidates and why", lambda: self.goto("graveyard")),
+            ("Navigate: report", "ranking, chart and provenance", lambda: self.goto("report")),
+            ("Tune: evolve winner", "run the next generation from the winner", self.action_evolve),
+            ("Kernel: show source", "stitched WGSL of the selected kernel", self.action_source),
+            ("Kernel: copy winner WGSL", "to the clipboard via OSC 52", self.action_copy),
+            ("Kernel: export winner", "WGSL, TypeScript and lockfile", self.action_export),
+            ("Help: keys", "every key binding", self.action_help),
+        ]
+        if self.driver is None:
+            commands = [c for c in commands if c[0].startswith("Help")]
+        for title, help_text, callback in commands:
+            yield SystemCommand(title, help_text, callback)
+
+
+def run_app(settings: Settings, *, workload: str | None = None, size: str | None = None,
+            source: str = "auto", replay: Path | None = None, speed: float = 1.0,
+            record: Path | None = None, adapter: str | None = None,
+            kernels: list[Path] | None = None) -> int:
+    """The CLI's entry: 0 on a normal quit, 2 on a bad recording/argument (one line on stderr)."""
+    from .engine.workloads import SizeError, get_workload
+
+    events: list[Event] | None = None
+    label = ""
+    try:
+        if replay is not None:
+            _, events = read_recording(Path(replay))
+            label = Path(replay).name
+        elif workload is not None:
+            get_workload(workload).size(size)
+        if record is not None and Path(record).exists():
+            raise RecordingError(f"{record} exists; refusing to overwrite a recording")
+    except (RecordingError, SizeError, KeyError) as exc:
+        print(f"vajra-tui: {exc}", file=sys.stderr)
+        return 2
+    app = VajraApp(settings, workload=workload, size=size, source=source, adapter=adapter,
+                   record=record, kernels=kernels, replay_events=events, replay_label=label,
+                   speed=speed)
+    app.run()
+    return int(app.return_code or 0)

@@ -1,0 +1,262 @@
+"""Drivers: where events come from. Live runs the engine; replay re-reads a recording.
+
+Both post the same :class:`EngineEvent` message to the app, so every screen
+works identically on either. The live driver runs the engine on its own
+asyncio loop in a background thread: the GPU already lives in a subprocess and
+the LLM on async HTTP, but sanitizing, stitching and generating kernels is
+pure Python that can take tens of milliseconds per candidate, and none of it
+may stall the UI loop. Textual workers on the UI side just await the engine
+coroutines' futures (cancelling them cancels the engine task).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from textual.message import Message
+
+from .engine.candidate import Candidate
+from .engine.events import Event, Notice, SessionFinished
+from .engine.record import Recorder, replay
+from .settings import Settings, TimingSettings, data_dir
+
+if TYPE_CHECKING:
+    from textual.app import App
+
+
+class EngineEvent(Message):
+    """One engine event, delivered to the app on its own loop."""
+
+    def __init__(self, event: Event) -> None:
+        super().__init__()
+        self.event = event
+
+
+@dataclass
+class RunConfig:
+    """What to tune. ``extra_kernels`` (CLI ``--kernel``) are WGSL bodies under the
+    kernel contract, evaluated with generation 1: the hook tests use to inject a
+    deliberately broken candidate and users use to measure their own kernels."""
+
+    workload: str
+    size: str | None = None
+    source: str = "auto"  # library | nemotron | auto
+    adapter: str | None = None
+    record: Path | None = None
+    extra_kernels: list[Path] = field(default_factory=list)
+    timing: TimingSettings | None = None
+
+
+def default_recording(workload: str) -> Path:
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    return data_dir() / "recordings" / f"{stamp}-{workload}.jsonl"
+
+
+def user_candidates(paths: list[Path]) -> list[Candidate]:
+    """Candidates from kernel files; an unreadable file becomes a no-kernel candidate."""
+    out = []
+    for number, path in enumerate(paths, 1):
+        path = Path(path)
+        try:
+            text, why = path.read_text(encoding="utf-8"), ""
+        except OSError as exc:
+            text, why = "", f"cannot read {path}: {exc.strerror or exc}"
+        out.append(Candidate(id=f"user{number}-{path.stem}", name=path.stem, strategy="user",
+                             origin=f"user: {path}", source=text, raw_reply=text,
+                             no_kernel_reason=why))
+    return out
+
+
+class _NoLibrary:
+    """Stands in while the offline library is unavailable: proposes nothing."""
+
+    def propose(self, ctx: Any) -> list[Candidate]:
+        return []
+
+    def evolve(self, ctx: Any, letter: str) -> list[Candidate]:
+        return []
+
+
+class LiveDriver:
+    """Runs calibrate → baseline → A/B/C, then one generation per ``evolve()``."""
+
+    replay = False
+
+    def __init__(self, app: App, config: RunConfig, settings: Settings) -> None:
+        self.app, self.config, self.settings = app, config, settings
+        self.record_path = Path(config.record) if config.record else default_recording(config.workload)
+        self.recorder: Recorder | None = None
+        self.client: Any = None
+        self.tuner: Any = None
+        self._closers: list[Any] = []
+        self._llm_source: Any = None
+        self._grounding: Any = None
+        self.busy = False
+        self.ready = False  # the first generation is done: evolve may run
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+
+    async def _on_engine(self, coro: Any) -> Any:
+        """Run a coroutine on the engine loop and await its result from the UI loop."""
+        assert self._loop is not None
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, self._loop))
+
+    # ---- event sink ----------------------------------------------------------
+    def emit(self, event: Event) -> None:
+        """Record, then hand the event to the UI loop (post_message is thread-safe)."""
+        with self._lock:
+            if self.recorder is not None:
+                self.recorder(event)
+        self.app.post_message(EngineEvent(event))
+
+    # ---- lifecycle -----------------------------------------------------------
+    def start(self) -> None:
+        if self.record_path.exists():
+            raise FileExistsError(f"{self.record_path} exists; refusing to overwrite a recording")
+        self.recorder = Recorder(self.record_path, label=self.config.workload)
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="vajra-engine", daemon=True)
+        self._thread.start()
+        self.busy = True
+        self.app.run_worker(self._on_engine(self._first()), group="engine", name="tune",
+                            exit_on_error=False)
+
+    def _session(self) -> Any:
+        from .engine.gpu.client import GPUClient
+        from .engine.session import Session
+        from .engine.workloads import get_workload
+
+        workload = get_workload(self.config.workload)
+        size = workload.size(self.config.size)
+        self.client = GPUClient(prefer=self.config.adapter)
+        self._llm_source = self._llm()
+        self._grounding = None
+        if self._llm_source is not None:
+            try:
+                from .engine.generate.grounding import Grounding
+
+                self._grounding = Grounding(self.settings.tavily, self.emit)
+                self._closers.append(self._grounding)
+            except ImportError:
+                pass
+        return Session(workload, size, self.client, self.emit,
+                       self.config.timing or self.settings.timing,
+                       source_mode="nemotron" if self._llm_source is not None else "library",
+                       grounding=bool(self._grounding is not None and self._grounding.enabled))
+
+    def _library(self, device: Any) -> Any:
+        try:
+            from .engine.generate.library import LibrarySource
+        except ImportError:
+            self.emit(Notice(level="warning", message="the offline kernel library is unavailable"))
+            return _NoLibrary()
+        return LibrarySource(device)
+
+    def _llm(self) -> Any:
+        if self.config.source == "library":
+            return None
+        try:
+            from .engine.generate.llm import NemotronSource
+        except ImportError:
+            return None
+        llm = NemotronSource(self.settings.llm, self.emit)
+        if not llm.configured:
+            if self.config.source == "nemotron":
+                self.emit(Notice(level="warning", message=f"Nemotron: ${self.settings.llm.api_key_env} "
+                                 "is not set; using the offline library"))
+            return None
+        self._closers.append(llm)
+        return llm
+
+    async def _first(self) -> None:
+        try:
+            from .engine.tune import Tuner
+
+            session = self._session()
+            device = await session.start()
+            self.tuner = Tuner(session, library=self._library(device), llm=self._llm_source,
+                               grounding=self._grounding)
+            await session.run_baseline(time=True)
+            await self.tuner.first_generation()
+            extras = user_candidates(self.config.extra_kernels)
+            if extras:
+                await session.evaluate(extras, generation=1)
+                session.rank(self.tuner.generation or 1)
+            self.ready = True
+        except Exception as exc:  # the UI must survive any engine failure
+            self.emit(Notice(level="error", message=f"{exc.__class__.__name__}: {exc}".splitlines()[0]))
+        finally:
+            self.busy = False
+
+    def evolve(self) -> str | None:
+        """Start the next generation; returns why not, or None when started."""
+        if not self.ready or self.tuner is None:
+            return "the first generation has not finished yet"
+        if self.busy:
+            return "a generation is already running"
+        self.busy = True
+        self.app.run_worker(self._on_engine(self._evolve()), group="engine", name="evolve",
+                            exit_on_error=False)
+        return None
+
+    async def _evolve(self) -> None:
+        try:
+            await self.tuner.evolve()
+        except Exception as exc:
+            self.emit(Notice(level="error", message=f"{exc.__class__.__name__}: {exc}".splitlines()[0]))
+        finally:
+            self.busy = False
+
+    async def aclose(self) -> Path | None:
+        """Publish the recording and stop the GPU worker (called once, on exit)."""
+        if self.recorder is None:
+            return None
+        self.emit(SessionFinished(ok=True))
+        with self._lock:
+            path, self.recorder = self.recorder.close(), None
+        for closer in self._closers:
+            try:
+                await asyncio.wait_for(self._on_engine(closer.aclose()), 5)
+            except Exception:
+                pass
+        if self.client is not None:
+            await asyncio.to_thread(self.client.close)
+        if self._loop is not None and self._thread is not None:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            await asyncio.to_thread(self._thread.join, 5)
+        return path
+
+
+class ReplayDriver:
+    """Re-posts a recording's events with their recorded pacing divided by ``speed``."""
+
+    replay = True
+    busy = False
+
+    def __init__(self, app: App, events: list[Event], speed: float = 1.0, label: str = "") -> None:
+        self.app, self.events, self.speed, self.label = app, events, speed, label
+        self.done = False
+
+    def start(self) -> None:
+        self.app.run_worker(self._run(), group="engine", name="replay", exit_on_error=False)
+
+    async def _run(self) -> None:
+        count = 0
+        async for event in replay(self.events, self.speed):
+            self.app.post_message(EngineEvent(event))
+            count += 1
+            if count % 64 == 0:
+                await asyncio.sleep(0)  # let the UI breathe during a fast replay
+        self.done = True
+
+    def evolve(self) -> str | None:
+        return "evolve is disabled while replaying a recording"
+
+    async def aclose(self) -> Path | None:
+        return None

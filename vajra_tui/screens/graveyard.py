@@ -1,0 +1,112 @@
+"""Screen 4: every failed candidate and why, with the evidence for each kind of failure.
+
+Compile errors show the source with the failing line highlighted and the
+message at line:column; rejections their worst element; timeouts their
+deadline; no-kernel replies the raw reply; sanitizer rewrites their diffs.
+"""
+
+from __future__ import annotations
+
+from rich.console import Group, RenderableType
+from rich.syntax import Syntax
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Container, VerticalScroll
+from textual.widgets import DataTable, Footer, Header, Static
+
+from ..state import CandidateView, RunState
+from ..widgets import fmt
+from ..widgets.banner import Banner
+from ..widgets.source_view import KernelSource, source_renderable
+from . import StateScreen
+
+
+def failure_detail(view: CandidateView, dark: bool) -> RenderableType:
+    """The evidence for one failure, by kind."""
+    r = view.result
+    assert r is not None
+    parts: list[RenderableType] = [
+        Text.assemble((f"{view.label}  ", "bold"), (r.status.replace("_", " "), "bold red"),
+                      (f"   {view.origin}", "dim")),
+    ]
+    if r.status != "compile_error" or not (view.diagnostics or r.diagnostics):
+        parts.append(Text(r.reason or "", style="red"))
+    if r.status == "compile_error":
+        parts.append(source_renderable(view.source or r.source, view.diagnostics or r.diagnostics, dark))
+    elif r.status == "rejected":
+        parts.append(Text.assemble(("max relative error ", "bold"), fmt.sci(r.max_rel_error),
+                                   ("   worst element ", "bold"),
+                                   fmt.DASH if r.worst_index is None else f"#{r.worst_index}"))
+    elif r.status == "timeout":
+        deadline = fmt.DASH if r.deadline_s is None else f"{r.deadline_s:.1f} s"
+        parts.append(Text.assemble(("deadline ", "bold"), deadline,
+                                   (" — the GPU worker was killed and restarted", "dim")))
+    elif r.status == "no_kernel":
+        parts.append(Text("raw reply:", style="bold"))
+        parts.append(Text(r.raw_reply or "(empty reply)", style="italic"))
+    diffs = [rw.diff for rw in view.rewrites if rw.diff] or [d for d in r.rewrites if d]
+    for diff in diffs:
+        parts.append(Text("sanitizer rewrite:", style="bold yellow"))
+        parts.append(Syntax(diff.rstrip("\n"), "diff", theme="ansi_dark" if dark else "ansi_light"))
+    return Group(*parts)
+
+
+class GraveyardScreen(StateScreen):
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
+    BINDINGS = [Binding("j", "cursor(1)", "down", show=False),
+                Binding("k", "cursor(-1)", "up", show=False)]
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Banner()
+        with Container(id="graveyard-split"):
+            yield DataTable(id="graves", cursor_type="row", zebra_stripes=True)
+            with VerticalScroll(id="grave-detail"):
+                yield KernelSource(id="grave-text")
+        yield Footer(compact=True, show_command_palette=False)
+
+    def on_mount(self) -> None:
+        self.title, self.sub_title = "Vajra", "failure graveyard"
+        table = self.query_one("#graves", DataTable)
+        for label in ("kernel", "status", "reason"):
+            table.add_column(label, key=label)
+        table.focus()
+        self._shown: tuple[str, int] | None = None
+        self.mounted()
+
+    def sync(self, state: RunState) -> None:
+        table = self.query_one("#graves", DataTable)
+        for view in state.graveyard:
+            if view.id not in table.rows:
+                reason = (view.result.reason if view.result else "").splitlines()
+                table.add_row(view.label, Text(view.status.replace("_", " "), style="red"),
+                              (reason[0] if reason else "")[:60], key=view.id)
+        self._show(state)
+
+    def _show(self, state: RunState) -> None:
+        table = self.query_one("#graves", DataTable)
+        text = self.query_one("#grave-text", KernelSource)
+        if not table.row_count:
+            if self._shown != ("", 0):
+                text.update(Text("No failures (yet): every candidate so far compiled and verified.",
+                                 style="dim"))
+                self._shown = ("", 0)
+            return
+        cid = str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
+        view = state.candidates.get(cid)
+        if view is None or self._shown == (cid, view.version):
+            return
+        self._shown = (cid, view.version)
+        text.update(failure_detail(view, self.app.current_theme.dark))
+
+    def action_cursor(self, delta: int) -> None:
+        table = self.query_one("#graves", DataTable)
+        table.move_cursor(row=max(table.cursor_row + delta, 0))
+
+    @on(DataTable.RowHighlighted, "#graves")
+    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.row_key.value is not None:
+            self.vapp.selected_id = str(event.row_key.value)
+        self._show(self.vapp.state)

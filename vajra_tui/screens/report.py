@@ -1,0 +1,119 @@
+"""Screen 5: the report card — ranked verified kernels, a GFLOP/s chart, provenance.
+
+Numbers are only formatted here; every one of them was derived by the engine
+and arrived inside CandidateResult.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.widgets import DataTable, Footer, Header, Static
+
+from ..engine.events import CandidateResult
+from ..state import CandidateView, RunState
+from ..widgets import fmt
+from ..widgets.banner import Banner
+from ..widgets.chart import Bar, GflopsChart
+from . import StateScreen
+
+CROWN = "👑"
+COLUMNS = ("", "kernel", "median ms", "GFLOP/s", "speedup", "GB/s", "roofline", "regime",
+           "FLOP/B", "workgroup", "grid", "IQR ms", "timing", "origin")
+
+
+def report_row(view: CandidateView, r: CandidateResult, rank: str) -> tuple[object, ...]:
+    return (rank, Text(view.label, style="bold" if rank == CROWN else ""), fmt.ms(r.median_ms),
+            fmt.num(r.gflops), fmt.speedup(r.speedup), fmt.num(r.gbps), fmt.pct(r.pct_of_roofline),
+            r.regime or fmt.DASH, fmt.num(r.intensity), fmt.dims(r.workgroup_size), fmt.dims(r.grid),
+            fmt.ms(r.iqr_ms), r.timing or fmt.DASH, view.origin or view.strategy)
+
+
+def provenance(state: RunState) -> Text:
+    """Device (software flag), timing method, seeds: what the numbers stand on."""
+    s = state.session
+    if s is None:
+        return Text("no session yet", style="dim")
+    methods = sorted({v.result.timing for v in [*state.ranked, state.baseline]
+                      if v is not None and v.result is not None and v.result.timing})
+    style = "bold yellow" if s.device.software else "bold green"
+    text = Text.assemble(("Device ", "bold"), (fmt.device_label(s.device), style),
+                         ("  Workload ", "bold"), fmt.workload_label(s.workload), "\n",
+                         ("Timing ", "bold"), ", ".join(methods) or fmt.DASH,
+                         f" · warm-up {s.warmup}, {s.reps} timed rounds · seeds ",
+                         ", ".join(map(str, s.seeds)) or fmt.DASH,
+                         f" · source {s.source_mode}", f" · grounding {'on' if s.grounding else 'off'}",
+                         f" · vajra {s.tool_version}")
+    if state.calibration is not None:
+        cal = state.calibration
+        text.append(f" · roofline copy {fmt.num(cal.copy_gbps)} GB/s, FMA {fmt.num(cal.fma_gflops)} GFLOP/s")
+    return text
+
+
+class ReportScreen(StateScreen):
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-tall")]
+    BINDINGS = [Binding("j", "cursor(1)", "down", show=False),
+                Binding("k", "cursor(-1)", "up", show=False)]
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Banner()
+        yield Static(id="report-winner")
+        yield Static(id="provenance")
+        yield DataTable(id="ranking", cursor_type="row", zebra_stripes=True)
+        yield GflopsChart(id="chart")
+        yield Footer(compact=True, show_command_palette=False)
+
+    def on_mount(self) -> None:
+        self.title, self.sub_title = "Vajra", "report card"
+        table = self.query_one("#ranking", DataTable)
+        for label in COLUMNS:
+            table.add_column(label, key=label or "rank")
+        table.focus()
+        self._drawn: tuple[object, ...] = ()
+        self.mounted()
+
+    def sync(self, state: RunState) -> None:
+        winner = state.winner
+        rows: list[tuple[CandidateView, CandidateResult, str]] = []
+        for number, view in enumerate(state.ranked, 1):
+            if view.result is not None:
+                rows.append((view, view.result, CROWN if view is winner else str(number)))
+        base = state.baseline
+        if base is not None and base.result is not None and base.result.status == "verified":
+            rows.append((base, base.result, "ref"))
+        signature = (id(state.session), id(state.calibration), id(state.ranking),
+                     tuple((v.id, id(r), rank) for v, r, rank in rows))
+        if signature == self._drawn:
+            return
+        self._drawn = signature
+        self.query_one("#provenance", Static).update(provenance(state))
+        headline = Text("No ranking yet: the report fills in when generation 1 is measured.", style="dim")
+        if state.ranking is not None:
+            headline = Text("Nothing verified beat the checks: see the graveyard (g).", style="bold red")
+        if winner is not None and winner.result is not None:
+            headline = Text.assemble((f"{CROWN} {winner.label}", "bold"), " wins: ",
+                                     (fmt.speedup(winner.result.speedup), "bold green"), " vs baseline, ",
+                                     f"{fmt.ms(winner.result.median_ms)} ms, {fmt.num(winner.result.gflops)} GFLOP/s")
+        self.query_one("#report-winner", Static).update(headline)
+        table = self.query_one("#ranking", DataTable)
+        cursor = table.cursor_row
+        table.clear()
+        for view, result, rank in rows:
+            table.add_row(*report_row(view, result, rank), key=view.id)
+        if rows:
+            table.move_cursor(row=min(cursor, len(rows) - 1))
+        self.query_one(GflopsChart).sync([
+            Bar(view.label, result.gflops or 0.0, baseline=view.id == "baseline", winner=view is winner)
+            for view, result, _ in rows])
+
+    def action_cursor(self, delta: int) -> None:
+        table = self.query_one("#ranking", DataTable)
+        table.move_cursor(row=max(table.cursor_row + delta, 0))
+
+    @on(DataTable.RowHighlighted, "#ranking")
+    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.row_key.value is not None:
+            self.vapp.selected_id = str(event.row_key.value)

@@ -1,0 +1,101 @@
+"""Screen 3: the variants, one live panel each, and a list of every candidate.
+
+Panels sit in a grid: three across when the terminal is wide (>= 120
+columns), stacked when narrow. Generation 1 (A, B, C and any user kernels)
+fills the first row; evolved generations (D, E, …) add rows below. The list
+under the panels is where arrows/j/k choose the kernel that ``s`` shows.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Grid, VerticalScroll
+from textual.widgets import DataTable, Footer, Header, Static
+
+from ..state import CandidateView, RunState
+from ..widgets import fmt
+from ..widgets.banner import Banner
+from ..widgets.stream import CandidatePanel
+from . import StateScreen
+
+COLUMNS = ("kernel", "gen", "origin", "status", "median ms", "speedup", "GFLOP/s")
+
+
+def status_cell(view: CandidateView) -> Text:
+    if view.result is None:
+        return Text(view.stage, style="yellow")
+    ok = view.result.status == "verified"
+    return Text(view.result.status.replace("_", " "), style="green" if ok else "red")
+
+
+def row_cells(view: CandidateView) -> tuple[object, ...]:
+    r = view.result
+    verified = r is not None and r.status == "verified"
+    return (view.label, str(view.generation), (view.origin or view.strategy)[:28], status_cell(view),
+            fmt.ms(r.median_ms) if verified and r else fmt.DASH,
+            fmt.speedup(r.speedup) if verified and r else fmt.DASH,
+            fmt.num(r.gflops) if verified and r else fmt.DASH)
+
+
+class VariantsScreen(StateScreen):
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
+    BINDINGS = [Binding("j", "cursor(1)", "down", show=False),
+                Binding("k", "cursor(-1)", "up", show=False)]
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Banner()
+        yield Static(id="variants-heading")
+        with VerticalScroll(id="variants-body"):
+            yield Grid(id="panels")
+            yield DataTable(id="variant-list", cursor_type="row", zebra_stripes=True)
+        yield Footer(compact=True, show_command_palette=False)
+
+    def on_mount(self) -> None:
+        self.title, self.sub_title = "Vajra", "variants"
+        table = self.query_one("#variant-list", DataTable)
+        for label in COLUMNS:
+            table.add_column(label, key=label)
+        table.focus()
+        self.mounted()
+
+    def sync(self, state: RunState) -> None:
+        source = state.generations.get(state.generation, "")
+        heading = Text.assemble(("Generation ", "bold"), str(state.generation or "—"),
+                                f" · candidates from {source}" if source else "",
+                                ("   e evolves the winner" if state.ranking else "", "dim"))
+        self.query_one("#variants-heading", Static).update(heading)
+        grid = self.query_one("#panels", Grid)
+        table = self.query_one("#variant-list", DataTable)
+        for view in state.variants:
+            panel = self._panel(view.id)
+            if panel is None:
+                grid.mount(CandidatePanel(view))
+            else:
+                panel.sync(view)
+            cells = row_cells(view)
+            if view.id in table.rows:
+                for column, value in zip(COLUMNS, cells):
+                    table.update_cell(view.id, column, value)
+            else:
+                table.add_row(*cells, key=view.id)
+
+    def _panel(self, cid: str) -> CandidatePanel | None:
+        for panel in self.query(CandidatePanel):
+            if panel.cid == cid:
+                return panel
+        return None
+
+    def action_cursor(self, delta: int) -> None:
+        table = self.query_one("#variant-list", DataTable)
+        table.move_cursor(row=max(table.cursor_row + delta, 0))
+
+    @on(DataTable.RowHighlighted, "#variant-list")
+    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.row_key.value is not None:
+            self.vapp.selected_id = str(event.row_key.value)
+            for panel in self.query(CandidatePanel):
+                panel.set_class(panel.cid == self.vapp.selected_id, "-selected")

@@ -1,0 +1,1 @@
+"""Small reusable widgets; each redraws only when its candidate's version moves."""

@@ -1,0 +1,63 @@
+"""GFLOP/s per kernel as a plotext bar chart; the baseline bar is grey and labelled."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual_plotext import PlotextPlot
+
+
+@dataclass(frozen=True)
+class Bar:
+    label: str
+    gflops: float
+    baseline: bool = False
+    winner: bool = False
+
+
+class GflopsChart(PlotextPlot):
+    """Horizontal bars so long kernel names stay readable at 80 columns."""
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self._bars: tuple[Bar, ...] = ()
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self._draw()
+
+    def sync(self, bars: list[Bar]) -> None:
+        if tuple(bars) == self._bars:
+            return
+        self._bars = tuple(bars)
+        self._draw()
+
+    def render(self):  # type: ignore[no-untyped-def]
+        self._draw(refresh=False)  # how many bars fit depends on the height we render at
+        return super().render()
+
+    def _fitting(self) -> list[Bar]:
+        """The best kernels that fit two rows each, and always the baseline."""
+        rows = max(self.size.height - 5, 2)
+        fit = max(rows // 2, 2)
+        if len(self._bars) <= fit:
+            return list(self._bars)
+        kept = [b for b in self._bars if not b.baseline][: fit - 1]
+        return kept + [b for b in self._bars if b.baseline]
+
+    def _draw(self, refresh: bool = True) -> None:
+        plt = self.plt
+        plt.clear_data()
+        plt.clear_figure()
+        plt.title("GFLOP/s per kernel (grey: baseline, green: winner)")
+        if not self._bars:
+            if refresh:
+                self.refresh()
+            return
+        bars = list(reversed(self._fitting()))  # plotext draws the first bar at the bottom
+        for position, bar in enumerate(bars, 1):
+            color = "gray" if bar.baseline else "green" if bar.winner else "blue"
+            plt.bar([position], [bar.gflops], orientation="horizontal", color=color, width=0.6)
+        plt.yticks(list(range(1, len(bars) + 1)), [b.label[:14] for b in bars])
+        if refresh:
+            self.refresh()

@@ -1,0 +1,93 @@
+"""A variant's live panel: its streamed text (reasoning dimmed) and its stage walk.
+
+Stream deltas arrive many per second; the panel never redraws per delta. The
+app's refresh tick calls :meth:`CandidatePanel.sync` at most ~15 times a
+second and the panel redraws only if the candidate's version moved, the same
+coalescing Textual's Markdown streaming does.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical, VerticalScroll
+from textual.widgets import Static
+
+from ..state import CandidateView
+from . import fmt
+from .stages import stage_walk
+
+TAIL_CHARS = 6000  # a panel shows the end of a long stream; the source screen has all
+
+
+def stream_text(view: CandidateView) -> Text:
+    """Reasoning dim and italic, then content; or the library's origin and parameters."""
+    text = Text()
+    if view.failovers:
+        for line in view.failovers:
+            text.append(f"failover: {line}\n", style="yellow")
+    if view.streamed:
+        reasoning = "".join(view.reasoning)[-TAIL_CHARS:]
+        if reasoning:
+            text.append(reasoning, style="dim italic")
+            text.append("\n")
+        text.append("".join(view.content)[-TAIL_CHARS:])
+        return text
+    text.append(view.origin or view.strategy, style="bold")
+    for key, value in view.params.items():
+        if key != "key":
+            text.append(f"\n  {key} = {value}")
+    if view.workgroup_size:
+        text.append(f"\nworkgroup {fmt.dims(view.workgroup_size)}  grid {fmt.dims(view.grid)}",
+                    style="dim")
+    return text
+
+
+def verdict_text(view: CandidateView) -> Text:
+    r = view.result
+    if r is None:
+        if view.dispatch_ms:
+            return Text(f"{len(view.dispatch_ms)} timed dispatches, last {fmt.ms(view.dispatch_ms[-1])} ms",
+                        style="dim")
+        return Text("")
+    if r.status == "verified":
+        return Text.assemble((f"{fmt.ms(r.median_ms)} ms", "bold"), "  ",
+                             (fmt.speedup(r.speedup), "bold green" if (r.speedup or 0) >= 1 else "bold red"),
+                             f"  {fmt.num(r.gflops)} GFLOP/s")
+    return Text(r.reason.splitlines()[0] if r.reason else r.status, style="red")
+
+
+class CandidatePanel(Vertical):
+    """Title, stage walk, stream body and verdict of one candidate."""
+
+    def __init__(self, view: CandidateView) -> None:
+        super().__init__(id=f"panel-{view.id}", classes="candidate-panel")
+        self.cid = view.id
+        self._seen = -1
+        self._view = view
+
+    def compose(self) -> ComposeResult:
+        yield Static(classes="panel-stages")
+        with VerticalScroll(classes="panel-scroll"):
+            yield Static(classes="panel-stream")
+        yield Static(classes="panel-verdict")
+
+    def on_mount(self) -> None:
+        self.sync(self._view)
+
+    def sync(self, view: CandidateView) -> None:
+        if view.version == self._seen:
+            return
+        self._seen, self._view = view.version, view
+        self.border_title = view.label
+        self.border_subtitle = f"gen {view.generation}"
+        self.set_class(view.failed, "-failed")
+        self.set_class(view.result is not None and view.result.status == "verified", "-verified")
+        self.query_one(".panel-stages", Static).update(stage_walk(view))
+        self.query_one(".panel-stream", Static).update(stream_text(view))
+        self.query_one(".panel-verdict", Static).update(verdict_text(view))
+        scroll = self.query_one(".panel-scroll", VerticalScroll)
+        if view.result is None:  # follow the stream while it runs
+            scroll.scroll_end(animate=False, immediate=False)
+        else:  # finished: show it from the top (reasoning first), the same every time
+            scroll.scroll_home(animate=False, immediate=False)
