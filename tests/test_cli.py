@@ -38,6 +38,25 @@ def test_bench_json_document(capsys, tmp_path):
     assert [r["status"] for r in replayed["results"]] == ["verified", "verified", "rejected"]
 
 
+def test_wall_clock_timing_and_browser_badge(capsys):
+    """--timing wall takes the one-dispatch-per-request path; the winner gets a Tint verdict."""
+    from vajra_tui.engine import tint
+
+    code = main(["bench", "-w", "sgemm", "--size", "64", "--reps", "3", "--warmup", "1",
+                 "--timing", "wall", "-k", str(KERNELS / "sgemm_tiled.wgsl"), "--json", "-q"])
+    assert code == 0
+    doc = json.loads(capsys.readouterr().out)
+    base, tiled = doc["results"]
+    assert base["timing"] == tiled["timing"] == "wall"
+    assert tiled["status"] == "verified" and tiled["median_ms"] > 0
+    assert doc["winner"] == "user0"
+    winner = tiled
+    if tint.node_available() and tint.ensure_node_modules() is not None:
+        assert winner["browser"] == "browser-valid", winner["browser_diagnostics"]
+    else:
+        assert winner["browser"].startswith("unchecked")
+
+
 @pytest.mark.parametrize("argv,needle", [
     (["bench", "-w", "nope"], "unknown workload"),
     (["bench", "-w", "sgemm", "--size", "12xfoo"], "bad size"),

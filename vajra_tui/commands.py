@@ -42,6 +42,8 @@ def _timing(args: argparse.Namespace, settings: Settings) -> TimingSettings:
             if value < (1 if name == "reps" else 0):
                 raise UsageError(f"--{name} must be {'at least 1' if name == 'reps' else 'non-negative'}")
             setattr(t, field, value)
+    if getattr(args, "timing", None):
+        t.method = args.timing
     return t
 
 
@@ -115,6 +117,9 @@ async def bench(args: argparse.Namespace, settings: Settings) -> int:
         await run.session.start()
         await run.session.run_baseline(time=False)
         await run.session.evaluate(run.kernels)
+        ranked = run.session.rank(1)
+        if ranked:
+            await run.session.check_browser(ranked[0].id)
     except BaselineError as exc:
         print(f"vajra-tui: {exc}", file=sys.stderr)
         return 1
@@ -128,7 +133,6 @@ async def bench(args: argparse.Namespace, settings: Settings) -> int:
     if args.show_source:
         for r in results:
             print(f"// ===== {r.name} (sha256 {r.source_sha256}) =====\n{r.stitched_source}", file=sys.stderr)
-    ranked = s.rank(1)
     return _finish(args, run, results, ranked[0].id if ranked else None)
 
 

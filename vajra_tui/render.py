@@ -21,7 +21,8 @@ RESULT_FIELDS = (
     "name", "status", "reason", "diagnostics", "max_rel_error", "worst_index", "median_ms",
     "iqr_ms", "p25_ms", "p75_ms", "min_ms", "max_ms", "timing", "gflops", "gbps", "intensity",
     "pct_of_roofline", "regime", "suspicious", "workgroup_size", "grid", "speedup",
-    "source_sha256", "strategy", "origin", "generation", "rewrites", "deadline_s",
+    "source_sha256", "strategy", "origin", "generation", "rewrites", "deadline_s", "browser",
+    "browser_diagnostics",
 )
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Literal
 
 import platformdirs
 from pydantic import BaseModel, Field, SecretStr
@@ -67,6 +68,7 @@ class TavilySettings(BaseModel):
 class TimingSettings(BaseModel):
     warmup: int = 5
     reps: int = 9
+    method: Literal["auto", "wall"] = "auto"  # auto: device timestamps where the adapter has them
     deadline_s: float | None = None  # None: max(10 s, 20x the baseline median)
 
 

@@ -98,6 +98,8 @@ class CandidateResult(_Model):
     source_sha256: str = ""
     raw_reply: str = ""
     deadline_s: float | None = None
+    browser: str = ""  # browser-valid | tint-rejected | unchecked: <why>; crowned kernels only
+    browser_diagnostics: list[Diagnostic] = Field(default_factory=list)
 
 
 class WorkloadInfo(_Model):

@@ -19,7 +19,7 @@ from .candidate import Candidate
 from .contract import ContractError, Stitched, diagnostics_from_error, prelude, stitch
 from .events import (
     Calibration, CalibrationReady, CandidateFinished, CandidateQueued, CandidateResult,
-    CandidateSource, CompileFinished, DeviceInfo, DispatchTimed, Event, Notice, RankingReady,
+    CandidateSource, CompileFinished, DeviceInfo, Diagnostic, DispatchTimed, Event, Notice, RankingReady,
     SanitizerRewrite, SessionStarted, StageChanged, VerificationFinished,
 )
 from .gpu.client import GPUClient, WorkerCrashed, WorkerError, WorkerTimeout
@@ -223,7 +223,8 @@ class Session:
         dispatch per request, which also finds the kernel that hung.
         """
         runs = {cid: _Timed(cid) for cid in ids}
-        if not (self.device and self.device.timestamp_query and await self._time_stream(runs)):
+        stamps = self.device is not None and self.device.timestamp_query and self.timing.method == "auto"
+        if not (stamps and await self._time_stream(runs)):
             await self._time_rounds(runs)
         return self._finish_batch(runs)
 
@@ -285,7 +286,7 @@ class Session:
             run.failed = result
             return
         for wall, ts in zip(reply["wall_ms"], reply["ts_ms"]):
-            good = plausible_timestamp(ts, wall)
+            good = self.timing.method == "auto" and plausible_timestamp(ts, wall)
             self.emit(DispatchTimed(id=run.cid, round=rnd, ms=ts if good else wall,
                                     method="timestamp" if good else "wall", warmup=warmup))
             if not warmup:
@@ -308,8 +309,8 @@ class Session:
 
     def _finish_batch(self, runs: dict[str, _Timed]) -> list[CandidateResult]:
         good = [r for r in runs.values() if r.failed is None and (r.wall or r.streamed)]
-        use_ts = all(r.streamed or all(plausible_timestamp(ts, w) for ts, w in zip(r.ts, r.wall))
-                     for r in good)
+        use_ts = self.timing.method == "auto" and all(
+            r.streamed or all(plausible_timestamp(ts, w) for ts, w in zip(r.ts, r.wall)) for r in good)
         method = "timestamp" if use_ts and good else "wall"
         for run in good:
             times = [t for t in run.ts] if method == "timestamp" else run.wall
@@ -361,6 +362,24 @@ class Session:
                                winner_id=winner.id if winner else None,
                                baseline_median_ms=self.baseline_ms))
         return verified
+
+    async def check_browser(self, cid: str) -> CandidateResult:
+        """Give a crowned kernel its browser badge: does Tint (Dawn, under Node) accept it?"""
+        from .browser_check import browser_badge
+
+        result = self.results[cid]
+        if result.browser or not result.stitched_source:
+            return result
+        badge = await asyncio.to_thread(browser_badge, result.stitched_source)
+        status = badge["status"]
+        result.browser = status if status != "unchecked" else f"unchecked: {badge['reason']}"
+        result.browser_diagnostics = [
+            Diagnostic(line=max(m["candidate_line"], 1), column=max(m["column"], 1), message=m["message"])
+            for m in badge["messages"]]
+        if status == "tint-rejected":
+            self.emit(Notice(level="warning", message=f"{result.name} is not browser-valid: {badge['reason']}"))
+        self.emit(CandidateFinished(result=result))
+        return result
 
     def source_sha(self, cid: str) -> str:
         st = self.stitched.get(cid)

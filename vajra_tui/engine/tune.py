@@ -71,7 +71,7 @@ class Tuner:
         if not any(c.source for c in candidates):
             candidates += self.library.propose(ctx)
         await self.session.evaluate(candidates + self.extra, generation=1)
-        return self.session.rank(1)
+        return await self._ranked(1)
 
     async def evolve(self) -> list[CandidateResult]:
         """One more generation from the current winner."""
@@ -89,7 +89,13 @@ class Tuner:
         if not candidates:
             self.session.emit(Notice(message="the library's neighbourhood is exhausted: no new configuration to try"))
         await self.session.evaluate(candidates, generation=self.generation)
-        return self.session.rank(self.generation)
+        return await self._ranked(self.generation)
+
+    async def _ranked(self, generation: int):
+        ranked = self.session.rank(generation)
+        if ranked:
+            await self.session.check_browser(ranked[0].id)
+        return ranked
 
     async def _from_llm(self, ctx: GenerationContext, strategies: list[str]) -> list[Candidate]:
         grounding = None

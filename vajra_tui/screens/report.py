@@ -85,7 +85,7 @@ class ReportScreen(StateScreen):
         if base is not None and base.result is not None and base.result.status == "verified":
             rows.append((base, base.result, "ref"))
         signature = (id(state.session), id(state.calibration), id(state.ranking),
-                     tuple((v.id, id(r), rank) for v, r, rank in rows))
+                     tuple((v.id, id(r), r.browser, rank) for v, r, rank in rows))
         if signature == self._drawn:
             return
         self._drawn = signature
@@ -96,7 +96,8 @@ class ReportScreen(StateScreen):
         if winner is not None and winner.result is not None:
             headline = Text.assemble((f"{CROWN} {winner.label}", "bold"), " wins: ",
                                      (fmt.speedup(winner.result.speedup), "bold green"), " vs baseline, ",
-                                     f"{fmt.ms(winner.result.median_ms)} ms, {fmt.num(winner.result.gflops)} GFLOP/s")
+                                     f"{fmt.ms(winner.result.median_ms)} ms, {fmt.num(winner.result.gflops)} GFLOP/s",
+                                     browser_badge(winner.result))
         self.query_one("#report-winner", Static).update(headline)
         table = self.query_one("#ranking", DataTable)
         cursor = table.cursor_row
@@ -117,3 +118,16 @@ class ReportScreen(StateScreen):
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
         if event.row_key.value is not None:
             self.vapp.selected_id = str(event.row_key.value)
+
+
+def browser_badge(result: CandidateResult) -> Text:
+    """Whether browsers' WGSL compiler (Tint, through Dawn) accepts the crowned kernel."""
+    if not result.browser:
+        return Text("")
+    if result.browser == "browser-valid":
+        return Text("  [browser-valid]", style="bold green")
+    if result.browser == "tint-rejected":
+        first = result.browser_diagnostics[0] if result.browser_diagnostics else None
+        where = f" {first.line}:{first.column} {first.message}" if first else ""
+        return Text(f"  [Tint rejects it:{where}]", style="bold yellow")
+    return Text(f"  [{result.browser}]", style="dim")

@@ -1,0 +1,62 @@
+"""`vajra-tui tune` end to end: the library loop offline, and Nemotron through a loopback server."""
+
+from __future__ import annotations
+
+import json
+
+import llm_server
+from conftest import kernel
+from llm_server import LLMServer
+from vajra_tui.cli import main
+from vajra_tui.engine.events import ModelFailover, StreamDelta
+from vajra_tui.engine.record import read_recording
+
+
+def test_library_tune_ranks_verified_kernels_over_generations(capsys):
+    code = main(["tune", "-w", "conv1d", "--size", "20000x64", "--source", "library",
+                 "--generations", "2", "--budget", "3", "--reps", "3", "--warmup", "1", "--json", "-q"])
+    assert code == 0
+    doc = json.loads(capsys.readouterr().out)
+    by_gen: dict[int, list[dict]] = {}
+    for r in doc["results"]:
+        by_gen.setdefault(r["generation"], []).append(r)
+    assert sorted(r["strategy"] for r in by_gen[1] if r["name"] != "baseline") == ["A", "B", "C"]
+    assert 1 <= len(by_gen[2]) <= 3 and 1 <= len(by_gen[3]) <= 3
+    assert all(r["origin"].startswith("library: conv1d/") for g in (2, 3) for r in by_gen[g])
+    verified = [r for r in doc["results"] if r["status"] == "verified" and r["name"] != "baseline"]
+    winner = min(verified, key=lambda r: r["median_ms"])
+    assert doc["winner"] and doc["generations"] == 3
+    assert next(r for r in doc["results"] if r["median_ms"] == winner["median_ms"])["speedup"] > 0
+
+
+def test_llm_tune_streams_three_variants_and_fails_over(monkeypatch, capsys, tmp_path):
+    reply = f"<think>stage the row, reduce twice</think>\n```wgsl\n{kernel('softmax_row.wgsl')}```\n"
+    monkeypatch.setattr(llm_server, "KERNEL_REPLY", reply)
+    monkeypatch.setenv("NEBIUS_API_KEY", "test-key-0123456789")
+    monkeypatch.setenv("VAJRA_LLM_MODEL", "primary-model")
+    monkeypatch.setenv("VAJRA_LLM_FALLBACK_MODEL", "fallback-model")
+    rec = tmp_path / "llm.jsonl"
+    with LLMServer(chunk_size=64, chunk_delay=0.0) as server:
+        server.script("primary-model", "503")
+        server.script("fallback-model", "kernel")
+        monkeypatch.setenv("VAJRA_LLM_BASE_URL", server.url)
+        code = main(["tune", "-w", "softmax", "--size", "32x256", "--generations", "1",
+                     "--reps", "3", "--warmup", "1", "--json", "--record", str(rec)])
+        assert server.max_active >= 2  # the variants were requested concurrently
+    assert code == 0
+    out = capsys.readouterr()
+    doc = json.loads(out.out)
+    assert "primary-model failed" in out.err and "using fallback-model" in out.err
+    gen1 = [r for r in doc["results"] if r["generation"] == 1 and r["name"] != "baseline"]
+    assert sorted(r["strategy"] for r in gen1) == ["A", "B", "C"]
+    assert all(r["origin"] == "nemotron: fallback-model" for r in gen1)
+    assert all(r["status"] == "verified" for r in gen1), [r["reason"] for r in gen1]
+    evolved = [r for r in doc["results"] if r["generation"] == 2]
+    assert len(evolved) == 1 and evolved[0]["origin"] == "nemotron: fallback-model"
+
+    text = rec.read_text()
+    assert "test-key-0123456789" not in text
+    _, events = read_recording(rec)
+    assert sum(isinstance(e, ModelFailover) for e in events) >= 3
+    kinds = {e.kind for e in events if isinstance(e, StreamDelta)}
+    assert kinds == {"reasoning", "content"}
