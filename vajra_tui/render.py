@@ -13,7 +13,7 @@ from rich.table import Table
 
 from .engine.events import (
     Calibration, CandidateFinished, CandidateResult, CompileFinished, DeviceInfo, Event,
-    GenerationStarted, ModelFailover, Notice, RankingReady, SanitizerRewrite, SessionStarted,
+    GenerationStarted, GroundingResult, ModelFailover, Notice, RankingReady, SanitizerRewrite, SessionStarted,
     VerificationFinished, WorkloadInfo,
 )
 
@@ -59,6 +59,9 @@ class ProgressPrinter:
             self._say(f"sanitize {event.id}: {verb} {len(event.findings)} uniformity issue(s)")
         elif isinstance(event, ModelFailover):
             self._say(f"llm      {event.id}: {event.from_model} failed ({event.reason}); using {event.to_model}")
+        elif isinstance(event, GroundingResult):
+            what = f"failed: {event.error}" if event.error else f"{len(event.results)} results"
+            self._say(f"grounding {event.query[:60]}: {what}{' (cached)' if event.cached else ''}")
         elif isinstance(event, Notice):
             self._say(f"{event.level:<8} {event.message}")
         elif isinstance(event, CandidateFinished):

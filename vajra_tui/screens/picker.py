@@ -67,10 +67,11 @@ class PickerScreen(StateScreen):
     def on_mount(self) -> None:
         self.title, self.sub_title = "Vajra", "pick a workload"
         table = self.query_one("#workloads", DataTable)
-        for label in ("workload", "what", "size", "FLOPs", "bytes"):
+        # the description goes last: on a narrow terminal it is what gets cut, not the numbers
+        for label in ("workload", "size", "FLOPs", "bytes", "what"):
             table.add_column(label, key=label)
         for name, workload in WORKLOADS.items():
-            table.add_row(name, workload.summary, "", "", "", key=name)
+            table.add_row(name, "", "", "", Text(workload.summary), key=name)
         if self.vapp.initial_workload in WORKLOADS:
             table.move_cursor(row=list(WORKLOADS).index(self.vapp.initial_workload))
         self.query_one("#recordings").display = False
@@ -139,7 +140,7 @@ class PickerScreen(StateScreen):
             except SizeError:
                 cells = ("invalid", fmt.DASH, fmt.DASH)
             for column, value in zip(("size", "FLOPs", "bytes"), cells):
-                table.update_cell(name, column, value)
+                table.update_cell(name, column, value, update_width=True)
 
     @on(RadioSet.Changed, "#preset")
     @on(Input.Changed, "#custom")

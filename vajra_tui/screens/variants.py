@@ -40,6 +40,19 @@ def row_cells(view: CandidateView) -> tuple[object, ...]:
             fmt.num(r.gflops) if verified and r else fmt.DASH)
 
 
+def grounding_lines(state: RunState, most: int = 3) -> Text:
+    """The latest Tavily searches that fed the prompts, with their top source."""
+    text = Text()
+    for g in state.grounding[-most:]:
+        if g.error:
+            text.append(f"\ngrounding: {g.query[:50]} failed ({g.error[:40]})", style="yellow")
+        else:
+            top = g.results[0].get("url", "") if g.results else "no results"
+            cached = " (cached)" if g.cached else ""
+            text.append(f"\ngrounding: {g.query[:50]} → {len(g.results)}{cached}: {top[:60]}", style="dim")
+    return text
+
+
 class VariantsScreen(StateScreen):
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
     BINDINGS = [Binding("j", "cursor(1)", "down", show=False),
@@ -64,9 +77,11 @@ class VariantsScreen(StateScreen):
 
     def sync(self, state: RunState) -> None:
         source = state.generations.get(state.generation, "")
+        replaying = self.vapp.driver is not None and self.vapp.driver.replay
+        evolve_hint = "   e evolves the winner" if state.ranking and not replaying else ""
         heading = Text.assemble(("Generation ", "bold"), str(state.generation or "—"),
-                                f" · candidates from {source}" if source else "",
-                                ("   e evolves the winner" if state.ranking else "", "dim"))
+                                f" · candidates from {source}" if source else "", (evolve_hint, "dim"))
+        heading.append_text(grounding_lines(state))
         self.query_one("#variants-heading", Static).update(heading)
         grid = self.query_one("#panels", Grid)
         table = self.query_one("#variant-list", DataTable)
