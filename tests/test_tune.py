@@ -42,7 +42,6 @@ def test_llm_tune_streams_three_variants_and_fails_over(monkeypatch, capsys, tmp
         monkeypatch.setenv("VAJRA_LLM_BASE_URL", server.url)
         code = main(["tune", "-w", "softmax", "--size", "32x256", "--generations", "1",
                      "--reps", "3", "--warmup", "1", "--json", "--record", str(rec)])
-        assert server.max_active >= 2  # the variants were requested concurrently
     assert code == 0
     out = capsys.readouterr()
     doc = json.loads(out.out)
