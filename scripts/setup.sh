@@ -21,6 +21,15 @@ if ! have_vulkan_icd; then
   fi
 fi
 
+# Dawn (npm 'webgpu') runs on Mesa's OpenGL ES through EGL when there is no GPU.
+if command -v node >/dev/null && ! ldconfig -p 2>/dev/null | grep -q 'libEGL_mesa.so'; then
+  if command -v apt-get >/dev/null; then
+    echo "setup: installing Mesa's EGL/GLES for the browser (Tint) checks"
+    as_root apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq libegl1 libegl-mesa0 libgles2 libgl1-mesa-dri >/dev/null
+  fi
+fi
+
 PY=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
