@@ -2,8 +2,8 @@
 
 A 10 ms timer records the largest gap between ticks while the app runs
 calibrate → baseline → A/B/C live. The target is < 100 ms; a noisy 2-core CI
-gets a looser bound. The figure is printed and written to
-benchmarks/results/loop_stall.json.
+gets a looser bound. The figure is printed; with VAJRA_LOOP_STALL_JSON=<path> it is
+also written there (benchmarks/results/loop_stall.json holds the committed figure).
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from pathlib import Path
 from vajra_tui.app import VajraApp
 from vajra_tui.settings import Settings, TimingSettings
 
-ROOT = Path(__file__).resolve().parents[1]
 TARGET_MS, CI_BOUND_MS = 100.0, 500.0
 
 
@@ -60,7 +59,8 @@ async def test_event_loop_never_stalls(tmp_path, monkeypatch):
     worst = max(gaps)
     events = app.state.events
     print(f"\nlargest event-loop stall during a {tune_s:.1f} s tune ({events} events): {worst:.1f} ms")
-    out = ROOT / "benchmarks" / "results" / "loop_stall.json"
+    target = os.environ.get("VAJRA_LOOP_STALL_JSON")
+    out = Path(target) if target else tmp_path / "loop_stall.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({
         "max_stall_ms": round(worst, 2), "target_ms": TARGET_MS, "bound_ms": CI_BOUND_MS,
