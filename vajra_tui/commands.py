@@ -120,12 +120,8 @@ async def bench(args: argparse.Namespace, settings: Settings) -> int:
         ranked = run.session.rank(1)
         if ranked:
             await run.session.check_browser(ranked[0].id)
-    except BaselineError as exc:
-        print(f"vajra-tui: {exc}", file=sys.stderr)
-        return 1
-    except (WorkerError, WorkerCrashed, WorkerTimeout) as exc:
-        print(f"vajra-tui: GPU worker failed: {exc}", file=sys.stderr)
-        return 1
+    except RUN_ERRORS as exc:
+        return _run_failed(exc)
     finally:
         run.close()
     s = run.session
@@ -158,12 +154,8 @@ async def tune(args: argparse.Namespace, settings: Settings) -> int:
     tuner.extra = run.kernels
     try:
         ranked = await tuner.run(max(args.generations, 0))
-    except BaselineError as exc:
-        print(f"vajra-tui: {exc}", file=sys.stderr)
-        return 1
-    except (WorkerError, WorkerCrashed, WorkerTimeout) as exc:
-        print(f"vajra-tui: GPU worker failed: {exc}", file=sys.stderr)
-        return 1
+    except RUN_ERRORS as exc:
+        return _run_failed(exc)
     finally:
         if llm is not None:
             await llm.aclose()
@@ -175,6 +167,16 @@ async def tune(args: argparse.Namespace, settings: Settings) -> int:
         _export(winner, run.session.device, run.session.info, args.export, force=False)
     return _finish(args, run, results, winner.id if winner else None,
                    {"generations": tuner.generation})
+
+
+RUN_ERRORS = (BaselineError, WorkerError, WorkerCrashed, WorkerTimeout)
+
+
+def _run_failed(exc: Exception) -> int:
+    """A run that cannot go on (failing baseline, unusable GPU): one line, exit status 1."""
+    what = "" if isinstance(exc, BaselineError) else "GPU worker failed: "
+    print(f"vajra-tui: {what}{exc}", file=sys.stderr)
+    return 1
 
 
 def _export(result, device, workload, out: Path, force: bool) -> None:

@@ -1,0 +1,230 @@
+"""Lockfiles: where, how fast and how correct a kernel was measured, mergeable across machines.
+
+Entries are keyed by device, workload, size and the kernel's sha256, so the same kernel
+measured on several adapters can be compared after :func:`merge_locks`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from .. import __version__
+from .events import CandidateResult, DeviceInfo, WorkloadInfo
+
+LOCK_NAME = "vajra.lock.json"
+LOCK_SCHEMA = "vajra.lock"
+LOCK_SCHEMA_VERSION = 1
+
+_TIMING_FIELDS = ("median_ms", "iqr_ms", "p25_ms", "p75_ms", "min_ms", "max_ms")
+_DEVICE_FIELDS = ("vendor", "name", "driver", "backend", "adapter_type", "software",
+                  "vendor_id", "device_id")
+
+
+# ---- lock entries --------------------------------------------------------------
+def device_key(device: DeviceInfo | dict[str, Any]) -> str:
+    """The adapter identity entries are compared by (same form as the calibration cache)."""
+    d = device.model_dump() if isinstance(device, DeviceInfo) else device
+    return (f"{d.get('name', '')}|{d.get('driver', '')}|{d.get('backend', '')}|"
+            f"{int(d.get('vendor_id') or 0):x}:{int(d.get('device_id') or 0):x}")
+
+
+def size_label(size: dict[str, int]) -> str:
+    return ",".join(f"{k}={v}" for k, v in size.items())
+
+
+def entry_key(entry: dict[str, Any]) -> str:
+    """``device | workload | size | sha256``: one measurement slot in a lockfile."""
+    return " / ".join((
+        device_key(entry["device"]), entry["workload"]["name"],
+        size_label(entry["workload"]["size"]), entry["kernel"]["sha256"],
+    ))
+
+
+def _finite(value: float | None) -> float | None:
+    if value is None:
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def _sha256(text: str) -> str:
+    return sha256_bytes(text.encode())
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def verified_sha(result: CandidateResult) -> str:
+    """The kernel's sha256; refuses results that cannot be exported faithfully."""
+    if result.status != "verified":
+        raise ValueError(f"only verified kernels can be exported: {result.name!r} is {result.status}")
+    if not result.stitched_source:
+        raise ValueError(f"{result.name!r} has no stitched source to export")
+    if len(result.grid) != 3 or min(result.grid) < 1:
+        raise ValueError(f"{result.name!r} has no dispatch grid (got {result.grid})")
+    sha = _sha256(result.stitched_source)
+    if result.source_sha256 and result.source_sha256 != sha:
+        raise ValueError(f"{result.name!r}: stitched source does not match its sha256 "
+                         f"{result.source_sha256[:12]}…")
+    return sha
+
+
+def lock_entry(result: CandidateResult, device: DeviceInfo, workload: WorkloadInfo) -> dict[str, Any]:
+    """One lockfile entry: which kernel, on which adapter, how fast, how verified."""
+    sha = verified_sha(result)
+    entry: dict[str, Any] = {
+        "device": {"key": device_key(device), **{f: getattr(device, f) for f in _DEVICE_FIELDS}},
+        "workload": {"name": workload.name, "size": dict(workload.size),
+                     "flops": workload.flops, "min_bytes": workload.min_bytes},
+        "kernel": {
+            "sha256": sha, "name": result.name, "strategy": result.strategy,
+            "origin": result.origin, "generation": result.generation,
+            "workgroup_size": list(result.workgroup_size), "grid": list(result.grid),
+        },
+        "timing": {
+            **{f: _finite(getattr(result, f)) for f in _TIMING_FIELDS},
+            "method": result.timing, "samples": len(result.times_ms),
+        },
+        "verification": {"status": result.status, "max_rel_error": _finite(result.max_rel_error),
+                         "atol": workload.atol, "rtol": workload.rtol},
+        "throughput": {"gflops": _finite(result.gflops), "gbps": _finite(result.gbps),
+                       "pct_of_roofline": _finite(result.pct_of_roofline),
+                       "speedup_vs_baseline": _finite(result.speedup)},
+        "tool_version": __version__,
+        "exported_at": datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z"),
+    }
+    return {"key": entry_key(entry), **entry}
+
+
+# ---- lockfiles -----------------------------------------------------------------
+def build_lock(entries: list[dict[str, Any]], files: dict[str, str] | None = None) -> dict[str, Any]:
+    """A lockfile from entries: one per key (the newest wins), plus the kernels index.
+
+    ``files`` (export folders only) maps each exported file name to the sha256
+    of the kernel it holds now.
+    """
+    by_key: dict[str, dict[str, Any]] = {}
+    for entry in entries:
+        key = entry_key(entry)
+        # the device key is derived from the device fields, never trusted as stored
+        entry = {"key": key, **{k: v for k, v in entry.items() if k != "key"}}
+        entry["device"] = {**entry["device"], "key": device_key(entry["device"])}
+        old = by_key.get(key)  # same slot: the newest export wins, a later file on a tie
+        if old is None or str(entry.get("exported_at", "")) >= str(old.get("exported_at", "")):
+            by_key[key] = entry
+    ordered = sorted(by_key.values(), key=lambda e: (
+        e["workload"]["name"], size_label(e["workload"]["size"]), e["kernel"]["sha256"],
+        e["device"]["key"]))
+    kernels: dict[str, dict[str, Any]] = {}
+    for e in ordered:
+        k = kernels.setdefault(e["kernel"]["sha256"], {
+            "workload": e["workload"]["name"], "size": e["workload"]["size"],
+            "name": e["kernel"].get("name", ""), "devices": []})
+        k["devices"].append({
+            "key": e["device"]["key"], "name": e["device"].get("name", ""),
+            "backend": e["device"].get("backend", ""), "software": e["device"].get("software", False),
+            "median_ms": e["timing"].get("median_ms"), "method": e["timing"].get("method"),
+            "status": e["verification"].get("status"),
+        })
+    for k in kernels.values():
+        timed = [d for d in k["devices"] if d["median_ms"] is not None]
+        k["fastest"] = min(timed, key=lambda d: d["median_ms"])["key"] if timed else None
+    lock = {
+        "schema": LOCK_SCHEMA,
+        "schema_version": LOCK_SCHEMA_VERSION,
+        "tool": "vajra-tui",
+        "tool_version": __version__,
+    }
+    if files is not None:
+        lock["files"] = dict(sorted(files.items()))
+    return {
+        **lock,
+        "entries": ordered,
+        "kernels": kernels,
+    }
+
+
+def dump_lock(lock: dict[str, Any]) -> str:
+    return json.dumps(lock, indent=2, ensure_ascii=False) + "\n"
+
+
+def _one_line(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def _entry_problem(entry: Any) -> str | None:
+    if not isinstance(entry, dict):
+        return "is not an object"
+    for section, fields in (("device", ("name",)), ("workload", ("name", "size")),
+                            ("kernel", ("sha256",)), ("timing", ()), ("verification", ())):
+        part = entry.get(section)
+        if not isinstance(part, dict):
+            return f"lacks {section!r}"
+        for f in fields:
+            if f not in part:
+                return f"lacks '{section}.{f}'"
+    size = entry["workload"]["size"]
+    if not isinstance(size, dict) or not all(isinstance(v, int) for v in size.values()):
+        return "has a 'workload.size' that is not an object of integers"
+    for f in ("vendor_id", "device_id"):
+        if not isinstance(entry["device"].get(f, 0), int):
+            return f"has a 'device.{f}' that is not an integer"
+    median = entry["timing"].get("median_ms")
+    if median is not None and not isinstance(median, (int, float)):
+        return "has a 'timing.median_ms' that is not a number"
+    if not re.fullmatch(r"[0-9a-f]{64}", str(entry["kernel"]["sha256"])):
+        return "has a 'kernel.sha256' that is not a sha256"
+    return None
+
+
+def load_lock(path: Path) -> dict[str, Any]:
+    """Read and validate a lockfile; any problem is a one-line ValueError naming the file."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(_one_line(f"{path}: cannot read lockfile: {exc}")) from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(_one_line(f"{path}: not valid JSON (line {exc.lineno}, column "
+                                   f"{exc.colno}: {exc.msg})")) from None
+    if not isinstance(data, dict) or data.get("schema") != LOCK_SCHEMA:
+        raise ValueError(f"{path}: not a Vajra lockfile (no \"schema\": \"{LOCK_SCHEMA}\")")
+    version = data.get("schema_version")
+    if not isinstance(version, int) or version < 1:
+        raise ValueError(f"{path}: bad schema_version {version!r}")
+    if version > LOCK_SCHEMA_VERSION:
+        raise ValueError(f"{path}: schema_version {version} is newer than this Vajra reads "
+                         f"({LOCK_SCHEMA_VERSION}); upgrade vajra-tui")
+    entries = data.get("entries")
+    if not isinstance(entries, list):
+        raise ValueError(f"{path}: 'entries' is not a list")
+    for number, entry in enumerate(entries):
+        problem = _entry_problem(entry)
+        if problem:
+            raise ValueError(_one_line(f"{path}: entry {number} {problem}"))
+    return data
+
+
+def merge_locks(paths: list[Path]) -> dict[str, Any]:
+    """Combine lockfiles from several machines into one.
+
+    Entries with the same (device, workload, size, sha256) are one measurement
+    slot: the most recently exported one is kept. The same kernel measured on
+    different devices keeps one entry per device; ``kernels`` lists, per sha256,
+    every device that measured it and the fastest.
+    """
+    entries: list[dict[str, Any]] = []
+    for path in paths:
+        entries.extend(load_lock(Path(path))["entries"])
+    return build_lock(entries)
+
+
