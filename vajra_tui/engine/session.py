@@ -104,6 +104,12 @@ class Session:
             return float(self.timing.deadline_s)
         return max(10.0, 20.0 * (self.baseline_ms or 0.0) / 1e3)
 
+    def _deadline_for(self, cid: str) -> float:
+        """Per dispatch. Until the baseline has a median there is nothing to scale by, so it gets long."""
+        if cid == "baseline" and self.baseline_ms is None and not self.timing.deadline_s:
+            return BASELINE_TIMEOUT_S
+        return self.deadline_s
+
     def baseline_candidate(self) -> Candidate:
         return Candidate(id="baseline", name="baseline", strategy="baseline",
                          origin=f"builtin: {self.workload.name}/naive", source=self.workload.baseline)
@@ -189,7 +195,7 @@ class Session:
 
     async def _verify(self, result: CandidateResult) -> bool:
         self.emit(StageChanged(id=result.id, stage="verifying"))
-        timeout = BASELINE_TIMEOUT_S if result.id == "baseline" else self.deadline_s
+        timeout = self._deadline_for(result.id)
         for seed in self.seeds:
             try:
                 verdict = await self.client.acall("verify", timeout, cid=result.id, seed=seed)
@@ -232,7 +238,7 @@ class Session:
         ids = list(runs)
         for cid in ids:
             self.emit(StageChanged(id=cid, stage="timing"))
-        per = sum(BASELINE_TIMEOUT_S if c == "baseline" else self.deadline_s for c in ids)
+        per = sum(self._deadline_for(c) for c in ids)
         timeout = per * (self.timing.warmup + self.timing.reps) + COMPILE_TIMEOUT_S
         try:
             reply = await self.client.acall("time_stream", timeout, cids=ids, warmup=self.timing.warmup,
@@ -273,7 +279,7 @@ class Session:
         if run.failed is not None or n <= 0:
             return
         result = self.results[run.cid]
-        timeout = (BASELINE_TIMEOUT_S if run.cid == "baseline" else self.deadline_s) * n
+        timeout = self._deadline_for(run.cid) * n
         try:
             reply = await self.client.acall("time", timeout, cid=run.cid, n=n, seed=seed, check=check)
         except WorkerTimeout:
