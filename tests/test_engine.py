@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import time
 
 import pytest
@@ -91,3 +93,15 @@ async def test_failures_are_results_and_the_run_goes_on(gpu):
     assert results["good"].status == "verified", results["good"].reason
     finished = {e.result.id for e in events if isinstance(e, CandidateFinished)}
     assert set(results) <= finished
+
+
+async def test_a_worker_that_dies_is_a_crash_and_the_run_goes_on(gpu):
+    """A lost device or driver crash kills the worker; that candidate is 'crashed', the next runs."""
+    s, _ = await _session(gpu, "softmax", "32x64")
+    os.kill(gpu.pid, signal.SIGKILL)
+    time.sleep(0.2)
+    victim, survivor = await s.evaluate([_user("victim", kernel("softmax_row.wgsl")),
+                                         _user("survivor", kernel("softmax_row.wgsl"))])
+    assert victim.status == "crashed" and "worker" in victim.reason
+    assert survivor.status == "verified", survivor.reason
+    assert s.results["baseline"].status == "verified"

@@ -94,6 +94,10 @@ class GPUClient:
             self._conn.close()
         self._proc, self._conn = None, None
 
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
     def restart(self) -> None:
         """A fresh worker with the same workload prepared and pipelines compiled."""
         self._kill()
@@ -107,7 +111,11 @@ class GPUClient:
     # ---- requests ------------------------------------------------------------
     def _roundtrip(self, request: dict[str, Any], timeout: float) -> dict[str, Any]:
         assert self._conn is not None, "worker not started"
-        self._conn.send(request)
+        try:
+            self._conn.send(request)
+        except OSError:  # the worker is gone (killed, crashed, device lost)
+            self._kill()
+            raise WorkerCrashed(f"the GPU worker was gone before {request['op']}") from None
         if not self._conn.poll(timeout):
             self._kill()
             raise WorkerTimeout(f"{request['op']} ran past its {timeout:.1f} s deadline")
