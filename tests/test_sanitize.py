@@ -364,3 +364,17 @@ def test_tile_header_bad_values():
     assert check_tile_header(SGEMM, (70, 100), (16, 16, 1)) == []
     huge = check_tile_header(SGEMM, (16 * 70000, 16), (16, 16, 1))
     assert huge and "65535" in huge[0].message
+
+
+def test_tile_header_with_size_constants_uses_the_engines_tile():
+    """`// tile: COLS x 1` is resolved by the engine; a vec4 row kernel with it is fine."""
+    src = """// tile: COLS x 1
+@group(0) @binding(1) var<storage, read_write> Y: array<vec4<f32>>;
+@compute @workgroup_size(64)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+    Y[wid.y * (COLS / 4u) + lid.x] = vec4<f32>(0.0);
+}
+"""
+    assert check_tile_header(src, (256, 8), (64, 1, 1), tile=(256, 1), folds_large_grids=True) == []
+    warned = check_tile_header(src, (256, 8), (64, 1, 1), tile=(64, 1))
+    assert warned and "vec4" in warned[0].message

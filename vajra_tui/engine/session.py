@@ -168,7 +168,7 @@ class Session:
         from .generate.sanitize import check_tile_header
 
         grid = self.workload.output_grid(self.size)
-        for d in check_tile_header(source, grid, st.workgroup_size):
+        for d in check_tile_header(source, grid, st.workgroup_size, tile=st.tile, folds_large_grids=True):
             self.emit(Notice(level="warning", message=f"{cand.name}: tile header {d.line}:{d.column}: {d.message}"))
 
     async def _compile(self, result: CandidateResult, st: Stitched, source: str) -> bool:
