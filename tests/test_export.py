@@ -21,6 +21,7 @@ from vajra_tui.engine.contract import stitch
 from vajra_tui.engine.export import (
     LOCK_NAME, LOCK_SCHEMA_VERSION, device_key, export_winner, lock_entry, merge_locks,
 )
+from vajra_tui.engine.events import CandidateResult, DeviceInfo
 from vajra_tui.engine.workloads import WORKLOADS
 
 SIZES = {
@@ -314,3 +315,35 @@ def test_browser_badge_under_tint(measured):
     assert bad["status"] == "tint-rejected", bad
     assert bad["messages"] and "uniform" in bad["reason"].lower()
     assert bad["messages"][0]["candidate_line"] == 4  # the barrier, in the candidate's numbering
+
+
+def test_subgroup_kernels_get_the_directive_browsers_need():
+    """Naga rejects `enable subgroups;`, Tint requires it: the badge and the TS module handle both."""
+    from vajra_tui.engine.browser_check import browser_badge
+    from vajra_tui.engine.export_ts import typescript_module
+    from vajra_tui.engine.tint import node_available
+
+    w = WORKLOADS["softmax"]
+    size = w.size("4x64")
+    body = """
+@compute @workgroup_size(64)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+    let row = wid.y;
+    let base = row * COLS;
+    let m = subgroupMax(X[base + lid.x]);
+    Y[base + lid.x] = m;
+}
+"""
+    st = stitch(w, size, body)
+    badge = browser_badge(st.source)
+    if node_available():
+        assert badge["status"] in ("browser-valid", "unchecked"), badge
+        assert badge["status"] != "tint-rejected"
+        if badge["status"] == "unchecked":
+            assert "subgroups" in badge["reason"]
+    result = CandidateResult(id="sg", name="sg", status="verified", stitched_source=st.source,
+                             source_sha256=st.sha256, grid=list(st.dispatch), median_ms=1.0,
+                             timing="timestamp", workgroup_size=list(st.workgroup_size))
+    module = typescript_module(result, DeviceInfo(name="gpu"), w.info(size))
+    assert "export const USES_SUBGROUPS: boolean = true;" in module
+    assert 'requiredFeatures.push("subgroups"' in module

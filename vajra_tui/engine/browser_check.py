@@ -25,6 +25,16 @@ def _prelude_lines(stitched: str) -> int:
     return 0
 
 
+SUBGROUPS_DIRECTIVE = "enable subgroups;\n"
+_NEEDS_SUBGROUPS = "without extension 'subgroups'"
+
+
+def _only_missing_subgroups(result: tint.TintResult) -> bool:
+    """Naga refuses `enable subgroups;` and Tint requires it: the one known disagreement."""
+    errors = [m for m in result.messages if not m.message.startswith("note:")]
+    return bool(errors) and all(_NEEDS_SUBGROUPS in m.message for m in errors)
+
+
 def browser_badge(stitched: str, timeout: float = 60) -> dict[str, Any]:
     """``{status, messages, reason, adapter}`` for one stitched kernel.
 
@@ -49,6 +59,17 @@ def browser_badge(stitched: str, timeout: float = 60) -> dict[str, Any]:
         badge["reason"] = result.reason or "tint check unavailable"
         return badge
     offset = _prelude_lines(stitched)
+    if _only_missing_subgroups(result):
+        retry = tint.tint_check(SUBGROUPS_DIRECTIVE + stitched, timeout=timeout)
+        if retry.available and retry.ok:
+            badge.update(status="browser-valid", adapter=retry.adapter,
+                         reason="with `enable subgroups;` and the 'subgroups' feature (as the TS export does)")
+            return badge
+        if retry.available and any("subgroups" in m.message for m in retry.messages):
+            badge.update(status="unchecked", adapter=retry.adapter,
+                         reason="uses subgroups, which this Dawn adapter lacks; browsers also need "
+                                "`enable subgroups;`, which wgpu's compiler rejects")
+            return badge
     badge["adapter"] = result.adapter
     badge["messages"] = [
         {"line": m.line, "column": m.column, "message": m.message,

@@ -7,6 +7,7 @@ from typing import Any
 
 from .. import __version__
 from .events import CandidateResult, DeviceInfo, WorkloadInfo
+from .generate.wgsl_tokens import uses_subgroups
 from .lockfile import verified_sha
 from .workloads import get_workload
 
@@ -107,6 +108,12 @@ export const REQUIRED_LIMITS: Readonly<Record<string, number>> = {_js(limits)};
 
 export const WGSL: string = {_template_literal(result.stitched_source)};
 
+/** Whether the kernel calls subgroup built-ins: browsers then need the 'subgroups' feature. */
+export const USES_SUBGROUPS: boolean = {_js(uses_subgroups(result.stitched_source))};
+/** What browsers compile: Tint requires `enable subgroups;` for subgroup built-ins, which
+ *  wgpu's compiler (where the kernel was timed) rejects, so the directive is added here. */
+export const BROWSER_WGSL: string = USES_SUBGROUPS ? "enable subgroups;\\n" + WGSL : WGSL;
+
 // Numeric values of the WebGPU flags, so the module also works where the
 // GPUBufferUsage / GPUMapMode globals are not installed (e.g. Node before
 // Object.assign(globalThis, globals)).
@@ -129,7 +136,12 @@ export async function requestKernelDevice(adapter: GPUAdapter, descriptor: GPUDe
   if (typeof have.maxComputeWorkgroupStorageSize === "number") {{
     requiredLimits.maxComputeWorkgroupStorageSize = have.maxComputeWorkgroupStorageSize;
   }}
-  return adapter.requestDevice({{ ...descriptor, requiredLimits }});
+  const requiredFeatures = [...(descriptor.requiredFeatures ?? [])];
+  if (USES_SUBGROUPS) {{
+    if (!adapter.features.has("subgroups")) throw new Error("this kernel needs the 'subgroups' feature");
+    requiredFeatures.push("subgroups" as GPUFeatureName);
+  }}
+  return adapter.requestDevice({{ ...descriptor, requiredLimits, requiredFeatures }});
 }}
 
 export interface Kernel {{
@@ -160,7 +172,7 @@ function checkLimits(device: GPUDevice): void {{
 export async function createKernel(device: GPUDevice): Promise<Kernel> {{
   checkLimits(device);
   device.pushErrorScope("validation");
-  const module = device.createShaderModule({{ label: `vajra ${{WORKLOAD}} ${{SHA256.slice(0, 12)}}`, code: WGSL }});
+  const module = device.createShaderModule({{ label: `vajra ${{WORKLOAD}} ${{SHA256.slice(0, 12)}}`, code: BROWSER_WGSL }});
   const info = await module.getCompilationInfo?.();
   const bindGroupLayout = device.createBindGroupLayout({{
     label: `vajra ${{WORKLOAD}} layout`,

@@ -35,9 +35,11 @@ async function main() {
     const v = adapter.limits[key];
     if (typeof v === 'number') requiredLimits[key] = v;
   }
+  // Subgroup kernels need the feature on the device as well as `enable subgroups;`.
+  const requiredFeatures = adapter.features.has('subgroups') ? ['subgroups'] : [];
   let device;
   try {
-    device = await adapter.requestDevice({ requiredLimits });
+    device = await adapter.requestDevice({ requiredLimits, requiredFeatures });
   } catch {
     device = await adapter.requestDevice();
   }
@@ -69,7 +71,7 @@ async function main() {
     messages.push({ line: 0, column: 0, message: moduleErr.message, type: 'error' });
   }
   device.destroy();
-  emit({ ok, messages, adapter: adapterName });
+  emit({ ok, messages, adapter: adapterName, subgroups: requiredFeatures.length > 0 });
 }
 
 main().catch((e) => emit({ ok: false, unavailable: true, messages: [], adapter: '', error: String(e?.stack ?? e) }, 2));

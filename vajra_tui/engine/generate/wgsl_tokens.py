@@ -326,3 +326,8 @@ def tile_header_line(src: str) -> int | None:
         if t.kind == LINE_COMMENT and _TILE.match(t.text[2:]):
             return t.line
     return None
+
+
+def uses_subgroups(src: str) -> bool:
+    """Calls a subgroup built-in or reads a subgroup builtin value (comments do not count)."""
+    return any(t.kind == IDENT and t.text.startswith("subgroup") for t in tokenize(src))
