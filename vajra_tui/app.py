@@ -259,11 +259,6 @@ class VajraApp(App[int]):
         if winner is None or winner.result is None:
             self.notify("no verified winner to export yet", severity="warning")
             return
-        try:
-            from .engine.export import export_winner  # noqa: F401
-        except ImportError:
-            self.notify("export is not available in this build", severity="error")
-            return
         self.push_screen(ExportScreen(winner.label))
 
     def export_to(self, out_dir: Path, overwrite: bool) -> tuple[list[Path], str]:
