@@ -25,6 +25,9 @@ from .engine.events import Event, Notice, SessionFinished
 from .engine.record import Recorder, replay
 from .settings import Settings, TimingSettings, data_dir
 
+# The UI process keeps priority over the GPU worker (and lavapipe's threads inside it).
+WORKER_NICE = 10
+
 if TYPE_CHECKING:
     from textual.app import App
 
@@ -134,7 +137,7 @@ class LiveDriver:
 
         workload = get_workload(self.config.workload)
         size = workload.size(self.config.size)
-        self.client = GPUClient(prefer=self.config.adapter)
+        self.client = GPUClient(prefer=self.config.adapter, nice=WORKER_NICE)
         self._llm_source = self._llm()
         self._grounding = None
         if self._llm_source is not None:

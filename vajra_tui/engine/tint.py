@@ -67,6 +67,10 @@ def _diag(m: dict) -> Diagnostic:
     return Diagnostic(line=int(m.get("line") or 0), column=int(m.get("column") or 0), message=text)
 
 
+def _background() -> None:
+    os.nice(10)
+
+
 def tint_check(stitched_wgsl: str, timeout: float = 60) -> TintResult:
     """Compile ``stitched_wgsl`` (prelude included) with Tint and create its pipeline.
 
@@ -84,9 +88,9 @@ def tint_check(stitched_wgsl: str, timeout: float = 60) -> TintResult:
     env = dict(os.environ)
     env.setdefault("EGL_PLATFORM", "surfaceless")
     try:
-        proc = subprocess.run(
+        proc = subprocess.run(  # a background check: never compete with an interactive UI
             [node, str(SCRIPT)], input=stitched_wgsl, capture_output=True, text=True,
-            cwd=NODE_DIR, env=env, timeout=timeout, check=False,
+            cwd=NODE_DIR, env=env, timeout=timeout, check=False, preexec_fn=_background,
         )
     except subprocess.TimeoutExpired:
         return TintResult(available=False, reason=f"tint check timed out after {timeout:.0f}s")

@@ -72,6 +72,7 @@ class VariantsScreen(StateScreen):
         table = self.query_one("#variant-list", DataTable)
         for label in COLUMNS:
             table.add_column(label, key=label)
+        self._rows: dict[str, tuple[object, ...]] = {}
         table.focus()
         self.mounted()
 
@@ -92,11 +93,15 @@ class VariantsScreen(StateScreen):
             else:
                 panel.sync(view)
             cells = row_cells(view)
+            if self._rows.get(view.id) == cells:
+                continue  # unchanged rows cost nothing: a tick may carry many events
             if view.id in table.rows:
-                for column, value in zip(COLUMNS, cells):
-                    table.update_cell(view.id, column, value)
+                for column, value, old in zip(COLUMNS, cells, self._rows[view.id]):
+                    if value != old:
+                        table.update_cell(view.id, column, value)
             else:
                 table.add_row(*cells, key=view.id)
+            self._rows[view.id] = cells
 
     def _panel(self, cid: str) -> CandidatePanel | None:
         for panel in self.query(CandidatePanel):

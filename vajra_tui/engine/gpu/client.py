@@ -36,8 +36,11 @@ class WorkerCrashed(Exception):
 
 
 class GPUClient:
-    def __init__(self, prefer: str | None = None) -> None:
+    def __init__(self, prefer: str | None = None, nice: int = 0) -> None:
+        """``nice`` lowers the worker's CPU priority: on a software adapter the GPU work *is*
+        CPU work, and an interactive UI must win the cores when it needs them."""
         self.prefer = prefer
+        self.nice = nice
         self.device: DeviceInfo | None = None
         self.restarts = 0
         self._proc: subprocess.Popen | None = None
@@ -56,7 +59,8 @@ class GPUClient:
         log.parent.mkdir(parents=True, exist_ok=True)
         with open(log, "ab") as err:  # driver chatter must never reach the terminal UI
             self._proc = subprocess.Popen(args, pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL,
-                                          stdout=err, stderr=err, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                                          stdout=err, stderr=err, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                                          preexec_fn=self._lower_priority if self.nice else None)
         theirs.close()
         parent = self._conn = Connection(ours.detach())
         if not parent.poll(STARTUP_TIMEOUT_S):
@@ -72,6 +76,9 @@ class GPUClient:
             raise WorkerError(hello.get("error", "the GPU worker failed to start"))
         self.device = DeviceInfo(**self._roundtrip({"op": "hello"}, STARTUP_TIMEOUT_S)["device"])
         return self.device
+
+    def _lower_priority(self) -> None:
+        os.nice(self.nice)  # runs in the child between fork and exec
 
     def close(self) -> None:
         if self._proc is not None and self._proc.poll() is None and self._conn is not None:
