@@ -75,16 +75,6 @@ def user_candidates(paths: list[Path]) -> list[Candidate]:
     return out
 
 
-class _NoLibrary:
-    """Stands in while the offline library is unavailable: proposes nothing."""
-
-    def propose(self, ctx: Any) -> list[Candidate]:
-        return []
-
-    def evolve(self, ctx: Any, letter: str) -> list[Candidate]:
-        return []
-
-
 class LiveDriver:
     """Runs calibrate → baseline → A/B/C, then one generation per ``evolve()``."""
 
@@ -141,33 +131,25 @@ class LiveDriver:
         self._llm_source = self._llm()
         self._grounding = None
         if self._llm_source is not None:
-            try:
-                from .engine.generate.grounding import Grounding
+            from .engine.generate.grounding import Grounding
 
-                self._grounding = Grounding(self.settings.tavily, self.emit)
-                self._closers.append(self._grounding)
-            except ImportError:
-                pass
+            self._grounding = Grounding(self.settings.tavily, self.emit)
+            self._closers.append(self._grounding)
         return Session(workload, size, self.client, self.emit,
                        self.config.timing or self.settings.timing,
                        source_mode="nemotron" if self._llm_source is not None else "library",
                        grounding=bool(self._grounding is not None and self._grounding.enabled))
 
     def _library(self, device: Any) -> Any:
-        try:
-            from .engine.generate.library import LibrarySource
-        except ImportError:
-            self.emit(Notice(level="warning", message="the offline kernel library is unavailable"))
-            return _NoLibrary()
+        from .engine.generate.library import LibrarySource
+
         return LibrarySource(device)
 
     def _llm(self) -> Any:
         if self.config.source == "library":
             return None
-        try:
-            from .engine.generate.llm import NemotronSource
-        except ImportError:
-            return None
+        from .engine.generate.llm import NemotronSource
+
         llm = NemotronSource(self.settings.llm, self.emit)
         if not llm.configured:
             if self.config.source == "nemotron":
@@ -185,12 +167,9 @@ class LiveDriver:
             device = await session.start()
             self.tuner = Tuner(session, library=self._library(device), llm=self._llm_source,
                                grounding=self._grounding)
+            self.tuner.extra = user_candidates(self.config.extra_kernels)  # timed beside A/B/C
             await session.run_baseline(time=True)
             await self.tuner.first_generation()
-            extras = user_candidates(self.config.extra_kernels)
-            if extras:
-                await session.evaluate(extras, generation=1)
-                session.rank(self.tuner.generation or 1)
             self.ready = True
         except Exception as exc:  # the UI must survive any engine failure
             self.emit(Notice(level="error", message=f"{exc.__class__.__name__}: {exc}".splitlines()[0]))
