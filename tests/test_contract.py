@@ -73,3 +73,28 @@ def test_compare_rules():
     off = compare(np.array([1.0, 0.0, -2.01], np.float32), ref, 1e-6)
     assert not off.passed and off.worst_index == 2 and off.max_rel_error == pytest.approx(0.005, rel=1e-3)
     assert not compare(np.array([np.inf, 0, -2], np.float32), ref, 1e-6).passed
+
+
+def test_workgroup_memory_is_sized_by_wgsl_layout_rules():
+    from vajra_tui.engine.generate.wgsl_memory import workgroup_vars
+
+    src = """const T: u32 = 16u;
+var<workgroup> a: array<array<f32, 16>, 16>;
+var<workgroup> b: array<vec4<f32>, T * 4u>;
+var<workgroup> c: array<vec3f, 10>;
+var<workgroup> d: f32;
+var<workgroup> e: array<atomic<u32>, 3>;
+fn f() { var x: f32; }
+"""
+    sizes = {v.name: (v.bytes, v.line) for v in workgroup_vars(src)}
+    assert sizes == {"a": (1024, 2), "b": (1024, 3), "c": (160, 4), "d": (16, 5), "e": (16, 6)}
+
+
+def test_oversized_workgroup_memory_is_refused_before_it_runs():
+    """wgpu would build this pipeline; the WebGPU limit says it must not."""
+    w = get_workload("sobel")
+    body = "var<workgroup> big: array<f32, H>;\n@compute @workgroup_size(64)\nfn main() {}\n"
+    with pytest.raises(ContractError, match="exceeds the adapter's limit of 16384") as err:
+        stitch(w, w.size("8192"), body, max_workgroup_bytes=16384)
+    assert err.value.diagnostic.line == 1
+    stitch(w, w.size("1024"), body, max_workgroup_bytes=16384)  # 4 KiB fits

@@ -105,3 +105,32 @@ async def test_a_worker_that_dies_is_a_crash_and_the_run_goes_on(gpu):
     assert victim.status == "crashed" and "worker" in victim.reason
     assert survivor.status == "verified", survivor.reason
     assert s.results["baseline"].status == "verified"
+
+
+async def test_kernels_over_the_adapters_limits_are_compile_errors(gpu):
+    """Too many invocations or too much workgroup memory fail at pipeline creation, located."""
+    s, _ = await _session(gpu, "conv1d", "4096x64")
+    limits = s.device.limits
+    too_wide = limits["max-compute-invocations-per-workgroup"] * 2
+    floats = limits["max-compute-workgroup-storage-size"] // 4 + 1024
+    wide = f"""
+@compute @workgroup_size({too_wide})
+fn main(@builtin(global_invocation_id) g: vec3<u32>) {{
+    if (g.x < N) {{ Y[g.x] = X[g.x] * W[0]; }}
+}}
+"""
+    hoard = f"""
+var<workgroup> big: array<f32, {floats}>;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) g: vec3<u32>, @builtin(local_invocation_index) l: u32) {{
+    big[l] = X[g.x];
+    workgroupBarrier();
+    if (g.x < N) {{ Y[g.x] = big[l] * W[0]; }}
+}}
+"""
+    wide_r, hoard_r, ok = await s.evaluate([_user("wide", wide), _user("hoard", hoard),
+                                            _user("ok", kernel("conv1d_vec4.wgsl"))])
+    for r in (wide_r, hoard_r):
+        assert r.status == "compile_error", (r.name, r.status, r.reason)
+        assert r.diagnostics and r.diagnostics[0].line >= 1
+    assert ok.status == "verified"

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 
 from .events import Diagnostic
+from .generate.wgsl_memory import workgroup_vars
 from .generate.wgsl_tokens import has_compute_entry, storage_bindings, workgroup_size
 from .workloads.base import Size, Workload, ceil_div
 
@@ -131,11 +132,23 @@ def check_bindings(workload: Workload, body: str) -> set[int]:
     return declared
 
 
-def stitch(workload: Workload, size: Size, body: str, max_dim: int = 65535) -> Stitched:
+def check_workgroup_memory(body: str, consts: dict[str, int], limit: int) -> None:
+    """wgpu lets an oversized ``var<workgroup>`` through; the WebGPU spec (and Tint) do not."""
+    found = workgroup_vars(body, consts)
+    total = sum(v.bytes or 0 for v in found)
+    if total > limit:
+        raise ContractError(f"workgroup storage of {total} bytes exceeds the adapter's limit of "
+                            f"{limit} bytes (max-compute-workgroup-storage-size)", found[0].line)
+
+
+def stitch(workload: Workload, size: Size, body: str, max_dim: int = 65535,
+           max_workgroup_bytes: int | None = None) -> Stitched:
     if not body.strip() or not has_compute_entry(body, "main"):
         raise ContractError("no @compute entry point named `main`")
     declared = check_bindings(workload, body)
     consts = {dim: size[dim] for dim in workload.dims}
+    if max_workgroup_bytes is not None:
+        check_workgroup_memory(body, consts, max_workgroup_bytes)
     wg = workgroup_size(body, consts)
     if wg is None:
         raise ContractError("cannot read @workgroup_size of `main`")

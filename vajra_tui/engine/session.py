@@ -131,8 +131,10 @@ class Session:
             return self._fail(result, "no_kernel", cand.no_kernel_reason or "no kernel in response")
         source = self._sanitized(cand, result)
         try:
+            limits = self.device.limits
             st = stitch(self.workload, self.size, source,
-                        self.device.limits.get("max-compute-workgroups-per-dimension", 65535))
+                        limits.get("max-compute-workgroups-per-dimension", 65535),
+                        limits.get("max-compute-workgroup-storage-size"))
         except ContractError as exc:
             result.diagnostics = [exc.diagnostic]
             return self._fail(result, "compile_error", f"contract: {exc}")
