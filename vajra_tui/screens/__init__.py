@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, cast
 
+from textual.binding import Binding
 from textual.screen import Screen
+from textual.widgets import DataTable
 
 if TYPE_CHECKING:
     from ..app import VajraApp
@@ -35,3 +37,15 @@ class StateScreen(Screen):
 
     def on_screen_resume(self) -> None:
         self.redraw()
+
+
+class ListScreen(StateScreen):
+    """A screen built around one DataTable that j/k (and the arrows) move through."""
+
+    LIST_ID = ""
+    BINDINGS = [Binding("j", "cursor(1)", "down", show=False),
+                Binding("k", "cursor(-1)", "up", show=False)]
+
+    def action_cursor(self, delta: int) -> None:
+        table = self.query_one(f"#{self.LIST_ID}", DataTable)
+        table.move_cursor(row=max(table.cursor_row + delta, 0))

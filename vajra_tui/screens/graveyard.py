@@ -12,7 +12,6 @@ from rich.syntax import Syntax
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Container, VerticalScroll
 from textual.widgets import DataTable, Footer, Header, Static
 
@@ -20,7 +19,7 @@ from ..state import CandidateView, RunState
 from ..widgets import fmt
 from ..widgets.banner import Banner
 from ..widgets.source_view import KernelSource, source_renderable
-from . import StateScreen
+from . import ListScreen
 
 
 def failure_detail(view: CandidateView, dark: bool) -> RenderableType:
@@ -53,10 +52,9 @@ def failure_detail(view: CandidateView, dark: bool) -> RenderableType:
     return Group(*parts)
 
 
-class GraveyardScreen(StateScreen):
+class GraveyardScreen(ListScreen):
+    LIST_ID = "graves"
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
-    BINDINGS = [Binding("j", "cursor(1)", "down", show=False),
-                Binding("k", "cursor(-1)", "up", show=False)]
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -100,10 +98,6 @@ class GraveyardScreen(StateScreen):
             return
         self._shown = (cid, view.version)
         text.update(failure_detail(view, self.app.current_theme.dark))
-
-    def action_cursor(self, delta: int) -> None:
-        table = self.query_one("#graves", DataTable)
-        table.move_cursor(row=max(table.cursor_row + delta, 0))
 
     @on(DataTable.RowHighlighted, "#graves")
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:

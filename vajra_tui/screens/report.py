@@ -9,7 +9,6 @@ from __future__ import annotations
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.widgets import DataTable, Footer, Header, Static
 
 from ..engine.events import CandidateResult
@@ -17,7 +16,7 @@ from ..state import CandidateView, RunState
 from ..widgets import fmt
 from ..widgets.banner import Banner
 from ..widgets.chart import Bar, GflopsChart
-from . import StateScreen
+from . import ListScreen
 
 CROWN = "👑"
 COLUMNS = ("", "kernel", "median ms", "GFLOP/s", "speedup", "GB/s", "roofline", "regime",
@@ -52,10 +51,9 @@ def provenance(state: RunState) -> Text:
     return text
 
 
-class ReportScreen(StateScreen):
+class ReportScreen(ListScreen):
+    LIST_ID = "ranking"
     VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-tall")]
-    BINDINGS = [Binding("j", "cursor(1)", "down", show=False),
-                Binding("k", "cursor(-1)", "up", show=False)]
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -109,10 +107,6 @@ class ReportScreen(StateScreen):
         self.query_one(GflopsChart).sync([
             Bar(view.label, result.gflops or 0.0, baseline=view.id == "baseline", winner=view is winner)
             for view, result, _ in rows])
-
-    def action_cursor(self, delta: int) -> None:
-        table = self.query_one("#ranking", DataTable)
-        table.move_cursor(row=max(table.cursor_row + delta, 0))
 
     @on(DataTable.RowHighlighted, "#ranking")
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Grid, VerticalScroll
 from textual.widgets import DataTable, Footer, Header, Static
 
@@ -19,7 +18,7 @@ from ..state import CandidateView, RunState
 from ..widgets import fmt
 from ..widgets.banner import Banner
 from ..widgets.stream import CandidatePanel
-from . import StateScreen
+from . import ListScreen
 
 COLUMNS = ("kernel", "gen", "origin", "status", "median ms", "speedup", "GFLOP/s")
 
@@ -53,10 +52,9 @@ def grounding_lines(state: RunState, most: int = 3) -> Text:
     return text
 
 
-class VariantsScreen(StateScreen):
+class VariantsScreen(ListScreen):
+    LIST_ID = "variant-list"
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
-    BINDINGS = [Binding("j", "cursor(1)", "down", show=False),
-                Binding("k", "cursor(-1)", "up", show=False)]
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -108,10 +106,6 @@ class VariantsScreen(StateScreen):
             if panel.cid == cid:
                 return panel
         return None
-
-    def action_cursor(self, delta: int) -> None:
-        table = self.query_one("#variant-list", DataTable)
-        table.move_cursor(row=max(table.cursor_row + delta, 0))
 
     @on(DataTable.RowHighlighted, "#variant-list")
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
