@@ -148,35 +148,28 @@ def _vec4(p: Params, s: Size, d: DeviceInfo | None) -> str:
     e(*[f"var ra{q} = vec4<f32>(0.0);" for q in range(sa)])
     e(*[f"var rb{q} = vec4<f32>(0.0);" for q in range(sb)])
 
+    def load_operand(buf: str, reg: str, idx: str, r: str, c: str, slots: int, count: int,
+                     row_base: str, col_base: str, per_row: int, rows: str, cols: str) -> None:
+        """Prefetch one operand's K-slice into vec4 registers (A and B differ only in names)."""
+        for q in range(slots):
+            guard = q * nt + nt > count
+            if guard:
+                e.open(f"if (li + {q * nt}u < {count}u) {{")
+            e(f"let {idx}{q} = li + {q * nt}u;",
+              f"let {r}{q} = {row_base} + {idx}{q} / {per_row}u;",
+              f"let {c}{q} = {col_base} + ({idx}{q} % {per_row}u) * 4u;")
+            if spec:
+                e(f"{reg}{q} = {buf}[({r}{q} * {cols} + {c}{q}) / 4u];")
+            else:
+                parts = [f"select(0.0, {buf}[min({r}{q} * {cols} + {c}{q} + {k}u, {rows} * {cols} - 1u)], "
+                         f"{r}{q} < {rows} && {c}{q} + {k}u < {cols})" for k in range(4)]
+                e(f"{reg}{q} = vec4<f32>({', '.join(parts)});")
+            if guard:
+                e.close()
+
     def load(k0: str) -> None:
-        for q in range(sa):
-            guard = q * nt + nt > la
-            if guard:
-                e.open(f"if (li + {q * nt}u < {la}u) {{")
-            e(f"let ia{q} = li + {q * nt}u;",
-              f"let am{q} = row0 + ia{q} / {bk // 4}u;", f"let ak{q} = {k0} + (ia{q} % {bk // 4}u) * 4u;")
-            if spec:
-                e(f"ra{q} = A[(am{q} * K + ak{q}) / 4u];")
-            else:
-                parts = [f"select(0.0, A[min(am{q} * K + ak{q} + {c}u, M * K - 1u)], "
-                         f"am{q} < M && ak{q} + {c}u < K)" for c in range(4)]
-                e(f"ra{q} = vec4<f32>({', '.join(parts)});")
-            if guard:
-                e.close()
-        for q in range(sb):
-            guard = q * nt + nt > lb
-            if guard:
-                e.open(f"if (li + {q * nt}u < {lb}u) {{")
-            e(f"let ib{q} = li + {q * nt}u;",
-              f"let bk{q} = {k0} + ib{q} / {bn // 4}u;", f"let bn{q} = col0 + (ib{q} % {bn // 4}u) * 4u;")
-            if spec:
-                e(f"rb{q} = B[(bk{q} * N + bn{q}) / 4u];")
-            else:
-                parts = [f"select(0.0, B[min(bk{q} * N + bn{q} + {c}u, K * N - 1u)], "
-                         f"bk{q} < K && bn{q} + {c}u < N)" for c in range(4)]
-                e(f"rb{q} = vec4<f32>({', '.join(parts)});")
-            if guard:
-                e.close()
+        load_operand("A", "ra", "ia", "am", "ak", sa, la, "row0", k0, bk // 4, "M", "K")
+        load_operand("B", "rb", "ib", "bk", "bn", sb, lb, k0, "col0", bn // 4, "K", "N")
 
     def store(abuf: str, bbuf: str) -> None:
         for q in range(sa):
