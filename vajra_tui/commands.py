@@ -103,12 +103,20 @@ def _finish(args: argparse.Namespace, run: _Run, results: list, winner: str | No
         doc = document(s.device, s.info, results, s.calibration, {"winner": winner, **(extra or {})})
         print(json.dumps(doc, indent=2))
     else:
-        print_table(s.device, s.info, results, winner)
+        print_table(s.device, s.info, ranked_first(results), winner)
         if s.calibration:
             c = s.calibration
             print(f"roofline: copy {c.copy_gbps:.1f} GB/s, FMA {c.fma_gflops:.1f} GFLOP/s, "
                   f"launch floor {c.launch_floor_ms * 1e3:.1f} µs ({c.method}); seeds {list(s.seeds)}")
     return 0
+
+
+def ranked_first(results: list) -> list:
+    """For reading: verified kernels fastest first, then the baseline, then the failures."""
+    fast = sorted((r for r in results if r.status == "verified" and r.id != "baseline"),
+                  key=lambda r: r.median_ms or float("inf"))
+    base = [r for r in results if r.id == "baseline"]
+    return fast + base + [r for r in results if r not in fast and r not in base]
 
 
 async def bench(args: argparse.Namespace, settings: Settings) -> int:
@@ -166,7 +174,7 @@ async def tune(args: argparse.Namespace, settings: Settings) -> int:
     if args.export and winner is not None:
         _export(winner, run.session.device, run.session.info, args.export, force=False)
     return _finish(args, run, results, winner.id if winner else None,
-                   {"generations": tuner.generation})
+                   {"generations": tuner.generation, "ranking": [r.name for r in ranked]})
 
 
 RUN_ERRORS = (BaselineError, WorkerError, WorkerCrashed, WorkerTimeout)
