@@ -123,9 +123,18 @@ async def test_no_adapter_offers_recordings(tmp_path):
     app = VajraApp(fast_settings(), probe=no_adapter)
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_for(pilot, lambda: app.screen.query_one("#recordings").display, "the fallback", 5)
+        app.screen.query_one("#workloads").focus()
         await pilot.press("enter")  # cannot run without an adapter: told, no crash
         await pilot.pause(0.1)
         assert app.driver is None
+        # the shipped recordings are offered; picking one plays it under a RECORDING banner
+        app.speed = 0
+        app.screen.query_one("#recording-list").focus()
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.driver is not None and app.state.ranking is not None,
+                       "the recorded session", 30)
+        assert app.driver.replay and "RECORDING" in app.banner
+        assert app.state.device is not None and app.state.winner is not None
 
 
 def test_existing_recording_is_never_overwritten(tmp_path, capsys):

@@ -100,6 +100,7 @@ class PickerScreen(StateScreen):
                 options.add_option(Option(path.name, id=str(path)))
             box.display = True
             if shipped_recordings():
+                options.highlighted = 0  # Enter plays the first one straight away
                 options.focus()
             return
         style = "bold yellow" if device.software else "bold green"
