@@ -9,10 +9,11 @@ mode from its script (the last mode repeats).
 from __future__ import annotations
 
 import json
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from loopback import LoopbackServer
 
 KERNEL = """// tile: 64x1
 @compute @workgroup_size(64)
@@ -40,7 +41,7 @@ _ERRORS: dict[str, tuple[int, dict[str, Any]]] = {
 }
 
 
-class LLMServer:
+class LLMServer(LoopbackServer):
     """Start with :meth:`start`; ``url`` is the base URL to give the client."""
 
     def __init__(self, chunk_size: int = 6, chunk_delay: float = 0.005) -> None:
@@ -51,15 +52,11 @@ class LLMServer:
         self.auth_headers: list[str] = []
         self.active = 0
         self.max_active = 0
-        self.stop_event = threading.Event()
-        self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), daemon=True)
+        super().__init__(_make_handler(self))
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1/"
+        return f"{self.origin}/v1/"
 
     def script(self, model: str, *modes: str) -> None:
         for m in modes:
@@ -74,20 +71,6 @@ class LLMServer:
             script = self.scripts.get(model, ["kernel"])
             return script.pop(0) if len(script) > 1 else script[0]
 
-    def start(self) -> "LLMServer":
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self.stop_event.set()
-        self._httpd.shutdown()
-        self._httpd.server_close()
-
-    def __enter__(self) -> "LLMServer":
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
 
 def _chunk(model: str, delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:

@@ -7,45 +7,28 @@ is not JSON) or "hang" (never answers until stopped).
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from loopback import LoopbackServer
 
 LONG_CONTENT = (
     "workgroupBarrier must only be called from uniform control flow. " * 20
 ).strip()
 
 
-class TavilyServer:
+class TavilyServer(LoopbackServer):
     def __init__(self, mode: str = "ok") -> None:
         self.mode = mode
         self.queries: list[str] = []
         self.bodies: list[dict[str, Any]] = []
         self.auth_headers: list[str] = []
-        self.stop_event = threading.Event()
-        self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), daemon=True)
+        super().__init__(_make_handler(self))
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
+        return self.origin
 
-    def start(self) -> "TavilyServer":
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self.stop_event.set()
-        self._httpd.shutdown()
-        self._httpd.server_close()
-
-    def __enter__(self) -> "TavilyServer":
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
 
 def result_url(query: str, n: int) -> str:
