@@ -76,7 +76,7 @@ def test_compare_rules():
 
 
 def test_workgroup_memory_is_sized_by_wgsl_layout_rules():
-    from vajra_tui.engine.generate.wgsl_memory import workgroup_vars
+    from vajra_tui.engine.wgsl.memory import workgroup_vars
 
     src = """const T: u32 = 16u;
 var<workgroup> a: array<array<f32, 16>, 16>;

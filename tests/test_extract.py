@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from vajra_tui.engine.generate.extract import ThinkSplitter, extract_kernel, strip_think
+from vajra_tui.engine.sources.extract import ThinkSplitter, extract_kernel, strip_think
 
 KERNEL = """// tile: 64x1
 @compute @workgroup_size(64)

@@ -11,8 +11,8 @@ import pytest
 from vajra_tui.engine.candidate import GenerationContext
 from vajra_tui.engine.contract import prelude
 from vajra_tui.engine.events import CandidateResult, DeviceInfo
-from vajra_tui.engine.generate.library import LibrarySource, template, templates
-from vajra_tui.engine.generate.uniformity import Analysis
+from vajra_tui.engine.sources.library import LibrarySource, template, templates
+from vajra_tui.engine.wgsl.uniformity import Analysis
 from vajra_tui.engine.workloads import WORKLOADS
 
 os.environ.setdefault("VAJRA_CACHE_DIR", "/tmp/vcache-lib-tests")

@@ -20,8 +20,8 @@ from vajra_tui.engine.events import (
     StreamDelta,
     WorkloadInfo,
 )
-from vajra_tui.engine.generate.llm import UNAUTHORIZED, NemotronSource
-from vajra_tui.engine.generate.prompts import build_messages
+from vajra_tui.engine.sources.llm import UNAUTHORIZED, NemotronSource
+from vajra_tui.engine.sources.prompts import build_messages
 from vajra_tui.settings import LLMSettings
 
 try:

@@ -8,7 +8,7 @@ import re
 import numpy as np
 import pytest
 
-from vajra_tui.engine.generate.sanitize import check_tile_header, sanitize
+from vajra_tui.engine.wgsl.sanitize import check_tile_header, sanitize
 from vajra_tui.engine.tint import TintResult, node_available, tint_check
 
 UNIFORMITY = "must only be called from uniform control flow"

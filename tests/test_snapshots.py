@@ -110,7 +110,7 @@ def test_variants_light_theme(snap_compare):
 # ---- regenerating the fixture (a real run on the local adapter) ----------------------
 def _library_sources() -> list[str]:
     from vajra_tui.engine.candidate import GenerationContext
-    from vajra_tui.engine.generate.library import LibrarySource
+    from vajra_tui.engine.sources.library import LibrarySource
     from vajra_tui.engine.workloads import get_workload
 
     sgemm = get_workload("sgemm")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from vajra_tui.engine.generate.wgsl_tokens import (
+from vajra_tui.engine.wgsl.tokens import (
     BindingDecl, find_entry_point, find_functions, has_compute_entry, match_bracket, significant,
     storage_bindings, tile_header, tokenize, workgroup_size,
 )

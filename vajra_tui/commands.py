@@ -141,9 +141,9 @@ async def bench(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def tune(args: argparse.Namespace, settings: Settings) -> int:
-    from .engine.generate.grounding import Grounding
-    from .engine.generate.library import LibrarySource
-    from .engine.generate.llm import NemotronSource
+    from .engine.sources.grounding import Grounding
+    from .engine.sources.library import LibrarySource
+    from .engine.sources.llm import NemotronSource
     from .engine.tune import Tuner
 
     run = _Run(args, settings, args.source)

@@ -131,7 +131,7 @@ class LiveDriver:
         self._llm_source = self._llm()
         self._grounding = None
         if self._llm_source is not None:
-            from .engine.generate.grounding import Grounding
+            from .engine.sources.grounding import Grounding
 
             self._grounding = Grounding(self.settings.tavily, self.emit)
             self._closers.append(self._grounding)
@@ -141,14 +141,14 @@ class LiveDriver:
                        grounding=bool(self._grounding is not None and self._grounding.enabled))
 
     def _library(self, device: Any) -> Any:
-        from .engine.generate.library import LibrarySource
+        from .engine.sources.library import LibrarySource
 
         return LibrarySource(device)
 
     def _llm(self) -> Any:
         if self.config.source == "library":
             return None
-        from .engine.generate.llm import NemotronSource
+        from .engine.sources.llm import NemotronSource
 
         llm = NemotronSource(self.settings.llm, self.emit)
         if not llm.configured:

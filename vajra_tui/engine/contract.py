@@ -14,8 +14,8 @@ import re
 from dataclasses import dataclass, field
 
 from .events import Diagnostic
-from .generate.wgsl_memory import workgroup_vars
-from .generate.wgsl_tokens import has_compute_entry, storage_bindings, workgroup_size
+from .wgsl.memory import workgroup_vars
+from .wgsl.tokens import has_compute_entry, storage_bindings, workgroup_size
 from .workloads.base import Size, Workload, ceil_div
 
 PRELUDE_END = "// ---- candidate source starts on the next line ----"

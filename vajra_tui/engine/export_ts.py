@@ -7,7 +7,7 @@ from typing import Any
 
 from .. import __version__
 from .events import CandidateResult, DeviceInfo, WorkloadInfo
-from .generate.wgsl_tokens import uses_subgroups
+from .wgsl.tokens import uses_subgroups
 from .lockfile import verified_sha
 from .workloads import get_workload
 

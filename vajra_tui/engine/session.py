@@ -150,7 +150,7 @@ class Session:
         """Generated kernels are repaired; a user's own kernel is only diagnosed."""
         if cand.strategy == "baseline":
             return cand.source
-        from .generate.sanitize import sanitize
+        from .wgsl.sanitize import sanitize
 
         self.emit(StageChanged(id=cand.id, stage="sanitizing"))
         fixed = sanitize(cand.source, prelude=prelude(self.workload, self.size, (1, 1), 1, set()))
@@ -167,7 +167,7 @@ class Session:
 
     def _check_tile(self, cand: Candidate, source: str, st: Stitched) -> None:
         """Warn (before it runs) when a tile header looks like it leaves outputs uncomputed."""
-        from .generate.sanitize import check_tile_header
+        from .wgsl.sanitize import check_tile_header
 
         grid = self.workload.output_grid(self.size)
         for d in check_tile_header(source, grid, st.workgroup_size, tile=st.tile, folds_large_grids=True):

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .wgsl_expr import eval_int
-from .wgsl_tokens import KEYWORD, Token, module_consts, significant, tokenize
+from .expr import eval_int
+from .tokens import KEYWORD, Token, module_consts, significant, tokenize
 
 _SCALARS = {"f32": (4, 4), "i32": (4, 4), "u32": (4, 4), "bool": (4, 4), "f16": (2, 2)}
 _SHORT = {"f": "f32", "i": "i32", "u": "u32", "h": "f16"}

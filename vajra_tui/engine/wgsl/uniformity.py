@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from vajra_tui.engine.generate import wgsl_stmts as ws
-from vajra_tui.engine.generate.wgsl_tokens import (
+from vajra_tui.engine.wgsl import stmts as ws
+from vajra_tui.engine.wgsl.tokens import (
     IDENT, FunctionSpan, Token, find_entry_point, find_functions, match_bracket, significant,
     storage_bindings, tokenize,
 )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from vajra_tui.engine.generate.wgsl_tokens import ATTR, Token, match_bracket
+from vajra_tui.engine.wgsl.tokens import ATTR, Token, match_bracket
 
 
 @dataclass

@@ -27,9 +27,9 @@ import difflib
 from dataclasses import dataclass, field
 
 from vajra_tui.engine.events import Diagnostic
-from vajra_tui.engine.generate import wgsl_stmts as ws
-from vajra_tui.engine.generate.tile_check import check_tile_header
-from vajra_tui.engine.generate.uniformity import Analysis
+from vajra_tui.engine.wgsl import stmts as ws
+from vajra_tui.engine.wgsl.tile_check import check_tile_header
+from vajra_tui.engine.wgsl.uniformity import Analysis
 
 __all__ = ["SanitizeResult", "sanitize", "check_tile_header"]
 

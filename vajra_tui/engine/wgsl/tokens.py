@@ -230,7 +230,7 @@ def int_literal(text: str) -> int | None:
 
 def module_consts(src: str | list[Token]) -> dict[str, int]:
     """Integer values of module-scope ``const``/``override`` declarations we can evaluate."""
-    from vajra_tui.engine.generate.wgsl_expr import eval_int
+    from vajra_tui.engine.wgsl.expr import eval_int
 
     toks = significant(tokenize(src)) if isinstance(src, str) else src
     consts: dict[str, int] = {}
@@ -254,7 +254,7 @@ def workgroup_size(src: str, consts: dict[str, int] | None = None) -> tuple[int,
     Arguments may be literals or constant expressions over ``const`` names declared
     in ``src`` or given in ``consts`` (``consts`` wins). None when absent/unresolvable.
     """
-    from vajra_tui.engine.generate.wgsl_expr import eval_int, split_args
+    from vajra_tui.engine.wgsl.expr import eval_int, split_args
 
     toks = significant(tokenize(src))
     entry = find_entry_point(toks) or find_entry_point(toks, name="")

@@ -16,7 +16,7 @@ Rules, all warnings (message prefixed ``warning:``):
 from __future__ import annotations
 
 from vajra_tui.engine.events import Diagnostic
-from vajra_tui.engine.generate.wgsl_tokens import (
+from vajra_tui.engine.wgsl.tokens import (
     IDENT, find_entry_point, match_bracket, significant, storage_bindings, tile_header, tile_header_line,
     tokenize,
 )
