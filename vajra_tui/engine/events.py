@@ -15,7 +15,9 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 SCHEMA_VERSION = 1
 
-Status = Literal["verified", "rejected", "compile_error", "timeout", "crashed", "no_kernel"]
+Status = Literal[
+    "verified", "rejected", "compile_error", "timeout", "crashed", "no_kernel", "duplicate"
+]
 Stage = Literal[
     "queued", "streaming", "sanitizing", "compiling", "verifying", "warmup", "timing", "done"
 ]
@@ -41,14 +43,34 @@ class DeviceInfo(_Model):
     limits: dict[str, int] = Field(default_factory=dict)
     timestamp_query: bool = False
     subgroups: bool = False
+    # Features requested on the device (what a kernel may use), not merely offered.
+    enabled_features: list[str] = Field(default_factory=list)
+    subgroup_min_size: int | None = None
+    subgroup_max_size: int | None = None
+
+
+class DiagnosticLabel(_Model):
+    """One labelled span of a compiler message (Naga prints several)."""
+
+    line: int
+    column: int
+    text: str = ""
 
 
 class Diagnostic(_Model):
-    """A compiler message located in the candidate's own source (1-based)."""
+    """A compiler message located in the candidate's own source as it was written (1-based).
+
+    ``labels`` keeps every span the compiler pointed at, ``notes`` its ``= note:`` hints,
+    and ``source_line`` the text of the line, so a model can act on it without
+    counting lines.
+    """
 
     line: int
     column: int
     message: str
+    labels: list[DiagnosticLabel] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+    source_line: str = ""
 
 
 class Calibration(_Model):
@@ -99,6 +121,12 @@ class CandidateResult(_Model):
     raw_reply: str = ""
     deadline_s: float | None = None
     browser: str = ""  # browser-valid | tint-rejected | unchecked: <why>; crowned kernels only
+    # A barrier in non-uniform control flow that was not repaired: browsers refuse the kernel.
+    browser_invalid: str = ""
+    # The grid this kernel was first planned on covered its output this many times over.
+    over_dispatch: list[int] = Field(default_factory=list)
+    duplicate_of: str = ""
+    enables: list[str] = Field(default_factory=list)  # `enable` directives, hoisted
     browser_diagnostics: list[Diagnostic] = Field(default_factory=list)
 
 
