@@ -25,11 +25,17 @@ def test_prelude_defines_sizes_and_missing_bindings_only():
 
 @pytest.mark.parametrize("header,expected", [
     ("// tile: 64x32", (64, 32)), ("// tile: 256", (256, 1)), ("// tile: COLS x 4", (300, 4)),
-    ("// tile: 8 × 2", (8, 2)),
+    ("// tile: 8 × 2", (8, 2)), ("// Tile: 64 x 64  (each workgroup computes a 64x64 block)", (64, 64)),
+    ("//TILE:128x2 // rows", (128, 2)), ("// tile: cols x 1", (300, 1)),
 ])
 def test_tile_header_forms(header, expected):
     size = {"ROWS": 10, "COLS": 300}
     assert tile_of(f"{header}\n@compute @workgroup_size(1) fn main() {{}}", size, (1, 1, 1)) == expected
+
+
+def test_prose_that_starts_with_tile_is_not_a_header():
+    body = "// Tile: load A and B into shared memory\n@compute @workgroup_size(8, 4) fn main() {}"
+    assert tile_of(body, {"N": 4}, (8, 4, 1)) == (8, 4)
 
 
 def test_bad_tile_header_and_grid_planning():
@@ -73,6 +79,22 @@ def test_compare_rules():
     off = compare(np.array([1.0, 0.0, -2.01], np.float32), ref, 1e-6)
     assert not off.passed and off.worst_index == 2 and off.max_rel_error == pytest.approx(0.005, rel=1e-3)
     assert not compare(np.array([np.inf, 0, -2], np.float32), ref, 1e-6).passed
+
+
+def test_unwritten_is_told_apart_from_computed_nan_by_its_bits():
+    from vajra_tui.engine.verify import POISON_BITS
+
+    ref = np.array([1.0, 0.0, -2.0, 5.0])
+    out = np.array([1.0, 0.0, -2.0, 5.0], np.float32)
+    out.view(np.uint32)[1] = POISON_BITS
+    unwritten = compare(out, ref, 1e-6)
+    assert not unwritten.passed and unwritten.unwritten == 1 and unwritten.worst_index == 1
+    assert "1 of 4 elements never written, first at element 1" in unwritten.reason
+    out.view(np.uint32)[1] = 0x7FC00000  # the canonical NaN arithmetic produces
+    out[3] = np.inf
+    computed = compare(out, ref, 1e-6)
+    assert not computed.passed and computed.unwritten == 0 and computed.nonfinite == 2
+    assert "never written" not in computed.reason and "got NaN" in computed.reason
 
 
 def test_workgroup_memory_is_sized_by_wgsl_layout_rules():

@@ -69,6 +69,7 @@ async def test_failures_are_results_and_the_run_goes_on(gpu):
         _user("noop", kernel("noop.wgsl")),
         _user("partial", partial),
         _user("nan", kernel("nan_writer.wgsl")),
+        _user("overflow", kernel("overflow.wgsl")),
         _user("hang", kernel("hang.wgsl")),
         _user("writable", kernel("writable_input.wgsl")),
         _user("good", kernel("sgemm_tiled.wgsl")),
@@ -82,10 +83,15 @@ async def test_failures_are_results_and_the_run_goes_on(gpu):
     line = kernel("syntax_error.wgsl").splitlines()[4]
     assert (syntax.diagnostics[0].line, syntax.diagnostics[0].column) == (5, line.index(";") + 1)
 
-    assert results["noop"].status == "rejected" and "non-finite" in results["noop"].reason
+    # What the engine guarantees: each is rejected, and the reason tells an element the
+    # kernel never wrote apart from a NaN or Inf it computed (bits, not values, decide).
+    assert results["noop"].status == "rejected" and "never written" in results["noop"].reason
     assert results["partial"].status == "rejected"
     assert results["partial"].worst_index is not None and results["partial"].worst_index >= 64 * 96
     assert results["nan"].status == "rejected" and "non-finite" in results["nan"].reason
+    assert "never written" not in results["nan"].reason and "got NaN" in results["nan"].reason
+    assert results["overflow"].status == "rejected" and "non-finite" in results["overflow"].reason
+    assert "got inf" in results["overflow"].reason and "never written" not in results["overflow"].reason
     assert results["hang"].status == "timeout" and results["hang"].deadline_s == 3
     assert results["writable"].status == "compile_error"
     assert "inputs must be read-only" in results["writable"].reason

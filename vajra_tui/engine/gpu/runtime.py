@@ -12,19 +12,22 @@ import numpy as np
 import wgpu
 
 from ..events import DeviceInfo
+from ..verify import POISON_BITS
 
 SOFTWARE_HINTS = ("llvmpipe", "lavapipe", "swiftshader", "software", "warp")
-NAN_FILL = """
+NAN_FILL = f"""
 @group(0) @binding(0) var<storage, read_write> out: array<u32>;
 @compute @workgroup_size(256)
-fn main(@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups) n: vec3<u32>) {
+fn main(@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups) n: vec3<u32>) {{
     let i = g.x + g.y * n.x * 256u;
-    if (i < arrayLength(&out)) { out[i] = 0x7fc00000u; }
-}
+    if (i < arrayLength(&out)) {{ out[i] = {POISON_BITS:#x}u; }}
+}}
 """
+# Requested whenever the adapter offers them: the prompt advertises exactly these to a model.
+KERNEL_FEATURES = ("timestamp-query", "subgroup", "shader-f16")
 
 
-def device_info(adapter: wgpu.GPUAdapter) -> DeviceInfo:
+def device_info(adapter: wgpu.GPUAdapter, enabled: list[str] | None = None) -> DeviceInfo:
     info = adapter.info
     name = info.get("device", "") or info.get("description", "") or "unknown adapter"
     kind = str(info.get("adapter_type", ""))
@@ -48,7 +51,19 @@ def device_info(adapter: wgpu.GPUAdapter) -> DeviceInfo:
         limits={k: int(adapter.limits[k]) for k in keys if k in adapter.limits},
         timestamp_query="timestamp-query" in features,
         subgroups="subgroup" in features,
+        enabled_features=sorted(enabled or []),
+        subgroup_min_size=_subgroup_size(info, "min"),
+        subgroup_max_size=_subgroup_size(info, "max"),
     )
+
+
+def _subgroup_size(info: dict, which: str) -> int | None:
+    """wgpu-native reports the subgroup size range in its adapter info (under either spelling)."""
+    for key in (f"subgroup_{which}_size", f"stackgroup_{which}_size"):
+        value = info.get(key)
+        if isinstance(value, int) and value > 0:
+            return value
+    return None
 
 
 def pick_adapter(prefer: str | None = None) -> wgpu.GPUAdapter:
@@ -83,12 +98,12 @@ class Runtime:
 
     def __init__(self, prefer: str | None = None) -> None:
         self.adapter = pick_adapter(prefer)
-        self.info = device_info(self.adapter)
-        wanted = [f for f in ("timestamp-query", "subgroup") if f in self.adapter.features]
+        wanted = [f for f in KERNEL_FEATURES if f in self.adapter.features]
         limits = {k: self.adapter.limits[k] for k in self.adapter.limits}
         self.device = self.adapter.request_device_sync(
             required_features=wanted, required_limits=limits
         )
+        self.info = device_info(self.adapter, wanted)
         self.queue = self.device.queue
         self.timestamps = "timestamp-query" in wanted
         self.period = _timestamp_period(self.queue) if self.timestamps else 1.0
