@@ -49,7 +49,12 @@ def test_llm_tune_streams_three_variants_and_fails_over(monkeypatch, capsys, tmp
     gen1 = [r for r in doc["results"] if r["generation"] == 1 and r["name"] != "baseline"]
     assert sorted(r["strategy"] for r in gen1) == ["A", "B", "C"]
     assert all(r["origin"] == "nemotron: fallback-model" for r in gen1)
-    assert all(r["status"] == "verified" for r in gen1), [r["reason"] for r in gen1]
+    # The server answers every slot with the same kernel: the first is measured, the
+    # slots that repeat it say so and are not timed twice.
+    by_slot = {r["strategy"]: r for r in gen1}
+    assert by_slot["A"]["status"] == "verified", by_slot["A"]["reason"]
+    assert all(by_slot[s]["status"] == "duplicate" and "same kernel as A" in by_slot[s]["reason"]
+               for s in "BC"), [r["reason"] for r in gen1]
     evolved = [r for r in doc["results"] if r["generation"] == 2]
     assert len(evolved) == 1 and evolved[0]["origin"] == "nemotron: fallback-model"
 

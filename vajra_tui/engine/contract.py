@@ -15,11 +15,10 @@ from dataclasses import dataclass, field
 
 from .events import Diagnostic
 from .wgsl.memory import workgroup_vars
-from .wgsl.tokens import has_compute_entry, storage_bindings, workgroup_size
+from .wgsl.tokens import TILE_HEADER, has_compute_entry, storage_bindings, workgroup_size
 from .workloads.base import Size, Workload, ceil_div
 
 PRELUDE_END = "// ---- candidate source starts on the next line ----"
-_TILE_RE = re.compile(r"^\s*//\s*tile\s*:\s*(\w+)(?:\s*[x×]\s*(\w+))?\s*$")
 
 
 class ContractError(Exception):
@@ -39,6 +38,7 @@ class Stitched:
     tiles: tuple[int, int]  # logical grid: tiles along x and y
     dispatch: tuple[int, int, int]  # what is actually dispatched
     declared: set[int] = field(default_factory=set)
+    enables: list[str] = field(default_factory=list)  # hoisted `enable` directives
 
     @property
     def sha256(self) -> str:
@@ -50,26 +50,34 @@ class Stitched:
 
 
 def tile_of(body: str, size: Size, wg: tuple[int, int, int]) -> tuple[int, int]:
-    """The ``// tile: AxB`` header (numbers or size constants) or the workgroup shape."""
+    """The ``// tile: AxB`` header (numbers or size constants) or the workgroup shape.
+
+    A comment such as ``// Tile: load A and B`` is prose, not a header: a lower-case
+    word that names no size constant is skipped, while an unknown upper-case name
+    (``// tile: TM x TN``) is a mistake worth reporting.
+    """
     for number, text in enumerate(body.splitlines(), 1):
-        match = _TILE_RE.match(text)
+        comment = text.strip()
+        match = TILE_HEADER.match(comment[2:]) if comment.startswith("//") else None
         if not match:
             continue
-        values = []
-        first, second = match.group(1), match.group(2)
-        if second is None and re.fullmatch(r"\d+x\d+", first):  # "64x64" is one word to \w
-            first, second = first.split("x")
-        for part in (first, second or "1"):
-            if part.isdigit():
-                values.append(int(part))
-            elif part.upper() in size:
-                values.append(size[part.upper()])
-            else:
-                raise ContractError(f"tile header: unknown value {part!r}", number, 1)
-        if min(values) < 1:
+        values = [_tile_value(part, size, number) for part in (match.group(1), match.group(2) or "1")]
+        if None in values:
+            continue
+        if min(values) < 1:  # type: ignore[type-var]
             raise ContractError("tile header: sizes must be positive", number, 1)
-        return values[0], values[1]
+        return values[0], values[1]  # type: ignore[return-value]
     return wg[0], wg[1]
+
+
+def _tile_value(part: str, size: Size, line: int) -> int | None:
+    if part.lstrip("-").isdigit():
+        return int(part)
+    if part.upper() in size:
+        return size[part.upper()]
+    if part.islower():
+        return None
+    raise ContractError(f"tile header: unknown value {part!r}", line, 1)
 
 
 def plan_dispatch(
@@ -141,29 +149,75 @@ def check_workgroup_memory(body: str, consts: dict[str, int], limit: int) -> Non
                             f"{limit} bytes (max-compute-workgroup-storage-size)", found[0].line)
 
 
+_ENABLE = re.compile(r"^[ \t]*enable\s+([A-Za-z_][\w\s,]*?)\s*;[ \t]*(//.*)?$", re.M)
+# Extensions Naga (wgpu-native) refuses although browsers' Tint requires them; the
+# feature itself is requested on the device, so the directive is simply left out here.
+NATIVE_IMPLICIT = {"subgroups"}
+
+
+def hoist_enables(body: str) -> tuple[list[str], str]:
+    """Move ``enable`` directives out of the body, keeping its line numbers.
+
+    WGSL requires directives before any declaration, so they cannot follow the
+    prelude. Each is blanked to an empty line in place, so every later line keeps
+    the number the model gave it.
+    """
+    names: list[str] = []
+
+    def take(match: re.Match[str]) -> str:
+        for name in match.group(1).split(","):
+            if name.strip() and name.strip() not in names:
+                names.append(name.strip())
+        return ""
+
+    return names, _ENABLE.sub(take, body)
+
+
 def stitch(workload: Workload, size: Size, body: str, max_dim: int = 65535,
-           max_workgroup_bytes: int | None = None) -> Stitched:
+           max_workgroup_bytes: int | None = None,
+           tile: tuple[int, int] | None = None) -> Stitched:
+    """Prelude plus body, with the dispatch planned; ``tile`` overrides the header."""
     if not body.strip() or not has_compute_entry(body, "main"):
         raise ContractError("no @compute entry point named `main`")
-    declared = check_bindings(workload, body)
+    enables, rest = hoist_enables(body)
+    declared = check_bindings(workload, rest)
     consts = {dim: size[dim] for dim in workload.dims}
     if max_workgroup_bytes is not None:
-        check_workgroup_memory(body, consts, max_workgroup_bytes)
-    wg = workgroup_size(body, consts)
+        check_workgroup_memory(rest, consts, max_workgroup_bytes)
+    wg = workgroup_size(rest, consts)
     if wg is None:
         raise ContractError("cannot read @workgroup_size of `main`")
-    tile = tile_of(body, size, wg)
+    tile = tile or tile_of(rest, size, wg)
     tiles, dispatch = plan_dispatch(workload.output_grid(size), tile, max_dim)
-    head = prelude(workload, size, tiles, dispatch[0], declared)
+    directives = "".join(f"enable {name};\n" for name in enables if name not in NATIVE_IMPLICIT)
+    head = directives + prelude(workload, size, tiles, dispatch[0], declared)
     return Stitched(
-        source=head + body,
+        source=head + rest,
         prelude_lines=head.count("\n"),
         workgroup_size=wg,
         tile=tile,
         tiles=tiles,
         dispatch=dispatch,
         declared=declared,
+        enables=enables,
     )
+
+
+def parse_only_source(workload: Workload, size: Size, body: str) -> Stitched:
+    """The body behind a plain prelude, for asking the compiler why a body does not parse.
+
+    Used when the contract's own reading fails: a kernel with a syntax error should
+    hear the compiler's parse error at its line, not "no entry point" at 1:1.
+    """
+    enables, rest = hoist_enables(body)
+    directives = "".join(f"enable {name};\n" for name in enables if name not in NATIVE_IMPLICIT)
+    try:  # bindings the body declares itself must not be declared twice
+        own = {decl.binding for decl in storage_bindings(rest) if decl.group == 0}
+    except Exception:  # noqa: BLE001 - the body may not even tokenize; the compiler will say why
+        own = set()
+    head = directives + prelude(workload, size, (1, 1), 1, own)
+    return Stitched(source=head + rest, prelude_lines=head.count("\n"), workgroup_size=(1, 1, 1),
+                    tile=(1, 1), tiles=(1, 1), dispatch=(1, 1, 1), enables=enables)
 
 
 _LOC_RE = re.compile(r"wgsl:(\d+):(\d+)")

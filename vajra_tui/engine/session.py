@@ -15,19 +15,19 @@ from typing import Callable
 from .. import __version__
 from ..settings import TimingSettings
 from . import calibration_cache
+from .admission import COMPILE_TIMEOUT_S, Admission
 from .candidate import Candidate
-from .contract import ContractError, Stitched, diagnostics_from_error, prelude, stitch
+from .contract import Stitched
 from .events import (
-    Calibration, CalibrationReady, CandidateFinished, CandidateQueued, CandidateResult,
-    CandidateSource, CompileFinished, DeviceInfo, Diagnostic, DispatchTimed, Event, Notice, RankingReady,
-    SanitizerRewrite, SessionStarted, StageChanged, VerificationFinished,
+    Calibration, CalibrationReady, CandidateFinished, CandidateQueued, CandidateResult, DeviceInfo,
+    Diagnostic, DispatchTimed, Event, Notice, RankingReady, SessionStarted, StageChanged,
+    VerificationFinished,
 )
 from .gpu.client import GPUClient, WorkerCrashed, WorkerError, WorkerTimeout
 from .stats import plausible_timestamp, score, summarize
 from .workloads import Size, Workload
 
 Emit = Callable[[Event], None]
-COMPILE_TIMEOUT_S = 60.0
 BASELINE_TIMEOUT_S = 300.0
 PREPARE_TIMEOUT_S = 900.0
 
@@ -45,7 +45,7 @@ class _Timed:
     streamed: bool = False  # timestamps from one back-to-back submission, checked as a whole
 
 
-class Session:
+class Session(Admission):
     def __init__(self, workload: Workload, size: Size, client: GPUClient, emit: Emit,
                  timing: TimingSettings | None = None, seeds: tuple[int, ...] = (1, 2),
                  source_mode: str = "library", grounding: bool = False) -> None:
@@ -113,114 +113,6 @@ class Session:
     def baseline_candidate(self) -> Candidate:
         return Candidate(id="baseline", name="baseline", strategy="baseline",
                          origin=f"builtin: {self.workload.name}/naive", source=self.workload.baseline)
-
-    # ---- one candidate: sanitize, stitch, compile, verify -------------------
-    async def admit(self, cand: Candidate) -> bool:
-        """Prepare a candidate for timing; False (with its result emitted) if it failed."""
-        self.candidates[cand.id] = cand
-        result = CandidateResult(id=cand.id, name=cand.name, strategy=cand.strategy,
-                                 origin=cand.origin, generation=cand.generation,
-                                 params=cand.params, source=cand.source, raw_reply=cand.raw_reply,
-                                 rewrites=list(cand.rewrites))
-        self.results[cand.id] = result
-        if cand.id not in self._announced:
-            self.emit(CandidateQueued(id=cand.id, name=cand.name, strategy=cand.strategy,
-                                      origin=cand.origin, generation=cand.generation,
-                                      params=cand.params))
-        if not cand.source.strip():
-            return self._fail(result, "no_kernel", cand.no_kernel_reason or "no kernel in response")
-        source = self._sanitized(cand, result)
-        try:
-            limits = self.device.limits
-            st = stitch(self.workload, self.size, source,
-                        limits.get("max-compute-workgroups-per-dimension", 65535),
-                        limits.get("max-compute-workgroup-storage-size"))
-        except ContractError as exc:
-            result.diagnostics = [exc.diagnostic]
-            return self._fail(result, "compile_error", f"contract: {exc}")
-        self.stitched[cand.id] = st
-        self._check_tile(cand, source, st)
-        result.stitched_source, result.source_sha256 = st.source, st.sha256
-        result.workgroup_size, result.grid = list(st.workgroup_size), list(st.dispatch)
-        self.emit(CandidateSource(id=cand.id, source=source, stitched_source=st.source,
-                                  workgroup_size=result.workgroup_size, grid=result.grid))
-        return await self._compile(result, st, source) and await self._verify(result)
-
-    def _sanitized(self, cand: Candidate, result: CandidateResult) -> str:
-        """Generated kernels are repaired; a user's own kernel is only diagnosed."""
-        if cand.strategy == "baseline":
-            return cand.source
-        from .wgsl.sanitize import sanitize
-
-        self.emit(StageChanged(id=cand.id, stage="sanitizing"))
-        fixed = sanitize(cand.source, prelude=prelude(self.workload, self.size, (1, 1), 1, set()))
-        if not fixed.findings:
-            return cand.source
-        repair = cand.strategy != "user" and fixed.repaired
-        self.emit(SanitizerRewrite(id=cand.id, findings=fixed.findings,
-                                   diff=fixed.diff if repair else "", repaired=repair))
-        if not repair:
-            return cand.source
-        result.rewrites.append(fixed.diff)
-        result.source = fixed.source
-        return fixed.source
-
-    def _check_tile(self, cand: Candidate, source: str, st: Stitched) -> None:
-        """Warn (before it runs) when a tile header looks like it leaves outputs uncomputed."""
-        from .wgsl.sanitize import check_tile_header
-
-        grid = self.workload.output_grid(self.size)
-        for d in check_tile_header(source, grid, st.workgroup_size, tile=st.tile, folds_large_grids=True):
-            self.emit(Notice(level="warning", message=f"{cand.name}: tile header {d.line}:{d.column}: {d.message}"))
-
-    async def _compile(self, result: CandidateResult, st: Stitched, source: str) -> bool:
-        self.emit(StageChanged(id=result.id, stage="compiling"))
-        loop = asyncio.get_running_loop()
-        began = loop.time()
-        try:
-            reply = await self.client.acall("compile", max(COMPILE_TIMEOUT_S, self.deadline_s),
-                                            cid=result.id, source=st.source,
-                                            dispatch=list(st.dispatch))
-        except WorkerTimeout:
-            return self._fail(result, "timeout", "compilation ran past its deadline")
-        except (WorkerCrashed, WorkerError) as exc:
-            return self._fail(result, "crashed", str(exc))
-        ok = bool(reply.get("compiled"))
-        if not ok:
-            result.diagnostics = diagnostics_from_error(reply.get("error", ""), st, source)
-        self.emit(CompileFinished(id=result.id, ok=ok, diagnostics=result.diagnostics,
-                                  seconds=loop.time() - began))
-        if not ok:
-            first = result.diagnostics[0]
-            return self._fail(result, "compile_error", f"{first.line}:{first.column}: {first.message}")
-        return True
-
-    async def _verify(self, result: CandidateResult) -> bool:
-        self.emit(StageChanged(id=result.id, stage="verifying"))
-        timeout = self._deadline_for(result.id)
-        for seed in self.seeds:
-            try:
-                verdict = await self.client.acall("verify", timeout, cid=result.id, seed=seed)
-            except WorkerTimeout:
-                result.deadline_s = timeout
-                return self._fail(result, "timeout", f"killed after its {timeout:.1f} s deadline")
-            except (WorkerCrashed, WorkerError) as exc:
-                return self._fail(result, "crashed", str(exc))
-            result.max_rel_error = verdict["max_rel_error"]
-            result.worst_index = verdict["worst_index"]
-            self.emit(VerificationFinished(id=result.id, seed=seed, passed=verdict["passed"],
-                                           max_rel_error=verdict["max_rel_error"],
-                                           worst_index=verdict["worst_index"],
-                                           reason=verdict["reason"]))
-            if not verdict["passed"]:
-                return self._fail(result, "rejected", f"seed {seed}: {verdict['reason']}")
-        return True
-
-    def _fail(self, result: CandidateResult, status: str, reason: str) -> bool:
-        result.status, result.reason = status, reason  # type: ignore[assignment]
-        self.emit(StageChanged(id=result.id, stage="done", detail=status))
-        self.emit(CandidateFinished(result=result))
-        return False
 
     # ---- timing --------------------------------------------------------------
     async def time_batch(self, ids: list[str]) -> list[CandidateResult]:

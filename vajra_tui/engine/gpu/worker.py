@@ -69,11 +69,20 @@ class Worker:
         verdict = compare(self.rt.read_output(), self.refs[seed], self.workload.atol(self.size))
         return verdict.as_dict()
 
-    def op_verify(self, cid: str, seed: int) -> dict:
+    def op_verify(self, cid: str, seed: int, grid: list[int] | None = None) -> dict:
+        """One poisoned dispatch, checked; ``grid`` overrides the planned one (coverage probes)."""
         self._load(seed)
-        pipeline, grid = self.pipelines[cid]
-        self.rt.dispatch(pipeline, grid)
+        pipeline, planned = self.pipelines[cid]
+        self.rt.dispatch(pipeline, tuple(grid) if grid else planned)
         return self._check(seed)
+
+    def op_parse(self, source: str) -> dict:
+        """Only the compiler's front end: does this text parse and validate as a module?"""
+        try:
+            self.rt.device.create_shader_module(code=source)
+        except Exception as exc:  # wgpu raises GPUValidationError and friends
+            return {"error": str(exc)}
+        return {"error": ""}
 
     def op_time(self, cid: str, n: int, seed: int, check: bool = False) -> dict:
         self._load(seed)

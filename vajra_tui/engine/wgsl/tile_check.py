@@ -6,7 +6,8 @@ outputs uncomputed (or launches 4x too many invocations), so we warn early.
 Rules, all warnings (message prefixed ``warning:``):
 
 1. header components must be positive;
-2. header components should be multiples of the workgroup size;
+2. (none: "a multiple of the workgroup size" warned about correct kernels, such as one
+   workgroup per row of ``COLS`` elements; over-dispatch is now measured instead);
 3. a kernel that stores whole ``vec4`` values into an ``array<vec4<...>>`` output
    covers 4 elements per invocation, so a missing header (or one equal to the
    workgroup size) is probably wrong: suggest ``4 * wg.x``;
@@ -61,8 +62,6 @@ def check_tile_header(src: str, output_grid: tuple[int, int], workgroup_size: tu
     if tile is not None and (tile[0] <= 0 or tile[1] <= 0):
         warn(f"tile header {tile[0]}x{tile[1]} must have positive components")
         return out
-    if tile is not None and (tile[0] % wx or tile[1] % wy):
-        warn(f"tile {tile[0]}x{tile[1]} is not a multiple of @workgroup_size({wx}, {wy})")
     store = _vec4_output_store(src, prelude)
     if store is not None and (tile is None or (tile[0] == wx and tile[1] == wy)):
         have = "no tile header" if tile is None else f"tile {tile[0]}x{tile[1]}"

@@ -29,7 +29,10 @@ _NUMBER = re.compile(
     r"|[0-9]+[eE][+-]?[0-9]+[fh]?"
     r"|[0-9]+[iufh]?"
 )
-_TILE = re.compile(r"^\s*tile\s*:\s*(-?\d+)\s*(?:[xX×*,]\s*(-?\d+))?\s*$")
+# "// tile: 64x64", "// Tile: 64 x 64  (each workgroup computes a block)", "// tile: COLS x 1".
+# Case and spacing are free and a trailing remark is allowed; a value is a number or a name.
+TILE_HEADER = re.compile(
+    r"^\s*tile\s*:\s*(-?\d+|[A-Za-z_]\w*)(?:\s*[xX×*,]\s*(-?\d+|[A-Za-z_]\w*))?(?!\w)", re.I)
 
 
 @dataclass(frozen=True, slots=True)
@@ -314,16 +317,23 @@ def tile_header(src: str) -> tuple[int, int] | None:
     """The first ``// tile: AxB`` (or ``// tile: A`` -> (A, 1)) line comment, if any."""
     for t in tokenize(src):
         if t.kind == LINE_COMMENT:
-            m = _TILE.match(t.text[2:])
+            m = TILE_HEADER.match(t.text[2:])
             if m:
-                return int(m.group(1)), int(m.group(2)) if m.group(2) is not None else 1
+                first, second = m.group(1), m.group(2) or "1"
+                if not (_is_int(first) and _is_int(second)):
+                    return None  # names a size constant: only the engine can resolve it
+                return int(first), int(second)
     return None
+
+
+def _is_int(text: str) -> bool:
+    return text.lstrip("-").isdigit()
 
 
 def tile_header_line(src: str) -> int | None:
     """1-based line of the tile header comment (for diagnostics)."""
     for t in tokenize(src):
-        if t.kind == LINE_COMMENT and _TILE.match(t.text[2:]):
+        if t.kind == LINE_COMMENT and TILE_HEADER.match(t.text[2:]):
             return t.line
     return None
 

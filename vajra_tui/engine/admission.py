@@ -1,0 +1,211 @@
+"""Admission: one candidate through sanitize, stitch, compile, verify and the grid probe.
+
+This is the per-candidate half of a :class:`~vajra_tui.engine.session.Session`;
+the session mixes it in and keeps the batch half (timing, ranking). A candidate
+that fails anywhere here becomes a result with its reason, never an exception.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from .candidate import Candidate
+from .contract import ContractError, Stitched, diagnostics_from_error, parse_only_source, prelude, stitch
+from .events import (
+    CandidateFinished, CandidateQueued, CandidateResult, CandidateSource, CompileFinished, Diagnostic,
+    Notice, SanitizerRewrite, StageChanged, VerificationFinished,
+)
+from .gpu.client import WorkerCrashed, WorkerError, WorkerTimeout
+from .screening import duplicate_of, over_dispatch, probe_applies
+
+COMPILE_TIMEOUT_S = 60.0
+
+
+class Admission:
+    """Mixed into Session: everything that happens to one candidate before it is timed."""
+
+    async def admit(self, cand: Candidate) -> bool:
+        """Prepare a candidate for timing; False (with its result emitted) if it failed."""
+        self.candidates[cand.id] = cand
+        result = CandidateResult(id=cand.id, name=cand.name, strategy=cand.strategy,
+                                 origin=cand.origin, generation=cand.generation,
+                                 params=cand.params, source=cand.source, raw_reply=cand.raw_reply,
+                                 rewrites=list(cand.rewrites))
+        self.results[cand.id] = result
+        if cand.id not in self._announced:
+            self.emit(CandidateQueued(id=cand.id, name=cand.name, strategy=cand.strategy,
+                                      origin=cand.origin, generation=cand.generation,
+                                      params=cand.params))
+        if not cand.source.strip():
+            return self._fail(result, "no_kernel", cand.no_kernel_reason or "no kernel in response")
+        source = self._sanitized(cand, result)
+        if source is None:
+            return False
+        try:
+            st = self._stitch(source)
+        except ContractError as exc:
+            return await self._contract_failed(result, exc, source)
+        twin = duplicate_of(st.sha256, cand.id, self.stitched, self.results)
+        self.stitched[cand.id] = st
+        self._publish(result, st, source)
+        if twin is not None:
+            result.duplicate_of = twin.name
+            return self._fail(result, "duplicate", f"same kernel as {twin.name}: not compiled or timed twice")
+        self._check_tile(cand, source, st)
+        if not (await self._compile(result, st, source) and await self._verify(result)):
+            return False
+        return await self._right_size(result, st, source)
+
+    def _stitch(self, source: str, tile: tuple[int, int] | None = None) -> Stitched:
+        limits = self.device.limits if self.device else {}
+        return stitch(self.workload, self.size, source,
+                      limits.get("max-compute-workgroups-per-dimension", 65535),
+                      limits.get("max-compute-workgroup-storage-size"), tile=tile)
+
+    def _publish(self, result: CandidateResult, st: Stitched, source: str) -> None:
+        result.stitched_source, result.source_sha256 = st.source, st.sha256
+        result.workgroup_size, result.grid = list(st.workgroup_size), list(st.dispatch)
+        result.enables = list(st.enables)
+        self.emit(CandidateSource(id=result.id, source=source, stitched_source=st.source,
+                                  workgroup_size=result.workgroup_size, grid=result.grid))
+
+    async def _contract_failed(self, result: CandidateResult, exc: ContractError, source: str) -> bool:
+        """Syntax errors come first: ask the compiler before blaming the contract."""
+        probe = parse_only_source(self.workload, self.size, source)
+        try:
+            error = (await self.client.acall("parse", COMPILE_TIMEOUT_S, source=probe.source)).get("error", "")
+        except (WorkerTimeout, WorkerCrashed, WorkerError):
+            error = ""
+        if error:
+            result.diagnostics = self._locate(error, probe, source, result)
+            first = result.diagnostics[0]
+            return self._fail(result, "compile_error", f"{first.line}:{first.column}: {first.message}")
+        result.diagnostics = [self._to_original(exc.diagnostic, source, result)]
+        return self._fail(result, "compile_error", f"contract: {exc}")
+
+    async def _right_size(self, result: CandidateResult, st: Stitched, source: str) -> bool:
+        """Find a kernel dispatched many times over, say so, and time it on the grid it needs."""
+        if result.id == "baseline" or not probe_applies(st, source):
+            return True  # the workload declares its baseline's grid
+
+        async def covers(grid: tuple[int, int, int]) -> bool:
+            verdict = await self.client.acall("verify", self._deadline_for(result.id), cid=result.id,
+                                              seed=self.seeds[0], grid=list(grid))
+            return bool(verdict["passed"])
+
+        try:
+            fx, fy = await over_dispatch(st, covers)
+        except (WorkerTimeout, WorkerCrashed, WorkerError):
+            return True  # the planned grid verified; a probe that fails says nothing more
+        if (fx, fy) == (1, 1):
+            return True
+        tile = (st.tile[0] * fx, st.tile[1] * fy)
+        result.over_dispatch = [fx, fy]
+        resized = self._stitch(source, tile)
+        self.emit(Notice(level="warning", message=(
+            f"{result.name}: dispatched {fx * fy}x over: {st.dispatch[0]}x{st.dispatch[1]} workgroups "
+            f"planned from its tile {st.tile[0]}x{st.tile[1]}, but {resized.dispatch[0]}x"
+            f"{resized.dispatch[1]} cover the output (each workgroup computes {tile[0]}x{tile[1]}); "
+            f"timed on that grid. Declare it with `// tile: {tile[0]}x{tile[1]}`.")))
+        self.stitched[result.id] = resized
+        self._publish(result, resized, source)
+        return await self._compile(result, resized, source) and await self._verify(result)
+
+    def _sanitized(self, cand: Candidate, result: CandidateResult) -> str | None:
+        """Generated kernels are repaired or refused; a user's own kernel is only flagged.
+
+        A barrier in non-uniform control flow is undefined behaviour on GPUs and
+        browsers refuse the kernel, so one that cannot be repaired never runs when a
+        model wrote it, and carries the browser-invalid flag when a user did.
+        """
+        if cand.strategy == "baseline":
+            return cand.source
+        from .wgsl.sanitize import sanitize
+
+        self.emit(StageChanged(id=cand.id, stage="sanitizing"))
+        fixed = sanitize(cand.source, prelude=prelude(self.workload, self.size, (1, 1), 1, set()))
+        if not fixed.findings:
+            return cand.source
+        generated = cand.strategy != "user"
+        repair = generated and fixed.repaired
+        self.emit(SanitizerRewrite(id=cand.id, findings=fixed.findings,
+                                   diff=fixed.diff if repair else "", repaired=repair))
+        if repair:
+            result.rewrites.append(fixed.diff)
+            result.source = fixed.source
+            return fixed.source
+        first = fixed.findings[0]
+        why = f"{first.line}:{first.column}: barrier in non-uniform control flow ({first.message})"
+        if generated:
+            result.diagnostics = list(fixed.findings)
+            self._fail(result, "compile_error", f"{why}; browsers reject it and the sanitizer "
+                       "could not repair it")
+            return None
+        result.browser_invalid = why
+        self.emit(Notice(level="warning", message=f"{cand.name} is not browser-valid: {why}"))
+        return cand.source
+
+    def _check_tile(self, cand: Candidate, source: str, st: Stitched) -> None:
+        """Warn (before it runs) when a tile header looks like it leaves outputs uncomputed."""
+        from .wgsl.sanitize import check_tile_header
+
+        grid = self.workload.output_grid(self.size)
+        for d in check_tile_header(source, grid, st.workgroup_size, tile=st.tile, folds_large_grids=True):
+            self.emit(Notice(level="warning", message=f"{cand.name}: tile header {d.line}:{d.column}: {d.message}"))
+
+    async def _compile(self, result: CandidateResult, st: Stitched, source: str) -> bool:
+        self.emit(StageChanged(id=result.id, stage="compiling"))
+        loop = asyncio.get_running_loop()
+        began = loop.time()
+        try:
+            reply = await self.client.acall("compile", max(COMPILE_TIMEOUT_S, self.deadline_s),
+                                            cid=result.id, source=st.source,
+                                            dispatch=list(st.dispatch))
+        except WorkerTimeout:
+            return self._fail(result, "timeout", "compilation ran past its deadline")
+        except (WorkerCrashed, WorkerError) as exc:
+            return self._fail(result, "crashed", str(exc))
+        ok = bool(reply.get("compiled"))
+        if not ok:
+            result.diagnostics = self._locate(reply.get("error", ""), st, source, result)
+        self.emit(CompileFinished(id=result.id, ok=ok, diagnostics=result.diagnostics,
+                                  seconds=loop.time() - began))
+        if not ok:
+            first = result.diagnostics[0]
+            return self._fail(result, "compile_error", f"{first.line}:{first.column}: {first.message}")
+        return True
+
+    async def _verify(self, result: CandidateResult) -> bool:
+        self.emit(StageChanged(id=result.id, stage="verifying"))
+        timeout = self._deadline_for(result.id)
+        for seed in self.seeds:
+            try:
+                verdict = await self.client.acall("verify", timeout, cid=result.id, seed=seed)
+            except WorkerTimeout:
+                result.deadline_s = timeout
+                return self._fail(result, "timeout", f"killed after its {timeout:.1f} s deadline")
+            except (WorkerCrashed, WorkerError) as exc:
+                return self._fail(result, "crashed", str(exc))
+            result.max_rel_error = verdict["max_rel_error"]
+            result.worst_index = verdict["worst_index"]
+            self.emit(VerificationFinished(id=result.id, seed=seed, passed=verdict["passed"],
+                                           max_rel_error=verdict["max_rel_error"],
+                                           worst_index=verdict["worst_index"],
+                                           reason=verdict["reason"]))
+            if not verdict["passed"]:
+                return self._fail(result, "rejected", f"seed {seed}: {verdict['reason']}")
+        return True
+
+    def _locate(self, error: str, st: Stitched, compiled_body: str,
+                result: CandidateResult) -> list[Diagnostic]:
+        """The compiler's messages at the lines the candidate's author wrote."""
+        return diagnostics_from_error(error, st, compiled_body)
+
+    def _to_original(self, diagnostic: Diagnostic, compiled_body: str,
+                     result: CandidateResult) -> Diagnostic:
+        return diagnostic
+
+    def _fail(self, result: CandidateResult, status: str, reason: str) -> bool:
+        result.status, result.reason = status, reason  # type: ignore[assignment]
+        self.emit(StageChanged(id=result.id, stage="done", detail=status))
+        self.emit(CandidateFinished(result=result))
+        return False

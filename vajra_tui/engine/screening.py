@@ -1,0 +1,68 @@
+"""Checks between "it compiled" and "it is timed": duplicates and over-dispatch.
+
+Both are mistakes that verification alone cannot see. Two slots that hold the
+same kernel would be timed twice and ranked as rivals. A kernel whose tile
+header is missing or misspelt still verifies when each workgroup computes a
+larger block than the header says, but it is dispatched many times over and
+its timing is that many times worse; the model and the user need to hear why.
+"""
+
+from __future__ import annotations
+
+from typing import Awaitable, Callable
+
+from .contract import Stitched
+from .events import CandidateResult
+from .wgsl.tokens import IDENT, tokenize
+
+MAX_PROBE_FACTOR = 64
+
+# Runs the kernel once on the given dispatch grid and says whether every output verified.
+CoversWith = Callable[[tuple[int, int, int]], Awaitable[bool]]
+
+
+def duplicate_of(sha256: str, cid: str, stitched: dict[str, Stitched],
+                 results: dict[str, CandidateResult]) -> CandidateResult | None:
+    """The earlier candidate of this session with byte-identical stitched source, if any."""
+    for other, st in stitched.items():
+        if other == cid or st.sha256 != sha256:
+            continue
+        earlier = results.get(other)
+        # A result still in flight reads "crashed" with no reason; one that really crashed
+        # (a lost worker) never had a fair run, so a copy of it deserves one.
+        if earlier is not None and not (earlier.status == "crashed" and earlier.reason):
+            return earlier
+    return None
+
+
+def probe_applies(st: Stitched, source: str) -> bool:
+    """Only a grid the kernel cannot see is probed.
+
+    A folded grid maps workgroups through ``vajra_tile`` and a kernel that reads
+    ``num_workgroups`` strides over whatever grid it gets, so shrinking either
+    says nothing about its tile.
+    """
+    if st.dispatch[:2] != st.tiles or st.tiles == (1, 1):
+        return False
+    return not any(t.kind == IDENT and t.text == "num_workgroups" for t in tokenize(source))
+
+
+async def over_dispatch(st: Stitched, covers: CoversWith) -> tuple[int, int]:
+    """Per axis, by how many times (a power of two) the planned grid can shrink and still verify.
+
+    A correct kernel fails at the first halving of each axis, so this costs one or
+    two dispatches. ceil(ceil(g/t)/f) == ceil(g/(t*f)), so a factor found here is
+    exactly the tile the kernel should have declared.
+    """
+    factors = [1, 1]
+    for axis in (0, 1):
+        factor = 1
+        while factor * 2 <= min(st.tiles[axis], MAX_PROBE_FACTOR):
+            trial = factors.copy()
+            trial[axis] = factor * 2
+            grid = (-(-st.tiles[0] // trial[0]), -(-st.tiles[1] // trial[1]), 1)
+            if not await covers(grid):
+                break
+            factor *= 2
+            factors[axis] = factor
+    return factors[0], factors[1]
