@@ -6,9 +6,16 @@ cd "$(dirname "$0")/.."
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else "$@"; fi; }
 
+# A Vulkan driver is present when the loader is installed and at least one ICD manifest
+# exists: in the standard folders, or named by the loader's own environment variables.
 have_vulkan_icd() {
-  ls /usr/share/vulkan/icd.d/*.json /etc/vulkan/icd.d/*.json /usr/local/share/vulkan/icd.d/*.json >/dev/null 2>&1 \
-    && ldconfig -p 2>/dev/null | grep -q 'libvulkan.so.1'
+  ldconfig -p 2>/dev/null | grep -q 'libvulkan.so.1' || return 1
+  local dir file
+  for dir in /usr/share/vulkan/icd.d /etc/vulkan/icd.d /usr/local/share/vulkan/icd.d; do
+    for file in "$dir"/*.json; do [ -e "$file" ] && return 0; done
+  done
+  for file in ${VK_DRIVER_FILES//:/ } ${VK_ICD_FILENAMES//:/ }; do [ -e "$file" ] && return 0; done
+  return 1
 }
 
 if ! have_vulkan_icd; then

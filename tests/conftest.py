@@ -37,3 +37,16 @@ def gpu():
 
 def kernel(name: str) -> str:
     return (KERNELS / name).read_text()
+
+
+_NODE_WORDS = ("node", "npm", "tint", "dawn", "tsx")
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
+    """One line that says why the browser (Node/Dawn) tests skipped and what brings them back."""
+    skipped = terminalreporter.stats.get("skipped", [])
+    browser = [r for r in skipped if any(w in str(r.longrepr).lower() for w in _NODE_WORDS)]
+    if browser:
+        terminalreporter.write_line(
+            f"{len(browser)} browser-check tests skipped (Node.js/npm or Dawn unavailable here): "
+            "install Node.js 18+ with npm, then run scripts/setup.sh to bring them back")
