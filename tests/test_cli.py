@@ -49,7 +49,10 @@ def test_wall_clock_timing_and_browser_badge(capsys):
     base, tiled = doc["results"]
     assert base["timing"] == tiled["timing"] == "wall"
     assert tiled["status"] == "verified" and tiled["median_ms"] > 0
-    assert doc["winner"] == "user0"
+    # One name per kernel: the winner is named as its result is, never by an internal id.
+    # At 64³ on a software adapter the tiled kernel may not beat the naive one beyond noise.
+    assert doc["winner"] in ("sgemm_tiled", None)
+    assert doc["baseline_won"] == (doc["winner"] is None) and doc["headline"]
     winner = tiled
     if tint.node_available() and tint.ensure_node_modules() is not None:
         assert winner["browser"] == "browser-valid", winner["browser_diagnostics"]

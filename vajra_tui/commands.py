@@ -96,14 +96,24 @@ class _Run:
             print(f"recorded {path}", file=sys.stderr)
 
 
-def _finish(args: argparse.Namespace, run: _Run, results: list, winner: str | None,
+def _finish(args: argparse.Namespace, run: _Run, results: list, winner: Any,
             extra: dict[str, Any] | None = None) -> int:
+    """Print the table or the JSON; ``winner`` is the crowned result (None: no crown)."""
     s = run.session
+    verdict = s.last_ranking
+    summary = {"winner": winner.name if winner else None,
+               "headline": verdict.headline if verdict else "",
+               "ties": [r.name for r in verdict.ties] if verdict else [],
+               "baseline_won": bool(verdict and verdict.baseline_won),
+               "final_batch": s.results["baseline"].batch if "baseline" in s.results else None}
     if args.json:
-        doc = document(s.device, s.info, results, s.calibration, {"winner": winner, **(extra or {})})
+        doc = document(s.device, s.info, results, s.calibration, {**summary, **(extra or {})})
         print(json.dumps(doc, indent=2))
     else:
-        print_table(s.device, s.info, ranked_first(results), winner)
+        print_table(s.device, s.info, ranked_first(results), winner.id if winner else None)
+        if verdict:
+            print(f"{verdict.headline}; every speedup divides the baseline of batch "
+                  f"{summary['final_batch']}")
         if s.calibration:
             c = s.calibration
             print(f"roofline: copy {c.copy_gbps:.1f} GB/s, FMA {c.fma_gflops:.1f} GFLOP/s, "
@@ -112,11 +122,11 @@ def _finish(args: argparse.Namespace, run: _Run, results: list, winner: str | No
 
 
 def ranked_first(results: list) -> list:
-    """For reading: verified kernels fastest first, then the baseline, then the failures."""
-    fast = sorted((r for r in results if r.status == "verified" and r.id != "baseline"),
-                  key=lambda r: r.median_ms or float("inf"))
-    base = [r for r in results if r.id == "baseline"]
-    return fast + base + [r for r in results if r not in fast and r not in base]
+    """For reading: verified kernels fastest first with the baseline in its place, then the rest."""
+    from .engine.ranking import rank
+
+    order = rank(results).ranked
+    return order + [r for r in results if r not in order]
 
 
 async def bench(args: argparse.Namespace, settings: Settings) -> int:
@@ -125,9 +135,10 @@ async def bench(args: argparse.Namespace, settings: Settings) -> int:
         await run.session.start()
         await run.session.run_baseline(time=False)
         await run.session.evaluate(run.kernels)
-        ranked = run.session.rank(1)
-        if ranked:
-            await run.session.check_browser(ranked[0].id)
+        verdict = run.session.standings(1)
+        best = next((r for r in verdict.ranked if r.id != "baseline"), None)
+        if best is not None:  # the user's fastest kernel gets its badge, crowned or not
+            await run.session.check_browser(best.id)
     except RUN_ERRORS as exc:
         return _run_failed(exc)
     finally:
@@ -137,7 +148,7 @@ async def bench(args: argparse.Namespace, settings: Settings) -> int:
     if args.show_source:
         for r in results:
             print(f"// ===== {r.name} (sha256 {r.source_sha256}) =====\n{r.stitched_source}", file=sys.stderr)
-    return _finish(args, run, results, ranked[0].id if ranked else None)
+    return _finish(args, run, results, verdict.winner)
 
 
 async def tune(args: argparse.Namespace, settings: Settings) -> int:
@@ -173,7 +184,7 @@ async def tune(args: argparse.Namespace, settings: Settings) -> int:
     winner = ranked[0] if ranked else None
     if args.export and winner is not None:
         _export(winner, run.session.device, run.session.info, args.export, force=False)
-    return _finish(args, run, results, winner.id if winner else None,
+    return _finish(args, run, results, winner,
                    {"generations": tuner.generation, "ranking": [r.name for r in ranked]})
 
 

@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from .engine.events import (
-    Calibration, CandidateFinished, CandidateResult, CompileFinished, DeviceInfo, Event,
+    Calibration, CandidateFinished, CandidateQueued, CandidateResult, CompileFinished, DeviceInfo, Event,
     GenerationStarted, GroundingResult, ModelFailover, Notice, RankingReady, SanitizerRewrite, SessionStarted,
     VerificationFinished, WorkloadInfo,
 )
@@ -22,7 +22,8 @@ RESULT_FIELDS = (
     "iqr_ms", "p25_ms", "p75_ms", "min_ms", "max_ms", "timing", "gflops", "gbps", "intensity",
     "pct_of_roofline", "regime", "suspicious", "workgroup_size", "grid", "speedup",
     "source_sha256", "strategy", "origin", "generation", "rewrites", "deadline_s", "browser",
-    "browser_diagnostics",
+    "browser_diagnostics", "browser_invalid", "over_dispatch", "duplicate_of", "batch", "warmup",
+    "cache_state", "telemetry", "history",
 )
 
 
@@ -41,8 +42,14 @@ class ProgressPrinter:
     def _say(self, text: str) -> None:
         print(text, file=self.stream, flush=True)
 
+    def _name(self, cid: str) -> str:
+        """The kernel's one display name (ids such as ``g2-D`` stay internal)."""
+        return self.names.get(cid, cid)
+
     def __call__(self, event: Event) -> None:
-        if isinstance(event, SessionStarted):
+        if isinstance(event, CandidateQueued):
+            self.names[event.id] = event.name
+        elif isinstance(event, SessionStarted):
             self._say(f"device   {device_label(event.device)}")
             size = " ".join(f"{k}={v}" for k, v in event.workload.size.items())
             self._say(f"workload {event.workload.name} {size}")
@@ -51,14 +58,14 @@ class ProgressPrinter:
         elif isinstance(event, CompileFinished) and not event.ok:
             d = event.diagnostics[0] if event.diagnostics else None
             where = f"{d.line}:{d.column} {d.message}" if d else ""
-            self._say(f"compile  {event.id}: error {where}")
+            self._say(f"compile  {self._name(event.id)}: error {where}")
         elif isinstance(event, VerificationFinished) and not event.passed:
-            self._say(f"verify   {event.id} seed {event.seed}: FAILED {event.reason}")
+            self._say(f"verify   {self._name(event.id)} seed {event.seed}: FAILED {event.reason}")
         elif isinstance(event, SanitizerRewrite):
             verb = "rewrote" if event.repaired else "flagged"
-            self._say(f"sanitize {event.id}: {verb} {len(event.findings)} uniformity issue(s)")
+            self._say(f"sanitize {self._name(event.id)}: {verb} {len(event.findings)} uniformity issue(s)")
         elif isinstance(event, ModelFailover):
-            self._say(f"llm      {event.id}: {event.from_model} failed ({event.reason}); using {event.to_model}")
+            self._say(f"llm      {self._name(event.id)}: {event.from_model} failed ({event.reason}); using {event.to_model}")
         elif isinstance(event, GroundingResult):
             what = f"failed: {event.error}" if event.error else f"{len(event.results)} results"
             self._say(f"grounding {event.query[:60]}: {what}{' (cached)' if event.cached else ''}")
@@ -70,8 +77,9 @@ class ProgressPrinter:
                 self._say(f"result   {r.name}: {r.median_ms:.4f} ms ({r.timing})")
             else:
                 self._say(f"result   {r.name}: {r.status} - {r.reason}")
-        elif isinstance(event, RankingReady) and event.winner_id:
-            self._say(f"winner   {event.winner_id}")
+        elif isinstance(event, RankingReady) and event.final:
+            batch = f" (batch {event.batch}: every speedup divides that batch's baseline)" if event.batch else ""
+            self._say(f"final    {event.headline}{batch}")
 
 
 def result_dict(r: CandidateResult) -> dict[str, Any]:

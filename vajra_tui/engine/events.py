@@ -81,6 +81,29 @@ class Calibration(_Model):
     launch_floor_ms: float
     method: TimingMethod = "wall"
     device_key: str = ""
+    driver: str = ""
+    measured_at: float | None = None  # unix time; the age a screen shows
+
+
+class TelemetrySample(_Model):
+    """One NVML reading of the GPU that timed a batch."""
+
+    t: float
+    sm_clock_mhz: float
+    mem_clock_mhz: float
+    power_w: float
+    temperature_c: float
+
+
+class BatchTelemetry(_Model):
+    """The GPU's state at the start and end of one timed batch ("none": the driver tells nothing)."""
+
+    source: Literal["nvml", "none"] = "none"
+    first: TelemetrySample | None = None
+    last: TelemetrySample | None = None
+    sm_clock_drift: float | None = None  # |last - first| / first
+    unstable: bool = False  # the SM clock moved by more than 10% during the batch
+    note: str = ""
 
 
 class CandidateResult(_Model):
@@ -127,6 +150,12 @@ class CandidateResult(_Model):
     over_dispatch: list[int] = Field(default_factory=list)
     duplicate_of: str = ""
     enables: list[str] = Field(default_factory=list)  # `enable` directives, hoisted
+    batch: int | None = None  # the timing batch these numbers (and the speedup's baseline) come from
+    warmup: int | None = None  # warm-up dispatches that ran before the timed ones
+    cache_state: Literal["warm", "cold"] = "warm"
+    telemetry: BatchTelemetry | None = None
+    history: list[dict[str, Any]] = Field(default_factory=list)  # earlier batches' numbers
+    from_cache: bool = False  # measured in an earlier run on this device (--resume)
     browser_diagnostics: list[Diagnostic] = Field(default_factory=list)
 
 
@@ -270,13 +299,24 @@ class Notice(_Event):
 
 
 class RankingReady(_Event):
-    """Verified kernels ranked fastest first; winner is None when nothing verified."""
+    """Verified kernels ranked fastest first (the baseline among them).
+
+    ``winner_id`` is None when nothing verified or when no candidate beat the
+    baseline beyond noise (``baseline_won``); ``tie_ids`` are within noise of the
+    winner. ``final`` marks the shoot-out that closes a run: its batch re-timed the
+    finalists beside the baseline, and every number of the report comes from it.
+    """
 
     type: Literal["ranking"] = "ranking"
     generation: int
     ranked_ids: list[str]
     winner_id: str | None = None
     baseline_median_ms: float | None = None
+    baseline_won: bool = False
+    tie_ids: list[str] = Field(default_factory=list)
+    batch: int | None = None
+    final: bool = False
+    headline: str = ""
 
 
 class SessionFinished(_Event):

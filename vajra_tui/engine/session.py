@@ -24,6 +24,7 @@ from .events import (
     VerificationFinished,
 )
 from .gpu.client import GPUClient, WorkerCrashed, WorkerError, WorkerTimeout
+from .ranking import Ranking, rank
 from .stats import plausible_timestamp, score, summarize
 from .workloads import Size, Workload
 
@@ -61,6 +62,8 @@ class Session(Admission):
         self.results: dict[str, CandidateResult] = {}
         self.stitched: dict[str, Stitched] = {}
         self.baseline_ms: float | None = None
+        self.batch = 0  # timing batches so far; every result names the one its numbers come from
+        self.last_ranking: Ranking | None = None
         self.info = workload.info(size)
 
     def emit(self, event: Event) -> None:
@@ -122,6 +125,7 @@ class Session(Admission):
         keeps its clocks); a timeout or implausible timestamps fall back to one
         dispatch per request, which also finds the kernel that hung.
         """
+        self.batch += 1
         runs = {cid: _Timed(cid) for cid in ids}
         stamps = self.device is not None and self.device.timestamp_query and self.timing.method == "auto"
         if not (stamps and await self._time_stream(runs)):
@@ -215,6 +219,8 @@ class Session(Admission):
         for run in good:
             times = [t for t in run.ts] if method == "timestamp" else run.wall
             result = self.results[run.cid]
+            _keep_history(result)
+            result.batch, result.warmup = self.batch, self.timing.warmup
             result.times_ms = [float(t) for t in times]
             result.timing = method  # type: ignore[assignment]
             result.__dict__.update(summarize(result.times_ms))
@@ -252,16 +258,53 @@ class Session(Admission):
             await self.client.acall("drop", 30.0, cid=cid)
         return [self.results[c.id] for c in candidates]
 
+    def standings(self, generation: int, ids: list[str] | None = None,
+                  final: bool = False) -> Ranking:
+        """Rank verified kernels with the baseline; emit and return the verdict.
+
+        A suspicious result (over 100% of roofline) may still win, but never silently:
+        it carries the flag and a notice was emitted when it was scored.
+        """
+        pool = [self.results[i] for i in ids] if ids is not None else list(self.results.values())
+        ranking = rank(pool)
+        self.last_ranking = ranking
+        batches = {r.batch for r in ranking.ranked}
+        self.emit(RankingReady(
+            generation=generation, ranked_ids=[r.id for r in ranking.ranked if r.id != "baseline"],
+            winner_id=ranking.winner.id if ranking.winner else None,
+            baseline_median_ms=self.results["baseline"].median_ms if "baseline" in self.results else None,
+            baseline_won=ranking.baseline_won, tie_ids=[r.id for r in ranking.ties],
+            batch=batches.pop() if len(batches) == 1 else None, final=final, headline=ranking.headline))
+        return ranking
+
     def rank(self, generation: int) -> list[CandidateResult]:
-        # A suspicious result (over 100% of roofline) may still win, but never silently:
-        # it carries the flag and a notice was emitted when it was scored.
-        verified = [r for r in self.results.values() if r.status == "verified" and r.id != "baseline"]
-        verified.sort(key=lambda r: r.median_ms or float("inf"))
-        winner = verified[0] if verified else None
-        self.emit(RankingReady(generation=generation, ranked_ids=[r.id for r in verified],
-                               winner_id=winner.id if winner else None,
-                               baseline_median_ms=self.baseline_ms))
-        return verified
+        """The verified candidates, winner first; empty when none beat the baseline."""
+        ranking = self.standings(generation)
+        if ranking.winner is None:
+            return []
+        return [r for r in ranking.ranked if r.id != "baseline"]
+
+    async def shootout(self, generation: int, top: int = 5) -> Ranking:
+        """Time the best kernels of every generation again, in one batch with the baseline.
+
+        Per-generation numbers come from different batches, each with its own baseline
+        sample; the report divides by one. Finalists already timed together with the
+        baseline in the latest batch need no second run.
+        """
+        candidates = [r for r in rank(list(self.results.values())).ranked if r.id != "baseline"][:top]
+        ids = [r.id for r in candidates]
+        base = self.results.get("baseline")
+        if not ids or base is None:
+            return self.standings(generation, final=True)
+        if {r.batch for r in candidates} != {base.batch}:
+            for cid in ids:
+                st = self.stitched[cid]
+                await self.client.acall("compile", max(COMPILE_TIMEOUT_S, self.deadline_s), cid=cid,
+                                        source=st.source, dispatch=list(st.dispatch))
+            await self.time_batch(["baseline", *ids])
+            for cid in ids:
+                await self.client.acall("drop", 30.0, cid=cid)
+        return self.standings(generation, ["baseline", *ids], final=True)
 
     async def check_browser(self, cid: str) -> CandidateResult:
         """Give a crowned kernel its browser badge: does Tint (Dawn, under Node) accept it?"""
@@ -284,3 +327,12 @@ class Session(Admission):
     def source_sha(self, cid: str) -> str:
         st = self.stitched.get(cid)
         return st.sha256 if st else hashlib.sha256(self.candidates[cid].source.encode()).hexdigest()
+
+
+def _keep_history(result: CandidateResult) -> None:
+    """Before a result is timed again, its earlier batch's numbers move to its history."""
+    if result.batch is None or result.median_ms is None:
+        return
+    result.history.append({"batch": result.batch, "median_ms": result.median_ms,
+                           "iqr_ms": result.iqr_ms, "speedup": result.speedup,
+                           "timing": result.timing, "reps": len(result.times_ms)})

@@ -31,22 +31,34 @@ fn main(@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups) n:
 """
 COPY_SHAPES = (1, 2, 4)
 
+# ACC independent vec4 accumulators per invocation (4*ACC scalar chains), so no FMA
+# waits on the previous one: a handful of dependent chains measures latency, not the
+# pipes. Several widths are tried and the fastest is the ceiling.
 FMA = """
 @group(0) @binding(0) var<storage, read_write> sink: array<vec4<f32>>;
-@compute @workgroup_size(256)
+@compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups) n: vec3<u32>) {
-    let i = g.x + g.y * n.x * 256u;
-    let s = f32(i & 7u) * 1e-7;
-    var a0 = vec4<f32>(s); var a1 = a0 + 0.1; var a2 = a0 + 0.2; var a3 = a0 + 0.3;
-    var a4 = a0 + 0.4; var a5 = a0 + 0.5; var a6 = a0 + 0.6; var a7 = a0 + 0.7;
+    let i = g.x + g.y * n.x * WGu;
+    let s = vec4<f32>(f32(i & 7u) * 1e-7);
     let b = vec4<f32>(0.9999); let c = vec4<f32>(1e-6);
-    for (var k = 0u; k < ITERS; k = k + 1u) {
-        a0 = fma(a0, b, c); a1 = fma(a1, b, c); a2 = fma(a2, b, c); a3 = fma(a3, b, c);
-        a4 = fma(a4, b, c); a5 = fma(a5, b, c); a6 = fma(a6, b, c); a7 = fma(a7, b, c);
+    DECLARE
+    for (var k = 0u; k < ITERSu; k = k + 1u) {
+        BODY
     }
-    sink[i] = a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7;
+    sink[i] = SUM;
 }
 """
+FMA_SHAPES = ((8, 256), (16, 256), (16, 128), (32, 128))  # (vec4 accumulators, workgroup size)
+
+
+def fma_kernel(accumulators: int, workgroup: int, iters: int) -> str:
+    """The FMA probe, written out so every accumulator is its own variable (a register)."""
+    names = [f"a{j}" for j in range(accumulators)]
+    declare = " ".join(f"var {n} = s + vec4<f32>({j * 0.01:.2f});" for j, n in enumerate(names))
+    body = " ".join(f"{n} = fma({n}, b, c);" for n in names)
+    return (FMA.replace("DECLARE", declare).replace("BODY", body).replace("SUM", " + ".join(names))
+            .replace("ITERS", str(iters)).replace("WG", str(workgroup)))
+
 
 EMPTY = """
 @group(0) @binding(0) var<storage, read_write> sink: array<u32>;
@@ -98,11 +110,13 @@ def calibrate(rt: Runtime, reps: int = 9) -> Calibration:
             copy_gbps, method = 2 * copy_bytes / (ms / 1e3) / 1e9, how
 
     threads = (1 << 14) if software else (1 << 20)
-    iters = 64 if software else 4096
     sink = rt.device.create_buffer(size=threads * 16, usage=storage)
-    pipe, group = _pipeline(rt, FMA.replace("ITERS", f"{iters}u"), [sink])
-    fma_ms, _ = _median_ms(rt, pipe, group, _grid(threads // 256), reps)
-    fma_gflops = threads * iters * 8 * 4 * 2 / (fma_ms / 1e3) / 1e9
+    fma_gflops = 0.0
+    for accumulators, workgroup in FMA_SHAPES[:1] if software else FMA_SHAPES:
+        iters = (512 if software else 32768) // accumulators
+        pipe, group = _pipeline(rt, fma_kernel(accumulators, workgroup, iters), [sink])
+        fma_ms, _ = _median_ms(rt, pipe, group, _grid(threads // workgroup), reps)
+        fma_gflops = max(fma_gflops, threads * iters * accumulators * 4 * 2 / (fma_ms / 1e3) / 1e9)
 
     tiny = rt.device.create_buffer(size=16, usage=storage)
     pipe, group = _pipeline(rt, EMPTY, [tiny])
