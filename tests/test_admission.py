@@ -121,3 +121,32 @@ async def test_a_barrier_in_non_uniform_flow_is_refused_from_a_model_and_flagged
     assert "non-uniform control flow" in generated.reason and generated.diagnostics[0].line == 7
     assert mine.status == "verified", mine.reason
     assert mine.browser_invalid.startswith("7:") and "non-uniform" in mine.browser_invalid
+
+
+REWRITTEN_THEN_BROKEN = """// tile: 64
+var<workgroup> part: array<f32, 64>;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) g: vec3<u32>, @builtin(local_invocation_index) l: u32) {
+    if (g.x >= N) {
+        return;
+    }
+    part[l] = X[g.x];
+    workgroupBarrier();
+    var acc = 0.0;
+    for (var k = 0; k < K; k = k + 1) {
+        acc = fma(X[g.x + u32(k)], W[u32(k)], acc);
+    }
+    Y[g.x] = acc + part[l] * 0.0;
+}
+"""
+
+
+async def test_a_sanitized_kernel_is_diagnosed_at_the_line_the_model_wrote(gpu):
+    s, events = await _session(gpu, "conv1d", "1000x16")
+    [r] = await s.evaluate([_cand("B", REWRITTEN_THEN_BROKEN, "B")])
+    assert r.rewrites, "the early return before the barrier was not rewritten"
+    assert r.status == "compile_error"
+    d = r.diagnostics[0]
+    line = REWRITTEN_THEN_BROKEN.splitlines()[d.line - 1]
+    assert d.line == 11 and "k < K" in line, (d, r.reason)
+    assert d.source_line == line.rstrip() and "i32" in d.message and "u32" in d.message

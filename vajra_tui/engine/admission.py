@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import asyncio
 from .candidate import Candidate
-from .contract import ContractError, Stitched, diagnostics_from_error, parse_only_source, prelude, stitch
+from .contract import ContractError, Stitched, parse_only_source, prelude, stitch
 from .events import (
     CandidateFinished, CandidateQueued, CandidateResult, CandidateSource, CompileFinished, Diagnostic,
     Notice, SanitizerRewrite, StageChanged, VerificationFinished,
 )
 from .gpu.client import WorkerCrashed, WorkerError, WorkerTimeout
 from .screening import duplicate_of, over_dispatch, probe_applies
+from .wgsl.diagnostics import LineMap, diagnostics_from_error
 
 COMPILE_TIMEOUT_S = 60.0
 
@@ -197,15 +198,33 @@ class Admission:
 
     def _locate(self, error: str, st: Stitched, compiled_body: str,
                 result: CandidateResult) -> list[Diagnostic]:
-        """The compiler's messages at the lines the candidate's author wrote."""
-        return diagnostics_from_error(error, st, compiled_body)
+        """The compiler's messages at the lines the candidate's author wrote.
+
+        ``compiled_body`` is what followed the prelude (sanitized, `enable` lines
+        blanked); the author's own text is the candidate as it arrived.
+        """
+        body = "".join(st.source.splitlines(keepends=True)[st.prelude_lines:])
+        return diagnostics_from_error(error, prelude_lines=st.prelude_lines, compiled_body=body,
+                                      original_body=self.candidates[result.id].source)
 
     def _to_original(self, diagnostic: Diagnostic, compiled_body: str,
                      result: CandidateResult) -> Diagnostic:
-        return diagnostic
+        """A contract error found in the sanitized text, moved to the author's line."""
+        original = self.candidates[result.id].source
+        if compiled_body == original:
+            return _with_line_text(diagnostic, original)
+        mapped = LineMap(0, compiled_body, original).line(diagnostic.line) or diagnostic.line
+        return _with_line_text(diagnostic.model_copy(update={"line": mapped}), original)
 
     def _fail(self, result: CandidateResult, status: str, reason: str) -> bool:
         result.status, result.reason = status, reason  # type: ignore[assignment]
         self.emit(StageChanged(id=result.id, stage="done", detail=status))
         self.emit(CandidateFinished(result=result))
         return False
+
+
+def _with_line_text(diagnostic: Diagnostic, source: str) -> Diagnostic:
+    lines = source.splitlines()
+    if 0 < diagnostic.line <= len(lines):
+        return diagnostic.model_copy(update={"source_line": lines[diagnostic.line - 1].rstrip()})
+    return diagnostic

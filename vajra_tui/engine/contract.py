@@ -218,38 +218,3 @@ def parse_only_source(workload: Workload, size: Size, body: str) -> Stitched:
     head = directives + prelude(workload, size, (1, 1), 1, own)
     return Stitched(source=head + rest, prelude_lines=head.count("\n"), workgroup_size=(1, 1, 1),
                     tile=(1, 1), tiles=(1, 1), dispatch=(1, 1, 1), enables=enables)
-
-
-_LOC_RE = re.compile(r"wgsl:(\d+):(\d+)")
-
-
-def diagnostics_from_error(text: str, stitched: Stitched, body: str) -> list[Diagnostic]:
-    """Turn a wgpu/Naga error into diagnostics located in the candidate's own source."""
-    message = _headline(text)
-    found: list[Diagnostic] = []
-    for match in _LOC_RE.finditer(text):
-        line = stitched.to_candidate_line(int(match.group(1)))
-        col = int(match.group(2))
-        note = message if line > 0 else f"[prelude] {message}"
-        found.append(Diagnostic(line=max(line, 1), column=col if line > 0 else 1, message=note))
-    if found:
-        return found[:1]
-    return [Diagnostic(line=_entry_line(body), column=1, message=message)]
-
-
-def _headline(text: str) -> str:
-    skip = ("Validation Error", "Caused by:", "In wgpuDevice", "In a ", "")
-    lines = [ln.strip() for ln in text.splitlines()]
-    useful = [ln for ln in lines if ln not in skip
-              and not ln.startswith(("┌", "│", "·", "=", "In wgpu"))
-              and not re.match(r"^\d+\s*│", ln)]
-    head = " ".join(useful[:3]) if useful else text.strip()
-    head = re.sub(r"^Shader '[^']*' (parsing|validation) error:\s*", "", head)
-    return head[:500]
-
-
-def _entry_line(body: str) -> int:
-    for number, text in enumerate(body.splitlines(), 1):
-        if "@compute" in text:
-            return number
-    return 1

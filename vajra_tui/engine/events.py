@@ -71,6 +71,7 @@ class Diagnostic(_Model):
     labels: list[DiagnosticLabel] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
     source_line: str = ""
+    width: int | None = None  # characters the compiler underlined, from ``column``
 
 
 class Calibration(_Model):
