@@ -17,6 +17,7 @@ from .engine.session import BaselineError, Session
 from .engine.workloads import SizeError, UnknownWorkload, get_workload
 from .render import ProgressPrinter, document, print_table
 from .settings import Settings, TimingSettings, cache_dir
+from .widgets import fmt
 
 
 def _fanout(sinks: list[Callable[[Event], None]]) -> Callable[[Event], None]:
@@ -117,7 +118,7 @@ def _finish(args: argparse.Namespace, run: _Run, results: list, winner: Any,
         if s.calibration:
             c = s.calibration
             print(f"roofline: copy {c.copy_gbps:.1f} GB/s, FMA {c.fma_gflops:.1f} GFLOP/s, "
-                  f"launch floor {c.launch_floor_ms * 1e3:.1f} µs ({c.method}); seeds {list(s.seeds)}")
+                  f"launch floor {fmt.ms(c.launch_floor_ms)} ({c.method}); seeds {list(s.seeds)}")
     return 0
 
 

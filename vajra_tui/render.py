@@ -11,6 +11,8 @@ from typing import Any, TextIO
 from rich.console import Console
 from rich.table import Table
 
+from .widgets import fmt
+
 from .engine.events import (
     Calibration, CandidateFinished, CandidateQueued, CandidateResult, CompileFinished, DeviceInfo, Event,
     GenerationStarted, GroundingResult, ModelFailover, Notice, RankingReady, SanitizerRewrite, SessionStarted,
@@ -74,7 +76,7 @@ class ProgressPrinter:
         elif isinstance(event, CandidateFinished):
             r = event.result
             if r.status == "verified":
-                self._say(f"result   {r.name}: {r.median_ms:.4f} ms ({r.timing})")
+                self._say(f"result   {r.name}: {fmt.ms(r.median_ms)} ({r.timing}, batch {r.batch})")
             else:
                 self._say(f"result   {r.name}: {r.status} - {r.reason}")
         elif isinstance(event, RankingReady) and event.final:
@@ -110,7 +112,7 @@ def results_table(device: DeviceInfo, workload: WorkloadInfo, results: list[Cand
                   winner_id: str | None = None) -> Table:
     size = "x".join(str(v) for v in workload.size.values())
     table = Table(title=f"{workload.name} {size} on {device_label(device)}", title_justify="left")
-    for col in ("kernel", "status", "median ms", "IQR ms", "GFLOP/s", "GB/s", "roofline",
+    for col in ("kernel", "status", "median", "IQR", "GFLOP/s", "GB/s", "roofline",
                 "speedup", "wg", "grid", "timing", "origin / reason"):
         table.add_column(col, justify="right" if col not in ("kernel", "status", "origin / reason") else "left")
     for r in results:
@@ -118,7 +120,7 @@ def results_table(device: DeviceInfo, workload: WorkloadInfo, results: list[Cand
         roof = f"{r.pct_of_roofline:.0f}% {r.regime[0]}" if r.pct_of_roofline is not None and r.regime else "-"
         detail = r.origin if r.status == "verified" else r.reason
         table.add_row(
-            crown + r.name, r.status, _num(r.median_ms, ".4f"), _num(r.iqr_ms, ".4f"),
+            crown + r.name, r.status, fmt.ms(r.median_ms), fmt.ms(r.iqr_ms),
             _num(r.gflops, ".1f"), _num(r.gbps, ".1f"), roof + ("?" if r.suspicious else ""),
             _num(r.speedup, ".2f") + ("x" if r.speedup else ""),
             "x".join(map(str, r.workgroup_size)) or "-", "x".join(map(str, r.grid)) or "-",

@@ -201,6 +201,8 @@ class RunState:
 
     def _on_dispatch_timed(self, e: DispatchTimed) -> str:
         view = self._cand(e.id)
+        if e.round == 0 and not e.warmup and view.dispatch_ms:
+            view.dispatch_ms, view.warmup_ms = [], []  # a new batch: show its samples, not a mix
         (view.warmup_ms if e.warmup else view.dispatch_ms).append(e.ms)
         view.method = e.method
         return e.id

@@ -81,13 +81,16 @@ class BaselineScreen(StateScreen):
         self.query_one("#baseline-calibration", Static).update(
             Text("calibrating the roofline…", style="dim") if cal is None else Text.assemble(
                 ("Roofline ", "bold"), f"copy {fmt.num(cal.copy_gbps)} GB/s · FMA {fmt.num(cal.fma_gflops)} "
-                f"GFLOP/s · launch floor {fmt.ms(cal.launch_floor_ms)} ms · {cal.method} timing",
+                f"GFLOP/s · launch floor {fmt.ms(cal.launch_floor_ms)} · {cal.method} timing",
                 (" (cached)" if state.calibration_cached else "", "dim")))
         view = state.baseline
         reps = session.reps if session else 0
         self.query_one("#baseline-progress", Static).update(progress_text(view, reps))
         if view is not None:
-            self.query_one(DispatchSpark).sync(view.warmup_ms, view.dispatch_ms, view.method)
+            done = view.result if view.result is not None and view.result.times_ms else None
+            self.query_one(DispatchSpark).sync(
+                view.warmup_ms, done.times_ms if done else view.dispatch_ms, view.method,
+                warmups_run=_warmups(done, session), batch=done.batch if done else None)
         stats = self.query_one("#baseline-stats", Static)
         result = view.result if view is not None else None
         if result is not None and result.status == "verified":
@@ -99,3 +102,12 @@ class BaselineScreen(StateScreen):
             style = {"error": "bold red", "warning": "yellow"}.get(notice.level, "dim")
             notices.append(f"{notice.level}: {notice.message}\n", style=style)
         self.query_one("#baseline-notices", Static).update(notices)
+
+
+def _warmups(result, session) -> int | None:
+    """Warm-ups that ran before the shown samples (older recordings only have the setting)."""
+    if result is None:
+        return None
+    if result.warmup is not None:
+        return result.warmup
+    return session.warmup if session is not None else None

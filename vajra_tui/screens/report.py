@@ -19,8 +19,8 @@ from ..widgets.chart import Bar, GflopsChart
 from . import ListScreen
 
 CROWN = "👑"
-COLUMNS = ("", "kernel", "median ms", "GFLOP/s", "speedup", "GB/s", "roofline", "regime",
-           "FLOP/B", "workgroup", "grid", "IQR ms", "timing", "origin")
+COLUMNS = ("", "kernel", "median", "GFLOP/s", "speedup", "GB/s", "roofline", "regime",
+           "FLOP/B", "workgroup", "grid", "IQR", "timing", "origin")
 
 
 def report_row(view: CandidateView, r: CandidateResult, rank: str) -> tuple[object, ...]:
@@ -94,7 +94,7 @@ class ReportScreen(ListScreen):
         if winner is not None and winner.result is not None:
             headline = Text.assemble((f"{CROWN} {winner.label}", "bold"), " wins: ",
                                      (fmt.speedup(winner.result.speedup), "bold green"), " vs baseline, ",
-                                     f"{fmt.ms(winner.result.median_ms)} ms, {fmt.num(winner.result.gflops)} GFLOP/s",
+                                     f"{fmt.ms(winner.result.median_ms)}, {fmt.num(winner.result.gflops)} GFLOP/s",
                                      browser_badge(winner.result))
         self.query_one("#report-winner", Static).update(headline)
         table = self.query_one("#ranking", DataTable)

@@ -20,7 +20,7 @@ from ..widgets.banner import Banner
 from ..widgets.stream import CandidatePanel
 from . import ListScreen
 
-COLUMNS = ("kernel", "gen", "origin", "status", "median ms", "speedup", "GFLOP/s")
+COLUMNS = ("kernel", "gen", "origin", "status", "median", "speedup", "GFLOP/s")
 
 
 def status_cell(view: CandidateView) -> Text:

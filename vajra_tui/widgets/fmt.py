@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from ..engine.events import DeviceInfo, WorkloadInfo
 
 DASH = "—"
@@ -15,9 +17,28 @@ def num(value: float | None, digits: int = 2, unit: str = "") -> str:
 
 
 def ms(value: float | None) -> str:
+    """A duration given in ms, with its unit, at the precision it has.
+
+    Below a millisecond it reads in µs with three significant digits (0.0198 ms is
+    "19.8 µs", 0.00004 ms "0.0400 µs"), so two GPU times never collapse into the
+    same "0.020" and a statistic that is not zero never reads as zero.
+    """
     if value is None:
         return DASH
-    return f"{value:.3f}" if value < 10 else f"{value:.2f}" if value < 1000 else f"{value:,.0f}"
+    if value == 0:
+        return "0 µs"
+    magnitude = abs(value)
+    if magnitude < 0.9995:  # 0.99999 ms reads as 1.00 ms, not 1000 µs
+        return f"{_sig3(value * 1e3)} µs"
+    if magnitude < 1000.0:
+        return f"{_sig3(value)} ms"
+    return f"{value / 1e3:,.3g} s" if magnitude < 1e5 else f"{value / 1e3:,.0f} s"
+
+
+def _sig3(value: float) -> str:
+    """Three significant digits, trailing zeros kept (19.80 → '19.8', 0.04 → '0.0400')."""
+    digits = max(0, 2 - int(math.floor(math.log10(abs(value))))) if value else 0
+    return f"{value:.{digits}f}"
 
 
 def speedup(value: float | None) -> str:

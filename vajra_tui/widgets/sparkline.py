@@ -16,11 +16,18 @@ class DispatchSpark(Vertical):
         yield Static("no dispatches yet", classes="spark-label")
         yield Sparkline([], summary_function=max, classes="spark")
 
-    def sync(self, warmup: list[float], timed: list[float], method: str) -> None:
-        values = list(warmup) + list(timed)
-        self.query_one(Sparkline).data = values or [0.0]
-        if not values:
+    def sync(self, warmup: list[float], timed: list[float], method: str,
+             warmups_run: int | None = None, batch: int | None = None) -> None:
+        """Show the timed samples of one batch: the very samples its stats summarise.
+
+        In a batched submission the warm-ups run on the GPU without timestamps of their
+        own, so their count comes from the result (``warmups_run``), not from the samples.
+        """
+        self.query_one(Sparkline).data = list(timed) or [0.0]
+        if not timed:
             return
-        label = (f"{len(warmup)} warm-up + {len(timed)} timed dispatches · last {fmt.ms(values[-1])} ms"
-                 f" · min {fmt.ms(min(values))} · max {fmt.ms(max(values))} ({method or 'wall'})")
+        warm = warmups_run if warmups_run is not None else len(warmup)
+        which = f"batch {batch}: " if batch is not None else ""
+        label = (f"{which}{warm} warm-up + {len(timed)} timed dispatches · last {fmt.ms(timed[-1])}"
+                 f" · min {fmt.ms(min(timed))} · max {fmt.ms(max(timed))} ({method or 'wall'})")
         self.query_one(".spark-label", Static).update(label)

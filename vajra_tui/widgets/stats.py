@@ -15,9 +15,9 @@ def result_table(r: CandidateResult) -> Table:
     table.add_column(justify="right")
     table.add_column(style="bold")
     table.add_column(justify="right")
-    table.add_row("median", f"{fmt.ms(r.median_ms)} ms", "GFLOP/s", fmt.num(r.gflops))
-    table.add_row("IQR", f"{fmt.ms(r.iqr_ms)} ms", "GB/s", fmt.num(r.gbps))
-    table.add_row("min / max", f"{fmt.ms(r.min_ms)} / {fmt.ms(r.max_ms)} ms",
+    table.add_row("median", fmt.ms(r.median_ms), "GFLOP/s", fmt.num(r.gflops))
+    table.add_row("IQR", fmt.ms(r.iqr_ms), "GB/s", fmt.num(r.gbps))
+    table.add_row("min / max", f"{fmt.ms(r.min_ms)} / {fmt.ms(r.max_ms)}",
                   "roofline", f"{fmt.pct(r.pct_of_roofline)} ({r.regime or fmt.DASH}-bound)")
     table.add_row("timing", r.timing or fmt.DASH, "intensity", f"{fmt.num(r.intensity)} FLOP/B")
     table.add_row("workgroup", fmt.dims(r.workgroup_size), "grid", fmt.dims(r.grid))

@@ -47,11 +47,11 @@ def verdict_text(view: CandidateView) -> Text:
     r = view.result
     if r is None:
         if view.dispatch_ms:
-            return Text(f"{len(view.dispatch_ms)} timed dispatches, last {fmt.ms(view.dispatch_ms[-1])} ms",
+            return Text(f"{len(view.dispatch_ms)} timed dispatches, last {fmt.ms(view.dispatch_ms[-1])}",
                         style="dim")
         return Text("")
     if r.status == "verified":
-        return Text.assemble((f"{fmt.ms(r.median_ms)} ms", "bold"), "  ",
+        return Text.assemble((fmt.ms(r.median_ms), "bold"), "  ",
                              (fmt.speedup(r.speedup), "bold green" if (r.speedup or 0) >= 1 else "bold red"),
                              f"  {fmt.num(r.gflops)} GFLOP/s")
     return Text(r.reason.splitlines()[0] if r.reason else r.status, style="red")
