@@ -31,6 +31,7 @@ from .workloads import Size, Workload
 Emit = Callable[[Event], None]
 BASELINE_TIMEOUT_S = 300.0
 PREPARE_TIMEOUT_S = 900.0
+RECALIBRATE_DRIFT = 0.15  # a cached roofline whose copy rate is further off than this is redone
 
 
 class BaselineError(RuntimeError):
@@ -89,17 +90,25 @@ class Session(Admission):
         return self.device
 
     async def _calibrate(self) -> None:
+        """The cached roofline, unless a quick copy check finds it more than 15% off."""
         assert self.device is not None
         cached = calibration_cache.load(self.device)
-        if cached is None:
-            reply = await self.client.acall("calibrate", PREPARE_TIMEOUT_S)
-            cached = Calibration(**reply["calibration"])
-            cached.device_key = calibration_cache.key(self.device)
-            calibration_cache.store(self.device, cached)
-            self.emit(CalibrationReady(calibration=cached, cached=False))
-        else:
-            self.emit(CalibrationReady(calibration=cached, cached=True))
-        self.calibration = cached
+        if cached is not None:
+            quick = (await self.client.acall("quick_copy", PREPARE_TIMEOUT_S))["copy_gbps"]
+            drift = abs(quick - cached.copy_gbps) / max(cached.copy_gbps, 1e-9)
+            if drift <= RECALIBRATE_DRIFT:
+                self.emit(CalibrationReady(calibration=cached, cached=True))
+                self.calibration = cached
+                return
+            self.emit(Notice(level="warning", message=(
+                f"copy rate {quick:.1f} GB/s is {drift:.0%} off the cached "
+                f"{cached.copy_gbps:.1f} GB/s: calibrating again")))
+        reply = await self.client.acall("calibrate", PREPARE_TIMEOUT_S)
+        fresh = Calibration(**reply["calibration"])
+        fresh.device_key = calibration_cache.key(self.device)
+        calibration_cache.store(self.device, fresh)
+        self.emit(CalibrationReady(calibration=fresh, cached=False))
+        self.calibration = fresh
 
     @property
     def deadline_s(self) -> float:

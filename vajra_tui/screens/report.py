@@ -47,7 +47,8 @@ def provenance(state: RunState) -> Text:
                          f" · vajra {s.tool_version}")
     if state.calibration is not None:
         cal = state.calibration
-        text.append(f" · roofline copy {fmt.num(cal.copy_gbps)} GB/s, FMA {fmt.num(cal.fma_gflops)} GFLOP/s")
+        text.append(f" · roofline copy {fmt.num(cal.copy_gbps)} GB/s, FMA {fmt.num(cal.fma_gflops)} GFLOP/s"
+                    f" ({fmt.calibration_note(cal, state.calibration_cached)})")
     return text
 
 

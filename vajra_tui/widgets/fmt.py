@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import math
+import time
 
-from ..engine.events import DeviceInfo, WorkloadInfo
+from ..engine.events import Calibration, DeviceInfo, WorkloadInfo
 
 DASH = "—"
 
@@ -83,3 +84,22 @@ def workload_label(workload: WorkloadInfo | None) -> str:
         return ""
     size = " ".join(f"{k}={v}" for k, v in workload.size.items())
     return f"{workload.name} {size}"
+
+
+def calibration_note(cal: Calibration, cached: bool, now: float | None = None) -> str:
+    """'cached, measured 3 h ago on Mesa 22.3.6': how old the roofline is, and on which driver."""
+    parts = ["cached" if cached else "measured now"]
+    if cached and cal.measured_at:
+        parts[0] += f", measured {age((now or time.time()) - cal.measured_at)} ago"
+    elif cached:
+        parts[0] += ", age unknown"
+    if cal.driver:
+        parts.append(f"driver {cal.driver}")
+    return "; ".join(parts)
+
+
+def age(seconds: float) -> str:
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f"{seconds / size:.0f} {unit}"
+    return f"{max(seconds, 0):.0f} s"

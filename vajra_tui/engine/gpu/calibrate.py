@@ -6,6 +6,8 @@ dispatch and timing path as candidates.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import wgpu
 
@@ -94,12 +96,32 @@ def _grid(groups: int) -> tuple[int, int, int]:
     return gx, -(-groups // gx), 1
 
 
+def _copy_bytes(rt: Runtime) -> int:
+    limit = rt.info.limits.get("max-storage-buffer-binding-size", 1 << 27)
+    size = min(limit, (32 << 20) if rt.info.software else (512 << 20))
+    return size - size % 4096
+
+
+def quick_copy_gbps(rt: Runtime, reps: int = 5) -> float:
+    """One copy shape, a few reps: a cheap check of the copy ceiling at session start."""
+    storage = wgpu.BufferUsage.STORAGE
+    copy_bytes = _copy_bytes(rt)
+    src = rt.device.create_buffer(size=copy_bytes, usage=storage)
+    dst = rt.device.create_buffer(size=copy_bytes, usage=storage)
+    best = 0.0
+    for per in COPY_SHAPES:  # the same shapes as the calibration, so the two compare
+        pipe, group = _pipeline(rt, COPY.replace("PER", str(per)), [src, dst])
+        ms, _ = _median_ms(rt, pipe, group, _grid(-(-copy_bytes // 16 // 256 // per)), reps, warmup=2)
+        best = max(best, 2 * copy_bytes / (ms / 1e3) / 1e9)
+    src.destroy()
+    dst.destroy()
+    return best
+
+
 def calibrate(rt: Runtime, reps: int = 9) -> Calibration:
     storage = wgpu.BufferUsage.STORAGE
     software = rt.info.software
-    limit = rt.info.limits.get("max-storage-buffer-binding-size", 1 << 27)
-    copy_bytes = min(limit, (32 << 20) if software else (512 << 20))
-    copy_bytes -= copy_bytes % 4096
+    copy_bytes = _copy_bytes(rt)
     src = rt.device.create_buffer(size=copy_bytes, usage=storage)
     dst = rt.device.create_buffer(size=copy_bytes, usage=storage)
     copy_gbps, method = 0.0, "wall"
@@ -124,4 +146,4 @@ def calibrate(rt: Runtime, reps: int = 9) -> Calibration:
     for buf in (src, dst, sink, tiny):
         buf.destroy()
     return Calibration(copy_gbps=copy_gbps, fma_gflops=fma_gflops, launch_floor_ms=floor_ms,
-                       method=method)
+                       method=method, driver=rt.info.driver, measured_at=time.time())

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..verify import compare
 from ..workloads import get_workload
-from .calibrate import calibrate
+from .calibrate import calibrate, quick_copy_gbps
 from .runtime import Runtime
 
 
@@ -110,6 +110,10 @@ class Worker:
 
     def op_calibrate(self) -> dict:
         return {"calibration": calibrate(self.rt).model_dump()}
+
+    def op_quick_copy(self) -> dict:
+        """A few copy dispatches: enough to tell whether a cached calibration still holds."""
+        return {"copy_gbps": quick_copy_gbps(self.rt)}
 
 
 def serve(conn: Connection, prefer: str | None) -> None:
