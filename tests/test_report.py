@@ -79,3 +79,71 @@ async def test_a_cached_calibration_that_no_longer_holds_is_redone(gpu):
     assert not ready.cached and ready.calibration.measured_at and ready.calibration.driver
     assert any(isinstance(e, Notice) and "calibrating again" in e.message for e in events)
     assert calibration_cache.load(s.device).copy_gbps == ready.calibration.copy_gbps
+
+
+def test_the_results_cache_never_crosses_devices(tmp_path):
+    from vajra_tui.engine.events import CandidateResult, DeviceInfo
+    from vajra_tui.engine.result_cache import ResultCache
+
+    h200 = DeviceInfo(name="NVIDIA H200", vendor_id=0x10DE, device_id=0x2335, backend="Vulkan",
+                      driver="580.95")
+    result = CandidateResult(id="A", name="A", status="verified", median_ms=1.0)
+    ResultCache(tmp_path, h200).put("k", result)
+    assert ResultCache(tmp_path, h200).get("k").median_ms == 1.0
+    for changed in ({"driver": "575.1"}, {"device_id": 0x2330}, {"backend": "OpenGL"},
+                    {"name": "NVIDIA H100"}):
+        assert ResultCache(tmp_path, h200.model_copy(update=changed)).get("k") is None, changed
+    # A file whose header names another schema or device is never read, even at the same path.
+    cache = ResultCache(tmp_path, h200)
+    lines = cache.path.read_text().splitlines()
+    cache.path.write_text(lines[0].replace('"schema_version": ', '"schema_version": 9') + "\n"
+                          + "\n".join(lines[1:]) + "\n")
+    assert ResultCache(tmp_path, h200).get("k") is None
+
+
+def test_resume_after_a_killed_tune_measures_nothing_that_finished(tmp_path):
+    import json
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    env = {**os.environ, "VAJRA_CACHE_DIR": str(tmp_path / "cache"), "PYTHONUNBUFFERED": "1"}
+    base = [sys.executable, "-m", "vajra_tui", "tune", "-w", "conv1d", "--size", "3000x16",
+            "--source", "library", "--budget", "2", "--reps", "2", "--warmup", "0"]
+    proc = subprocess.Popen([*base, "--generations", "6"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    seen: list[str] = []
+    deadline = time.monotonic() + 120
+    try:  # kill -9 as soon as generation 2 has started: generation 1 is finished and on disk
+        for line in proc.stderr:
+            seen.append(line)
+            if "-- generation 2" in line or time.monotonic() > deadline:
+                break
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    assert any("-- generation 2" in line for line in seen), "".join(seen[-20:])
+    files = list((tmp_path / "cache" / "results").glob("*.jsonl"))
+    assert len(files) == 1
+    kept = {json.loads(line)["result"]["name"] for line in files[0].read_text().splitlines()[1:]}
+    assert {"A", "B", "C"} <= kept
+
+    rec = tmp_path / "resumed.jsonl"
+    done = subprocess.run([*base, "--generations", "0", "--resume", "--json", "-q", "--record", str(rec)],
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    doc = json.loads(done.stdout)
+    from vajra_tui.engine.events import CompileFinished, VerificationFinished
+    from vajra_tui.engine.record import read_recording
+
+    _, events = read_recording(rec)
+    names = {e.id: e.name for e in events if hasattr(e, "name") and hasattr(e, "strategy")}
+    remeasured = {names.get(e.id, e.id) for e in events
+                  if isinstance(e, (CompileFinished, VerificationFinished)) and e.id != "baseline"
+                  and getattr(e, "phase", "pre") == "pre"}
+    assert not (remeasured & kept), remeasured
+    by_name = {r["name"]: r for r in doc["results"]}
+    assert all(by_name[n]["batch"] is not None for n in kept & set(by_name)
+               if by_name[n]["status"] == "verified"), "finalists are re-timed in the shoot-out"

@@ -25,6 +25,12 @@ def _timing_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--reps", type=int, help="timed dispatches per kernel (default 9)")
     p.add_argument("--deadline", type=float, help="seconds a dispatch may run before it is killed")
     p.add_argument("--timing", choices=["auto", "wall"], help="auto: device timestamps where available")
+    p.add_argument("--cache", choices=["warm", "cold"],
+                   help="GPU caches between timed dispatches (default warm; cold flushes L2)")
+    p.add_argument("--resume", action="store_true",
+                   help="skip kernels already measured on this device with these settings")
+    p.add_argument("--no-cache", dest="no_cache", action="store_true",
+                   help="neither read nor write the measured-results cache")
     p.add_argument("--adapter", help="use the adapter whose name contains this text")
     p.add_argument("--json", action="store_true", help="print one JSON document instead of a table")
     p.add_argument("--record", type=Path, help="record the session's events to this JSONL file")

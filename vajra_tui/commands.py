@@ -45,6 +45,8 @@ def _timing(args: argparse.Namespace, settings: Settings) -> TimingSettings:
             setattr(t, field, value)
     if getattr(args, "timing", None):
         t.method = args.timing
+    if getattr(args, "cache", None):
+        t.cache = args.cache
     return t
 
 
@@ -88,7 +90,9 @@ class _Run:
             sinks.append(self.recorder)
         self.client = GPUClient(args.adapter)
         self.session = Session(self.workload, self.size, self.client, _fanout(sinks),
-                               _timing(args, settings), source_mode=mode)
+                               _timing(args, settings), source_mode=mode,
+                               results_cache=None if getattr(args, "no_cache", False) else cache_dir(),
+                               resume=getattr(args, "resume", False))
 
     def close(self) -> None:
         self.client.close()

@@ -70,6 +70,9 @@ class TimingSettings(BaseModel):
     reps: int = 9
     method: Literal["auto", "wall"] = "auto"  # auto: device timestamps where the adapter has them
     deadline_s: float | None = None  # None: max(10 s, 20x the baseline median)
+    # warm: caches keep what the previous dispatch left (as a real pipeline sees it);
+    # cold: a write of twice the GPU's L2 between timed dispatches flushes them.
+    cache: Literal["warm", "cold"] = "warm"
 
 
 class Settings(BaseSettings):

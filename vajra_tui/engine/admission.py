@@ -51,6 +51,9 @@ class Admission:
         if twin is not None:
             result.duplicate_of = twin.name
             return self._fail(result, "duplicate", f"same kernel as {twin.name}: not compiled or timed twice")
+        earlier = self.recall(result)
+        if earlier is not None:
+            return self._recalled(result, earlier)
         self._check_tile(cand, source, st)
         if not (await self._compile(result, st, source) and await self._verify(result)):
             return False
@@ -216,10 +219,24 @@ class Admission:
         mapped = LineMap(0, compiled_body, original).line(diagnostic.line) or diagnostic.line
         return _with_line_text(diagnostic.model_copy(update={"line": mapped}), original)
 
+    def _recalled(self, result: CandidateResult, earlier: CandidateResult) -> bool:
+        """Reuse an outcome measured in an earlier run (--resume): nothing is measured again."""
+        keep = {"id", "name", "strategy", "origin", "generation", "params", "raw_reply", "rewrites"}
+        numbers = earlier.model_dump(exclude=keep)
+        for field_name, value in numbers.items():
+            setattr(result, field_name, value)
+        result.from_cache, result.batch = True, None
+        result.history = [*earlier.history, {"batch": earlier.batch, "median_ms": earlier.median_ms,
+                                             "speedup": earlier.speedup, "run": "earlier"}]
+        self.emit(StageChanged(id=result.id, stage="done", detail=f"{result.status} (earlier run)"))
+        self.emit(CandidateFinished(result=result))
+        return False
+
     def _fail(self, result: CandidateResult, status: str, reason: str) -> bool:
         result.status, result.reason = status, reason  # type: ignore[assignment]
         self.emit(StageChanged(id=result.id, stage="done", detail=status))
         self.emit(CandidateFinished(result=result))
+        self.remember(result)
         return False
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable
 
 from .. import __version__
@@ -25,6 +26,7 @@ from .events import (
 )
 from .gpu.client import GPUClient, WorkerCrashed, WorkerError, WorkerTimeout
 from .ranking import Ranking, rank
+from .result_cache import ResultCache, result_key
 from .stats import plausible_timestamp, score, summarize
 from .workloads import Size, Workload
 
@@ -50,7 +52,8 @@ class _Timed:
 class Session(Admission):
     def __init__(self, workload: Workload, size: Size, client: GPUClient, emit: Emit,
                  timing: TimingSettings | None = None, seeds: tuple[int, ...] = (1, 2),
-                 source_mode: str = "library", grounding: bool = False) -> None:
+                 source_mode: str = "library", grounding: bool = False,
+                 results_cache: Path | None = None, resume: bool = False) -> None:
         self.workload, self.size, self.client = workload, size, client
         self._sink = emit
         self._announced: set[str] = set()
@@ -65,6 +68,8 @@ class Session(Admission):
         self.baseline_ms: float | None = None
         self.batch = 0  # timing batches so far; every result names the one its numbers come from
         self.last_ranking: Ranking | None = None
+        self._cache_folder, self.resume = results_cache, resume
+        self.measured: ResultCache | None = None  # results of earlier runs on this device
         self.info = workload.info(size)
 
     def emit(self, event: Event) -> None:
@@ -76,6 +81,8 @@ class Session(Admission):
     # ---- setup ---------------------------------------------------------------
     async def start(self, calibrate: bool = True) -> DeviceInfo:
         self.device = self.client.device or await self.client.astart()
+        if self._cache_folder is not None:
+            self.measured = ResultCache(self._cache_folder, self.device)
         self.emit(SessionStarted(
             tool_version=__version__, device=self.device, workload=self.info,
             source_mode=self.source_mode, grounding=self.grounding,
@@ -245,8 +252,29 @@ class Session(Admission):
                                  f"{result.pct_of_roofline:.0f}% of roofline is suspicious"))
             self.emit(StageChanged(id=run.cid, stage="done", detail="verified"))
             self.emit(CandidateFinished(result=result))
+            self.remember(result)
             finished.append(result)
         return finished
+
+    # ---- results that outlive the run ------------------------------------------
+    def _result_key(self, sha256: str) -> str:
+        t = self.timing
+        return result_key(self.workload.name, self.size,
+                          {"warmup": t.warmup, "reps": t.reps, "method": t.method, "cache": t.cache},
+                          sha256)
+
+    def remember(self, result: CandidateResult) -> None:
+        """Keep a final outcome on disk at once, so a killed run loses only what was in flight."""
+        if self.measured is None or result.id == "baseline" or not result.source_sha256:
+            return
+        if result.status in ("verified", "rejected", "compile_error"):
+            self.measured.put(self._result_key(result.source_sha256), result)
+
+    def recall(self, result: CandidateResult) -> CandidateResult | None:
+        """With --resume: this kernel's outcome from an earlier run on this device, if any."""
+        if not self.resume or self.measured is None or not result.source_sha256:
+            return None
+        return self.measured.get(self._result_key(result.source_sha256))
 
     # ---- flows ---------------------------------------------------------------
     async def run_baseline(self, time: bool = True) -> CandidateResult:

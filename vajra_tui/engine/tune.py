@@ -92,10 +92,12 @@ class Tuner:
         return await self._ranked(self.generation)
 
     async def _ranked(self, generation: int):
-        ranked = self.session.rank(generation)
-        if ranked:
-            await self.session.check_browser(ranked[0].id)
-        return ranked
+        """The generation's verdict from the final shoot-out: finalists beside one baseline sample."""
+        ranking = await self.session.shootout(generation)
+        if ranking.winner is not None:
+            await self.session.check_browser(ranking.winner.id)
+            return [r for r in ranking.ranked if r.id != "baseline"]
+        return []
 
     async def _from_llm(self, ctx: GenerationContext, strategies: list[str]) -> list[Candidate]:
         grounding = None
