@@ -119,6 +119,8 @@ def results_table(device: DeviceInfo, workload: WorkloadInfo, results: list[Cand
         crown = "★ " if r.id == winner_id else ""
         roof = f"{r.pct_of_roofline:.0f}% {r.regime[0]}" if r.pct_of_roofline is not None and r.regime else "-"
         detail = r.origin if r.status == "verified" else r.reason
+        if r.browser_invalid:
+            detail = f"browser-invalid ({r.browser_invalid}); {detail}"
         table.add_row(
             crown + r.name, r.status, fmt.ms(r.median_ms), fmt.ms(r.iqr_ms),
             _num(r.gflops, ".1f"), _num(r.gbps, ".1f"), roof + ("?" if r.suspicious else ""),

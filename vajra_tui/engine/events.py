@@ -300,7 +300,7 @@ class Notice(_Event):
 
 
 class RankingReady(_Event):
-    """Verified kernels ranked fastest first (the baseline among them).
+    """Verified kernels ranked fastest first, the baseline in its place among them.
 
     ``winner_id`` is None when nothing verified or when no candidate beat the
     baseline beyond noise (``baseline_won``); ``tie_ids`` are within noise of the

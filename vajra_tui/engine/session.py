@@ -307,7 +307,7 @@ class Session(Admission):
         self.last_ranking = ranking
         batches = {r.batch for r in ranking.ranked}
         self.emit(RankingReady(
-            generation=generation, ranked_ids=[r.id for r in ranking.ranked if r.id != "baseline"],
+            generation=generation, ranked_ids=[r.id for r in ranking.ranked],
             winner_id=ranking.winner.id if ranking.winner else None,
             baseline_median_ms=self.results["baseline"].median_ms if "baseline" in self.results else None,
             baseline_won=ranking.baseline_won, tie_ids=[r.id for r in ranking.ties],

@@ -77,12 +77,17 @@ class ReportScreen(ListScreen):
     def sync(self, state: RunState) -> None:
         winner = state.winner
         rows: list[tuple[CandidateView, CandidateResult, str]] = []
-        for number, view in enumerate(state.ranked, 1):
-            if view.result is not None:
-                rows.append((view, view.result, CROWN if view is winner else str(number)))
+        number = 0
+        for view in state.ranked:  # the baseline ranks in its place ("ref")
+            if view.result is None:
+                continue
+            number += view.id != "baseline"
+            mark = "ref" if view.id == "baseline" else CROWN if view is winner else str(number)
+            rows.append((view, view.result, mark))
         base = state.baseline
-        if base is not None and base.result is not None and base.result.status == "verified":
-            rows.append((base, base.result, "ref"))
+        listed = any(view.id == "baseline" for view, _, _ in rows)
+        if not listed and base is not None and base.result is not None and base.result.status == "verified":
+            rows.append((base, base.result, "ref"))  # recordings from before the baseline ranked
         signature = (id(state.session), id(state.calibration), id(state.ranking),
                      tuple((v.id, id(r), r.browser, rank) for v, r, rank in rows))
         if signature == self._drawn:
@@ -92,11 +97,22 @@ class ReportScreen(ListScreen):
         headline = Text("No ranking yet: the report fills in when generation 1 is measured.", style="dim")
         if state.ranking is not None:
             headline = Text("Nothing verified beat the checks: see the graveyard (g).", style="bold red")
+            if state.ranking.baseline_won:
+                headline = Text("No candidate beat the baseline: nothing is crowned.", style="bold yellow")
         if winner is not None and winner.result is not None:
-            headline = Text.assemble((f"{CROWN} {winner.label}", "bold"), " wins: ",
+            tie = state.ranking is not None and bool(state.ranking.tie_ids)
+            headline = Text.assemble((f"{CROWN} {winner.label}", "bold"),
+                                     " ties at " if tie else " wins: ",
                                      (fmt.speedup(winner.result.speedup), "bold green"), " vs baseline, ",
                                      f"{fmt.ms(winner.result.median_ms)}, {fmt.num(winner.result.gflops)} GFLOP/s",
                                      browser_badge(winner.result))
+            if tie:
+                others = ", ".join(state.candidates[i].label for i in state.ranking.tie_ids
+                                   if i in state.candidates)
+                headline.append(f"  (tie with {others}: within noise)", style="yellow")
+        if state.ranking is not None and state.ranking.batch is not None:
+            headline.append(f"\nshoot-out batch {state.ranking.batch}: every number below was timed "
+                            "in it, beside one baseline sample", style="dim")
         self.query_one("#report-winner", Static).update(headline)
         table = self.query_one("#ranking", DataTable)
         cursor = table.cursor_row
@@ -117,6 +133,8 @@ class ReportScreen(ListScreen):
 
 def browser_badge(result: CandidateResult) -> Text:
     """Whether browsers' WGSL compiler (Tint, through Dawn) accepts the crowned kernel."""
+    if result.browser_invalid:  # found by Vajra's own uniformity analysis, Node or not
+        return Text(f"  [browser-invalid: {result.browser_invalid}]", style="bold yellow")
     if not result.browser:
         return Text("")
     if result.browser == "browser-valid":
