@@ -147,3 +147,21 @@ def test_resume_after_a_killed_tune_measures_nothing_that_finished(tmp_path):
     by_name = {r["name"]: r for r in doc["results"]}
     assert all(by_name[n]["batch"] is not None for n in kept & set(by_name)
                if by_name[n]["status"] == "verified"), "finalists are re-timed in the shoot-out"
+
+
+async def test_cold_caches_are_flushed_and_recorded_and_telemetry_says_what_it_has(gpu):
+    from vajra_tui.engine.gpu.flush import l2_bytes
+
+    s, _ = await _session(gpu, "softmax", "32x256")
+    assert s.results["baseline"].cache_state == "warm"
+    s.timing.cache = "cold"
+    [r] = await s.evaluate([_user("row", kernel("softmax_row.wgsl"))])
+    assert r.status == "verified", r.reason
+    assert r.cache_state == "cold" and s.results["baseline"].cache_state == "cold"
+    assert r.telemetry is not None
+    if s.device.vendor_id != 0x10DE:  # lavapipe and other vendors: no NVML, and it says so
+        assert r.telemetry.source == "none" and "no telemetry" in r.telemetry.note
+        assert r.telemetry.first is None
+    else:
+        assert r.telemetry.source == "nvml" and r.telemetry.first.sm_clock_mhz > 0
+    assert l2_bytes(s.device) > 0

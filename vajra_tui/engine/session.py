@@ -20,7 +20,7 @@ from .admission import COMPILE_TIMEOUT_S, Admission
 from .candidate import Candidate
 from .contract import Stitched
 from .events import (
-    Calibration, CalibrationReady, CandidateFinished, CandidateQueued, CandidateResult, DeviceInfo,
+    BatchTelemetry, Calibration, CalibrationReady, CandidateFinished, CandidateQueued, CandidateResult, DeviceInfo,
     Diagnostic, DispatchTimed, Event, Notice, RankingReady, SessionStarted, StageChanged,
     VerificationFinished,
 )
@@ -47,6 +47,7 @@ class _Timed:
     ts: list[float | None] = field(default_factory=list)
     failed: CandidateResult | None = None
     streamed: bool = False  # timestamps from one back-to-back submission, checked as a whole
+    telemetry: BatchTelemetry | None = None
 
 
 class Session(Admission):
@@ -156,7 +157,8 @@ class Session(Admission):
         timeout = per * (self.timing.warmup + self.timing.reps) + COMPILE_TIMEOUT_S
         try:
             reply = await self.client.acall("time_stream", timeout, cids=ids, warmup=self.timing.warmup,
-                                            reps=self.timing.reps, seed=self.seeds[0])
+                                            reps=self.timing.reps, seed=self.seeds[0],
+                                            cache=self.timing.cache)
         except (WorkerTimeout, WorkerCrashed, WorkerError) as exc:
             self.emit(Notice(level="warning", message=f"batched timing failed ({exc}); "
                              "timing one dispatch at a time"))
@@ -165,8 +167,14 @@ class Session(Admission):
         if any(t <= 0 for ts in reply["ts_ms"] for t in ts) or total > reply["wall_ms"] * 1.05:
             self.emit(Notice(level="warning", message="implausible timestamps; timing with the wall clock"))
             return False
+        telemetry = BatchTelemetry(**reply["telemetry"]) if reply.get("telemetry") else None
+        if telemetry is not None and telemetry.unstable:
+            self.emit(Notice(level="warning", message=(
+                f"batch {self.batch}: the SM clock moved {telemetry.sm_clock_drift:.0%} while it was "
+                "timed; its numbers are less comparable")))
         for cid, times, verdict in zip(ids, reply["ts_ms"], reply["verdicts"]):
             run = runs[cid]
+            run.telemetry = telemetry
             run.ts, run.streamed = list(times), True
             for rnd, ms in enumerate(times):
                 self.emit(DispatchTimed(id=cid, round=rnd, ms=ms, method="timestamp"))
@@ -195,7 +203,8 @@ class Session(Admission):
         result = self.results[run.cid]
         timeout = self._deadline_for(run.cid) * n
         try:
-            reply = await self.client.acall("time", timeout, cid=run.cid, n=n, seed=seed, check=check)
+            reply = await self.client.acall("time", timeout, cid=run.cid, n=n, seed=seed, check=check,
+                                            cache=self.timing.cache)
         except WorkerTimeout:
             result.deadline_s = timeout
             self._fail(result, "timeout", f"killed after its {timeout:.1f} s deadline while timed")
@@ -237,6 +246,8 @@ class Session(Admission):
             result = self.results[run.cid]
             _keep_history(result)
             result.batch, result.warmup = self.batch, self.timing.warmup
+            result.cache_state = self.timing.cache
+            result.telemetry = run.telemetry or BatchTelemetry(note="no telemetry: timed one dispatch at a time")
             result.times_ms = [float(t) for t in times]
             result.timing = method  # type: ignore[assignment]
             result.__dict__.update(summarize(result.times_ms))

@@ -43,6 +43,7 @@ def provenance(state: RunState) -> Text:
                          ("Timing ", "bold"), ", ".join(methods) or fmt.DASH,
                          f" · warm-up {s.warmup}, {s.reps} timed rounds · seeds ",
                          ", ".join(map(str, s.seeds)) or fmt.DASH,
+                         f" · caches {_cache_states(state)}",
                          f" · source {s.source_mode}", f" · grounding {'on' if s.grounding else 'off'}",
                          f" · vajra {s.tool_version}")
     if state.calibration is not None:
@@ -50,6 +51,14 @@ def provenance(state: RunState) -> Text:
         text.append(f" · roofline copy {fmt.num(cal.copy_gbps)} GB/s, FMA {fmt.num(cal.fma_gflops)} GFLOP/s"
                     f" ({fmt.calibration_note(cal, state.calibration_cached)})")
     return text
+
+
+def _cache_states(state: RunState) -> str:
+    """Which cache state the shown numbers were timed in, and the GPU clocks of the batch."""
+    results = [v.result for v in state.ranked if v.result is not None]
+    states = sorted({r.cache_state for r in results}) or ["warm"]
+    clocks = next((r.telemetry for r in results if r.telemetry is not None), None)
+    return f"{'/'.join(states)} · GPU {fmt.telemetry(clocks)}"
 
 
 class ReportScreen(ListScreen):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import time
 
-from ..engine.events import Calibration, DeviceInfo, WorkloadInfo
+from ..engine.events import BatchTelemetry, Calibration, DeviceInfo, WorkloadInfo
 
 DASH = "—"
 
@@ -103,3 +103,14 @@ def age(seconds: float) -> str:
         if seconds >= size:
             return f"{seconds / size:.0f} {unit}"
     return f"{max(seconds, 0):.0f} s"
+
+
+def telemetry(t: BatchTelemetry | None) -> str:
+    """'SM 1980→1965 MHz · mem 3201 MHz · 412 W · 51 °C', flagged when the clock moved."""
+    if t is None:
+        return "no telemetry recorded"
+    if t.source == "none" or t.first is None or t.last is None:
+        return t.note or "no telemetry"
+    text = (f"SM {t.first.sm_clock_mhz:.0f}→{t.last.sm_clock_mhz:.0f} MHz · mem "
+            f"{t.last.mem_clock_mhz:.0f} MHz · {t.last.power_w:.0f} W · {t.last.temperature_c:.0f} °C")
+    return text + (" · CLOCK MOVED >10%" if t.unstable else "")

@@ -13,6 +13,7 @@ import wgpu
 
 from ..events import DeviceInfo
 from ..verify import POISON_BITS
+from .flush import CacheFlusher
 
 SOFTWARE_HINTS = ("llvmpipe", "lavapipe", "swiftshader", "software", "warp")
 NAN_FILL = f"""
@@ -108,6 +109,7 @@ class Runtime:
         self.timestamps = "timestamp-query" in wanted
         self.period = _timestamp_period(self.queue) if self.timestamps else 1.0
         self.buffers: dict[str, wgpu.GPUBuffer] = {}
+        self.flusher: CacheFlusher | None = None  # set for --cache cold
         self.layout: wgpu.GPUBindGroupLayout | None = None
         self.bind_group: wgpu.GPUBindGroup | None = None
         self._fill: tuple[wgpu.GPUComputePipeline, wgpu.GPUBindGroup, tuple[int, int]] | None = None
@@ -189,6 +191,10 @@ class Runtime:
         """Poison (workload dispatches only), then one timed dispatch; waits for the GPU."""
         if group is None:
             self.poison_output()
+            if self.flusher is not None:
+                flush = self.device.create_command_encoder()
+                self.flusher.record(flush)
+                self.queue.submit([flush.finish()])
             self.wait()
         enc = self.device.create_command_encoder()
         writes = None
@@ -229,6 +235,18 @@ class Runtime:
         cp.dispatch_workgroups(gx, gy, 1)
         cp.end()
 
+    def set_cache_state(self, state: str) -> None:
+        """"cold": flush the GPU's caches before every dispatch, outside its timestamps."""
+        if state == "cold" and self.flusher is None:
+            self.flusher = CacheFlusher(self.device, self.info)
+        elif state != "cold" and self.flusher is not None:
+            self.flusher.destroy()
+            self.flusher = None
+
+    def _flush(self, enc) -> None:
+        if self.flusher is not None:
+            self.flusher.record(enc)
+
     def time_stream(self, entries: list[tuple[wgpu.GPUComputePipeline, tuple[int, int, int]]],
                     warmup: int, reps: int) -> StreamTiming:
         """Warm-ups and rotating timed rounds for several kernels in ONE submission.
@@ -250,6 +268,7 @@ class Runtime:
         for pipeline, grid in entries:
             for _ in range(warmup):
                 self._poison_pass(enc)
+                self._flush(enc)
                 self._pass(enc, pipeline, grid)
         slots: list[list[int]] = [[] for _ in entries]
         slot = -1
@@ -258,6 +277,7 @@ class Runtime:
                 slot += 1
                 slots[e].append(slot)
                 self._poison_pass(enc)
+                self._flush(enc)
                 self._pass(enc, *entries[e], writes={
                     "query_set": queries, "beginning_of_pass_write_index": 2 * slot,
                     "end_of_pass_write_index": 2 * slot + 1})

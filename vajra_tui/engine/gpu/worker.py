@@ -18,11 +18,14 @@ from ..verify import compare
 from ..workloads import get_workload
 from .calibrate import calibrate, quick_copy_gbps
 from .runtime import Runtime
+from .telemetry import Telemetry
+from .telemetry import summarize as summarize_telemetry
 
 
 class Worker:
     def __init__(self, prefer: str | None) -> None:
         self.rt = Runtime(prefer)
+        self.telemetry = Telemetry(self.rt.info)
         self.workload = None
         self.size: dict[str, int] = {}
         self.pipelines: dict[str, tuple[Any, tuple[int, int, int]]] = {}
@@ -84,8 +87,9 @@ class Worker:
             return {"error": str(exc)}
         return {"error": ""}
 
-    def op_time(self, cid: str, n: int, seed: int, check: bool = False) -> dict:
+    def op_time(self, cid: str, n: int, seed: int, check: bool = False, cache: str = "warm") -> dict:
         self._load(seed)
+        self.rt.set_cache_state(cache)
         pipeline, grid = self.pipelines[cid]
         runs = [self.rt.dispatch(pipeline, grid) for _ in range(n)]
         out: dict[str, Any] = {"wall_ms": [r.wall_ms for r in runs], "ts_ms": [r.ts_ms for r in runs]}
@@ -93,16 +97,24 @@ class Worker:
             out["verdict"] = self._check(seed)
         return out
 
-    def op_time_stream(self, cids: list[str], warmup: int, reps: int, seed: int) -> dict:
-        """All of a batch's timed dispatches back to back; see Runtime.time_stream."""
+    def op_time_stream(self, cids: list[str], warmup: int, reps: int, seed: int,
+                       cache: str = "warm") -> dict:
+        """All of a batch's timed dispatches back to back; see Runtime.time_stream.
+
+        The GPU's clocks are sampled (NVML, where there is one) before and after.
+        """
         self._load(seed)
+        self.rt.set_cache_state(cache)
+        first = self.telemetry.sample()
         timing = self.rt.time_stream([self.pipelines[c] for c in cids], warmup, reps)
+        telemetry = summarize_telemetry(first, self.telemetry.sample(), self.telemetry.reason)
         atol = self.workload.atol(self.size)
         verdicts = []
         for snap in timing.snapshots:
             verdicts.append(compare(self.rt.read(snap), self.refs[seed], atol).as_dict())
             snap.destroy()
-        return {"ts_ms": timing.ts_ms, "wall_ms": timing.wall_ms, "verdicts": verdicts}
+        return {"ts_ms": timing.ts_ms, "wall_ms": timing.wall_ms, "verdicts": verdicts,
+                "telemetry": telemetry.model_dump()}
 
     def op_drop(self, cid: str) -> dict:
         self.pipelines.pop(cid, None)
