@@ -165,3 +165,36 @@ async def test_cold_caches_are_flushed_and_recorded_and_telemetry_says_what_it_h
     else:
         assert r.telemetry.source == "nvml" and r.telemetry.first.sm_clock_mhz > 0
     assert l2_bytes(s.device) > 0
+
+
+def test_one_name_per_kernel_across_json_lockfile_and_recording(tmp_path, capsys):
+    import json
+
+    from vajra_tui.cli import main
+    from vajra_tui.engine.events import CandidateQueued, RankingReady
+    from vajra_tui.engine.record import read_recording
+
+    rec, out = tmp_path / "run.jsonl", tmp_path / "export"
+    code = main(["tune", "-w", "conv1d", "--size", "20000x32", "--source", "library",
+                 "--generations", "1", "--budget", "2", "--reps", "5", "--warmup", "1",
+                 "--json", "-q", "--record", str(rec), "--export", str(out)])
+    assert code == 0
+    doc = json.loads(capsys.readouterr().out)
+    names = {r["name"] for r in doc["results"]}
+    assert set(doc["ranking"]) <= names
+    _, events = read_recording(rec)
+    queued = {e.id: e.name for e in events if isinstance(e, CandidateQueued)}
+    final = [e for e in events if isinstance(e, RankingReady) and e.final][-1]
+    if doc["winner"] is None:
+        assert final.winner_id is None and doc["baseline_won"] and not out.exists()
+        return
+    assert queued[final.winner_id] == doc["winner"] == doc["ranking"][0]
+    lock = json.loads((out / "vajra.lock.json").read_text())
+    [entry] = lock["entries"]
+    assert entry["kernel"]["name"] == doc["winner"]
+    winner = next(r for r in doc["results"] if r["name"] == doc["winner"])
+    base = next(r for r in doc["results"] if r["name"] == "baseline")
+    # The exported numbers are the shoot-out's, divided by that batch's baseline sample.
+    assert entry["timing"]["batch"] == winner["batch"] == base["batch"] == doc["final_batch"]
+    assert entry["throughput"]["speedup_vs_baseline"] == winner["speedup"]
+    assert abs(winner["speedup"] - base["median_ms"] / winner["median_ms"]) < 1e-9

@@ -91,6 +91,7 @@ def lock_entry(result: CandidateResult, device: DeviceInfo, workload: WorkloadIn
         "timing": {
             **{f: _finite(getattr(result, f)) for f in _TIMING_FIELDS},
             "method": result.timing, "samples": len(result.times_ms),
+            "warmup": result.warmup, "batch": result.batch, "cache": result.cache_state,
         },
         "verification": {"status": result.status, "max_rel_error": _finite(result.max_rel_error),
                          "atol": workload.atol, "rtol": workload.rtol},

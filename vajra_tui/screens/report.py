@@ -132,7 +132,8 @@ class ReportScreen(ListScreen):
             table.move_cursor(row=min(cursor, len(rows) - 1))
         self.query_one(GflopsChart).sync([
             Bar(view.label, result.gflops or 0.0, baseline=view.id == "baseline", winner=view is winner)
-            for view, result, _ in rows])
+            for view, result, _ in rows],
+            f" · batch {state.ranking.batch}" if state.ranking and state.ranking.batch else "")
 
     @on(DataTable.RowHighlighted, "#ranking")
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:

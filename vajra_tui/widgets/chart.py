@@ -26,10 +26,12 @@ class GflopsChart(PlotextPlot):
         super().on_mount()
         self._draw()
 
-    def sync(self, bars: list[Bar]) -> None:
-        if tuple(bars) == self._bars:
+    samples = ""  # which samples the bars cover, e.g. " · shoot-out batch 7"
+
+    def sync(self, bars: list[Bar], samples: str = "") -> None:
+        if tuple(bars) == self._bars and samples == self.samples:
             return
-        self._bars = tuple(bars)
+        self._bars, self.samples = tuple(bars), samples
         self._draw()
 
     def render(self):  # type: ignore[no-untyped-def]
@@ -49,7 +51,7 @@ class GflopsChart(PlotextPlot):
         plt = self.plt
         plt.clear_data()
         plt.clear_figure()
-        plt.title("GFLOP/s per kernel (grey: baseline, green: winner)")
+        plt.title(f"GFLOP/s per kernel{self.samples} (grey: baseline, green: winner)")
         if not self._bars:
             if refresh:
                 self.refresh()
