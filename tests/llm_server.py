@@ -3,15 +3,19 @@
 Speaks the real SSE protocol (``data: {chunk}\\n\\n`` ... ``data: [DONE]``) over
 chunked HTTP/1.1 so the real ``openai`` client can be exercised end to end.
 Behaviour is scripted per model name: each request for a model takes the next
-mode from its script (the last mode repeats).
+mode from its script (the last mode repeats). A mode is a name from :data:`MODES`
+or a :class:`Scripted` reply: any text, with optional ``reasoning_content`` deltas
+and the ``finish_reason`` of your choice (``"length"``: cut off at the token
+limit). Every request's body is kept, so tests can read the messages sent.
 """
 
 from __future__ import annotations
 
 import json
 import time
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
-from typing import Any
+from typing import Any, Union
 
 from loopback import LoopbackServer
 
@@ -33,6 +37,19 @@ MODES = (
     "kernel", "503", "404", "429", "401", "cut", "prose", "think", "reasoning_field", "hang",
 )
 
+
+
+@dataclass(frozen=True)
+class Scripted:
+    """One streamed reply: ``reasoning`` goes out as reasoning_content deltas, then ``text``."""
+
+    text: str
+    reasoning: str = ""
+    finish_reason: str = "stop"
+
+
+Mode = Union[str, Scripted]
+
 _ERRORS: dict[str, tuple[int, dict[str, Any]]] = {
     "503": (503, {"error": {"message": "Service unavailable", "type": "server_error"}}),
     "404": (404, {"error": {"message": "The model does not exist", "type": "invalid_request_error",
@@ -47,7 +64,8 @@ class LLMServer(LoopbackServer):
     def __init__(self, chunk_size: int = 6, chunk_delay: float = 0.005) -> None:
         self.chunk_size = chunk_size
         self.chunk_delay = chunk_delay
-        self.scripts: dict[str, list[str]] = {}
+        self.retry_after_ms = 20  # sent with 429 and 5xx: the client's retry honours it
+        self.scripts: dict[str, list[Mode]] = {}
         self.requests: list[dict[str, Any]] = []
         self.auth_headers: list[str] = []
         self.active = 0
@@ -58,15 +76,24 @@ class LLMServer(LoopbackServer):
     def url(self) -> str:
         return f"{self.origin}/v1/"
 
-    def script(self, model: str, *modes: str) -> None:
+    def script(self, model: str, *modes: Mode) -> None:
         for m in modes:
-            assert m in MODES, m
+            assert isinstance(m, Scripted) or m in MODES, m
         self.scripts[model] = list(modes)
+
+    def reply(self, model: str, *texts: str, reasoning: str = "", finish_reason: str = "stop") -> None:
+        """Script ``model`` to stream these replies in turn (the last one repeats)."""
+        self.script(model, *(Scripted(t, reasoning, finish_reason) for t in texts))
 
     def requests_for(self, model: str) -> list[dict[str, Any]]:
         return [r for r in self.requests if r.get("model") == model]
 
-    def next_mode(self, model: str) -> str:
+    def messages(self, model: str | None = None) -> list[list[dict[str, Any]]]:
+        """The messages of every request (for ``model`` only, if given), in arrival order."""
+        return [list(r.get("messages", [])) for r in self.requests
+                if model is None or r.get("model") == model]
+
+    def next_mode(self, model: str) -> Mode:
         with self._lock:
             script = self.scripts.get(model, ["kernel"])
             return script.pop(0) if len(script) > 1 else script[0]
@@ -88,9 +115,12 @@ def _make_handler(server: LLMServer) -> type[BaseHTTPRequestHandler]:
         def log_message(self, *args: object) -> None:  # keep test output quiet
             pass
 
-        def _json(self, status: int, body: dict[str, Any]) -> None:
+        def _json(self, status: int, body: dict[str, Any],
+                  headers: dict[str, str] | None = None) -> None:
             data = json.dumps(body).encode()
             self.send_response(status)
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
@@ -120,10 +150,12 @@ def _make_handler(server: LLMServer) -> type[BaseHTTPRequestHandler]:
                 with server._lock:
                     server.active -= 1
 
-        def _serve(self, model: str, mode: str) -> None:
+        def _serve(self, model: str, mode: Mode) -> None:
+            if isinstance(mode, Scripted):
+                return self._stream(model, mode.text, mode.reasoning, mode.finish_reason)
             if mode in _ERRORS:
                 status, err = _ERRORS[mode]
-                return self._json(status, err)
+                return self._json(status, err, {"retry-after-ms": str(server.retry_after_ms)})
             if mode == "401":
                 token = self.headers.get("Authorization", "")
                 return self._json(401, {"error": {"message": f"Invalid key {token}",
@@ -132,11 +164,7 @@ def _make_handler(server: LLMServer) -> type[BaseHTTPRequestHandler]:
                 server.stop_event.wait(30)
                 self.close_connection = True
                 return None
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-            self.send_header("Transfer-Encoding", "chunked")
-            self.end_headers()
-            self._event(_chunk(model, {"role": "assistant", "content": ""}))
+            self._start(model)
             if mode == "reasoning_field":
                 for part in _split(THINK_TEXT, server.chunk_size):
                     self._event(_chunk(model, {"reasoning_content": part}))
@@ -147,12 +175,27 @@ def _make_handler(server: LLMServer) -> type[BaseHTTPRequestHandler]:
                     self._event(_chunk(model, {"content": part}))
                 self.close_connection = True  # closed without terminating chunk or [DONE]
                 return None
+            return self._finish(model, parts, "stop")
+
+        def _start(self, model: str) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            self._event(_chunk(model, {"role": "assistant", "content": ""}))
+
+        def _finish(self, model: str, parts: list[str], finish: str) -> None:
             for part in parts:
                 self._event(_chunk(model, {"content": part}))
-            self._event(_chunk(model, {}, finish="stop"))
+            self._event(_chunk(model, {}, finish=finish))
             self._event("[DONE]")
             self._send_chunk(b"")  # terminating zero-length chunk
-            return None
+
+        def _stream(self, model: str, text: str, reasoning: str, finish: str) -> None:
+            self._start(model)
+            for part in _split(reasoning, server.chunk_size):
+                self._event(_chunk(model, {"reasoning_content": part}))
+            self._finish(model, _split(text, server.chunk_size), finish)
 
     return Handler
 

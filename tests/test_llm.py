@@ -1,9 +1,11 @@
-"""NemotronSource against a loopback OpenAI-compatible server: streaming, failover, timeouts."""
+"""NemotronSource against a loopback OpenAI-compatible server: streaming, failover, timeouts,
+truncation, multi-variant replies and conversations continued across generations."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,14 +22,16 @@ from vajra_tui.engine.events import (
     StreamDelta,
     WorkloadInfo,
 )
+from vajra_tui.engine.sources.extract import extract_for
 from vajra_tui.engine.sources.llm import UNAUTHORIZED, NemotronSource
-from vajra_tui.engine.sources.prompts import build_messages
 from vajra_tui.settings import LLMSettings
 
 try:
-    from tests.llm_server import KERNEL, KERNEL_REPLY, PROSE_REPLY, THINK_TEXT, LLMServer
+    from tests.llm_server import KERNEL, KERNEL_REPLY, PROSE_REPLY, THINK_TEXT, LLMServer, Scripted
 except ImportError:  # tests/ is not a package: pytest puts it on sys.path
-    from llm_server import KERNEL, KERNEL_REPLY, PROSE_REPLY, THINK_TEXT, LLMServer
+    from llm_server import KERNEL, KERNEL_REPLY, PROSE_REPLY, THINK_TEXT, LLMServer, Scripted
+
+REPLIES = Path(__file__).parent / "replies"
 
 KEY = "test-key-s3cr3t"
 
@@ -65,7 +69,6 @@ async def source(server: LLMServer, events: list[Any],
     settings = LLMSettings(base_url=server.url, model="primary", fallback_model="fallback",
                            timeout_s=5.0, first_token_timeout_s=0.5, max_retries=1)
     src = NemotronSource(settings, events.append)
-    src.backoff_s = 0.01
     yield src
     await src.aclose()
 
@@ -244,31 +247,104 @@ def test_not_configured(monkeypatch: pytest.MonkeyPatch) -> None:
     assert not NemotronSource(LLMSettings(), lambda e: None).configured
 
 
-def test_first_prompt_contents() -> None:
-    text = build_messages(make_ctx(), "C")[1]["content"]
-    for needle in ("const N: u32", "@compute @workgroup_size(64) fn main() {}", "vec4",
-                   "max-compute-workgroup-storage-size: 32768", "subgroups: available",
-                   "```wgsl"):
-        assert needle in text
+# ---- truncation: finish_reason == "length" -------------------------------------
+
+CUT_REPLY = KERNEL_REPLY[: KERNEL_REPLY.index("out[i]")]  # the kernel's braces never close
 
 
-def test_evolution_prompt_contents() -> None:
-    winner = CandidateResult(id="g1-B", name="B", strategy="B", status="verified",
-                             source="@compute @workgroup_size(256) fn main() { /*win*/ }",
-                             gflops=123.4, gbps=456.7, pct_of_roofline=61.5, iqr_ms=0.012,
-                             median_ms=0.842)
-    other = CandidateResult(id="g1-A", name="A", strategy="A", status="verified",
-                            gflops=80.5, median_ms=1.3)
-    broken = CandidateResult(id="g1-C", name="C", strategy="C", status="compile_error",
-                             reason="compile failed",
-                             diagnostics=[Diagnostic(line=3, column=5,
-                                                     message="unresolved identifier 'tile'")])
-    wrong = CandidateResult(id="g1-D", name="D", strategy="D", status="rejected",
-                            reason="mismatch", max_rel_error=0.25, worst_index=4095)
-    ctx = make_ctx(2, winner=winner, results=[winner, other, broken, wrong])
-    grounding = [{"title": "err", "url": "https://example.org/tile-error", "content": "x"}]
-    text = build_messages(ctx, "D", grounding)[1]["content"]
-    for needle in ("/*win*/", "123", "457", "61.5%", "0.842", "0.012", "80.5",
-                   "3:5 unresolved identifier 'tile'", "max_rel_error=0.25",
-                   "worst_index=4095", "https://example.org/tile-error"):
-        assert needle in text, needle
+@pytest.mark.asyncio
+async def test_cut_reply_asks_once_more_for_a_shorter_answer(
+        server: LLMServer, source: NemotronSource, events: list[Any]) -> None:
+    server.script("primary", Scripted(CUT_REPLY, reasoning=THINK_TEXT, finish_reason="length"),
+                  Scripted(f"```wgsl\n{KERNEL}```\n"))
+    [cand] = await source.propose(make_ctx(), ["A"])
+    assert cand.source.strip() == KERNEL.strip() and cand.no_kernel_reason == ""
+    first, again = server.messages("primary")
+    assert again[: len(first)] == first
+    assert [m["role"] for m in again[len(first):]] == ["assistant", "user"]
+    assert again[len(first)]["content"] == CUT_REPLY.strip()
+    ask = again[-1]["content"]
+    assert "cut off at the token limit (max_tokens=4096)" in ask and "only the kernel" in ask
+    assert cand.messages == again  # the lineage holds the exchange that produced its reply
+    assert cand.finish_reason == "stop" and THINK_TEXT in cand.reasoning
+    assert any("cut off at the token limit" in n.message for n in of(events, Notice))
+    assert not of(events, ModelFailover)
+
+
+@pytest.mark.asyncio
+async def test_reply_that_stays_cut_is_reported_as_cut_off(
+        server: LLMServer, source: NemotronSource) -> None:
+    text = (REPLIES / "sgemm_truncated.md").read_text()
+    server.chunk_size, server.chunk_delay = 400, 0.0  # a long reply, streamed quickly
+    server.script("primary", Scripted(text, finish_reason="length"))
+    [cand] = await source.propose(make_ctx(), ["B"])
+    assert len(server.requests_for("primary")) == 2  # one re-ask, not more
+    assert not server.requests_for("fallback")
+    assert cand.source == ""
+    assert cand.no_kernel_reason == "reply cut off at the token limit (max_tokens=4096)"
+    assert cand.raw_reply == text and cand.finish_reason == "length"
+
+
+@pytest.mark.asyncio
+async def test_cut_reply_with_a_complete_kernel_is_kept(
+        server: LLMServer, source: NemotronSource) -> None:
+    server.script("primary", Scripted(KERNEL_REPLY + "Next I would unroll the loop and",
+                                      finish_reason="length"))
+    [cand] = await source.propose(make_ctx(), ["C"])
+    assert cand.source.strip() == KERNEL.strip()
+    assert len(server.requests) == 1
+
+
+# ---- which kernel a slot gets ----------------------------------------------------
+
+
+@pytest.mark.asyncio
+async def test_slot_gets_its_own_variant_from_a_multi_variant_reply(
+        server: LLMServer, source: NemotronSource) -> None:
+    text = (REPLIES / "sgemm_multi_variant.md").read_text()
+    server.chunk_size, server.chunk_delay = 400, 0.0
+    server.script("primary", Scripted(text))
+    a, b = await source.propose(make_ctx(), ["A", "B"])
+    assert b.source == extract_for(text, "B").source
+    assert "var<workgroup> As" in b.source and "const TS: u32 = 32u;" in b.source
+    assert a.source == extract_for(text, "A").source and "acc00" in a.source
+    assert a.source != b.source and b.raw_reply == text
+    assert b.reply_label == "B" and b.reply_kernels >= 3
+
+
+# ---- retries and conversations ------------------------------------------------------
+
+
+@pytest.mark.asyncio
+async def test_client_retry_honours_retry_after(server: LLMServer, source: NemotronSource,
+                                                events: list[Any]) -> None:
+    server.retry_after_ms = 250
+    server.script("primary", "429", "kernel")
+    t0 = time.monotonic()
+    [cand] = await source.propose(make_ctx(), ["A"])
+    assert time.monotonic() - t0 >= 0.25
+    assert cand.source and len(server.requests_for("primary")) == 2
+    assert not of(events, ModelFailover)
+
+
+@pytest.mark.asyncio
+async def test_generation_two_continues_the_winners_conversation(
+        server: LLMServer, source: NemotronSource) -> None:
+    server.script("primary", Scripted(KERNEL_REPLY, reasoning=THINK_TEXT))
+    [b] = await source.propose(make_ctx(), ["B"])
+    winner = CandidateResult(id=b.id, name="B", strategy="B", status="verified", source=b.source,
+                             median_ms=0.42, speedup=2.5, regime="memory", pct_of_roofline=40.0)
+    broken = CandidateResult(
+        id="g1-C", name="C", strategy="C", status="compile_error", reason="2:3: bad",
+        diagnostics=[Diagnostic(line=2, column=3, message="expected ';'", source_line="  let x = 1")])
+    ctx = make_ctx(2, winner=winner, results=[winner, broken], candidates={b.id: b})
+    [d] = await source.propose(ctx, ["D"])
+    first, second = server.messages("primary")
+    assert second[:2] == first
+    assert second[2] == {"role": "assistant", "content": KERNEL_REPLY.strip()}
+    feedback = second[3]["content"]
+    assert second[3]["role"] == "user" and len(second) == 4
+    assert "2.50x the baseline" in feedback and "memory-bound" in feedback
+    assert "line 2:3: expected ';'" in feedback and "let x = 1" in feedback
+    assert "Strategy D (generation 2)" in feedback
+    assert d.messages == second and d.source

@@ -58,6 +58,22 @@ def test_llm_tune_streams_three_variants_and_fails_over(monkeypatch, capsys, tmp
     evolved = [r for r in doc["results"] if r["generation"] == 2]
     assert len(evolved) == 1 and evolved[0]["origin"] == "nemotron: fallback-model"
 
+    # Generation 1 stated the contract with the measured baseline; generation 2 continued
+    # the winner's own conversation with its reply and the feedback.
+    gen1 = [r["messages"] for r in server.requests_for("fallback-model") if len(r["messages"]) == 2]
+    slot_a = next(m for m in gen1 if "Strategy A - " in m[1]["content"])
+    first = slot_a[1]["content"]
+    for needle in ("Output grid: x = COLS = 256, y = ROWS = 32", "// tile: COLS x 1", "tile.y >= TILES_Y",
+                   "filled with NaN", "Baseline kernel (correct, slow), measured: median",
+                   "Calibrated ceilings", "size is memory-bound"):
+        assert needle in first, needle
+    [gen2] = [r["messages"] for r in server.requests_for("fallback-model") if len(r["messages"]) > 2]
+    assert [m["role"] for m in gen2] == ["system", "user", "assistant", "user"]
+    assert gen2[:2] == slot_a and "stage the row" not in gen2[2]["content"]
+    feedback = gen2[3]["content"]
+    assert "Your kernel above verified" in feedback and "B was the same kernel as A" in feedback
+    assert "Strategy D (generation 2)" in feedback
+
     text = rec.read_text()
     assert "test-key-0123456789" not in text
     _, events = read_recording(rec)

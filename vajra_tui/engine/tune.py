@@ -12,7 +12,9 @@ from typing import Protocol
 from .candidate import Candidate, GenerationContext
 from .contract import prelude
 from .events import CandidateResult, GenerationStarted, Notice
+from .ranking import rank
 from .session import Session
+from .workloads import Size, Workload
 
 STRATEGIES = ["A", "B", "C"]
 
@@ -20,6 +22,30 @@ STRATEGIES = ["A", "B", "C"]
 class CandidateSource(Protocol):
     async def propose(self, ctx: GenerationContext, strategies: list[str],
                       grounding: list[dict] | None = None) -> list[Candidate]: ...
+
+
+_PROBE = (1009, 1013, 1019, 1021, 1031, 1033, 1039, 1049)
+
+
+def output_axes(workload: Workload, size: Size) -> list[str]:
+    """The size constant each output axis runs along, read off the workload's declaration.
+
+    ``output_grid`` is evaluated at distinct primes, so the value on each axis names
+    its dimension ("N" for sgemm's x); an axis that is always 1 reads "1", one that is
+    no single dimension reads its value at the real size.
+    """
+    probe = {d: _PROBE[i % len(_PROBE)] + 64 * (i // len(_PROBE))
+             for i, d in enumerate(workload.dims)}
+    try:
+        at_probe = list(workload.output_grid(probe))
+    except Exception:  # noqa: BLE001 - a grid that needs real sizes: fall back to numbers
+        at_probe = [0, 0]
+    real = list(workload.output_grid(size))
+    names = []
+    for value, actual in zip(at_probe, real):
+        name = next((d for d, v in probe.items() if v == value), None)
+        names.append(name or str(actual))
+    return names
 
 
 def generation_letter(generation: int) -> str:
@@ -48,15 +74,22 @@ class Tuner:
         return bool(self.llm is not None and self.llm.configured and not getattr(self.llm, "unauthorized", False))
 
     def context(self) -> GenerationContext:
+        """What the sources may know: the workload's declaration, the calibration, the
+        baseline's numbers, every result so far and the candidates (conversations, sources)."""
         s = self.session
-        ranked = [r for r in s.results.values() if r.status == "verified" and r.id != "baseline"]
-        ranked.sort(key=lambda r: r.median_ms or float("inf"))
+        results = list(s.results.values())
+        ranking = rank(results)
+        ranked = [r for r in ranking.ranked if r.id != "baseline"]
         empty = prelude(s.workload, s.size, (1, 1), 1, set())
         return GenerationContext(
             workload=s.info, device=s.device, generation=self.generation, prelude=empty,
-            baseline_source=s.workload.baseline, results=list(s.results.values()),
+            baseline_source=s.workload.baseline, results=results,
             winner=ranked[0] if ranked else None, budget=self.budget,
-            tried=[str(r.params.get("key")) for r in s.results.values() if r.params.get("key")],
+            tried=[str(r.params.get("key")) for r in results if r.params.get("key")],
+            summary=s.workload.summary, output_axes=output_axes(s.workload, s.size),
+            output=s.workload.output.name, calibration=s.calibration,
+            baseline=s.results.get("baseline"), baseline_won=ranking.baseline_won,
+            candidates=dict(s.candidates),
         )
 
     async def start(self) -> CandidateResult:

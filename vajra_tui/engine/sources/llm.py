@@ -2,9 +2,11 @@
 
 Each strategy is one streamed request; every chunk becomes a StreamDelta so
 the UI can show the model thinking. Nothing here may hang the tuner: each
-attempt is bounded by a first-token and a total deadline, transient errors
-retry a few times, then the fallback model gets its turn, and if that fails too
-the caller carries on with library variants.
+attempt is bounded by a first-token and a total deadline, the openai client
+retries 429 and 5xx itself (honouring Retry-After, with jitter), then the
+fallback model gets its turn, and if that fails too the caller carries on with
+library variants. A reply cut off at the token limit is asked for once more,
+shorter, unless it already holds a complete kernel for its slot.
 """
 
 from __future__ import annotations
@@ -19,10 +21,25 @@ import openai
 from ...settings import LLMSettings
 from ..candidate import Candidate, GenerationContext
 from ..events import CandidateQueued, Event, ModelFailover, Notice, StreamDelta
-from .extract import ThinkSplitter, extract_kernel, strip_think
+from .extract import Extracted, ThinkSplitter, extract_for, strip_think
 from .prompts import build_messages
 
 UNAUTHORIZED = "API key rejected (401)"
+SHORTER = ("Your reply was cut off at the token limit (max_tokens={max_tokens}) before the kernel "
+           "was complete. Reply again with only the kernel: one ```wgsl fenced block holding the "
+           "complete kernel, no explanation and no reasoning before or after it.")
+
+
+def cut_off_reason(max_tokens: int) -> str:
+    return f"reply cut off at the token limit (max_tokens={max_tokens})"
+
+
+def extract(reply: str, strategy: str) -> Extracted:
+    """The kernel meant for ``strategy`` out of a reply that may hold several variants."""
+    found = extract_for(reply, strategy)
+    if not found.source:
+        found.complete = False
+    return found
 
 
 class _Unauthorized(Exception):
@@ -32,12 +49,21 @@ class _Unauthorized(Exception):
 class _AttemptFailed(Exception):
     """One request failed; ``failover`` says whether the fallback model should try."""
 
-    def __init__(self, reason: str, *, failover: bool, retry: bool = False, partial: str = ""):
+    def __init__(self, reason: str, *, failover: bool, partial: str = ""):
         super().__init__(reason)
         self.reason = reason
         self.failover = failover
-        self.retry = retry
         self.partial = partial
+
+
+@dataclass
+class _Failure:
+    """Every model asked failed: the last model, its error and the one before it."""
+
+    model: str
+    err: _AttemptFailed
+    prev: _AttemptFailed | None = None
+    summary: str = ""
 
 
 @dataclass
@@ -45,12 +71,11 @@ class _Reply:
     model: str
     content: str = ""
     reasoning: list[str] = field(default_factory=list)
+    finish_reason: str = ""
 
 
 class NemotronSource:
     """Proposes kernels by asking a Nemotron model once per strategy, concurrently."""
-
-    backoff_s: float = 0.5  # first retry delay; doubles per retry
 
     def __init__(self, settings: LLMSettings, emit: Callable[[Event], None]) -> None:
         self.settings = settings
@@ -76,11 +101,13 @@ class NemotronSource:
         if self._client is None:
             key = self.settings.api_key()
             assert key is not None
+            # The client retries 408/409/429/5xx and connection errors itself, honouring
+            # Retry-After and adding jitter; failover to the fallback model is ours.
             self._client = openai.AsyncOpenAI(
                 base_url=self.settings.base_url,
                 api_key=key.get_secret_value(),
                 timeout=self.settings.timeout_s,
-                max_retries=0,
+                max_retries=max(0, self.settings.max_retries),
             )
         return self._client
 
@@ -129,6 +156,22 @@ class NemotronSource:
             )
         return list(results)
 
+    async def _ask(self, messages: list[dict[str, str]], cid: str,
+                   model: str | None = None) -> _Reply | _Failure:
+        """One request to ``model`` (default: the primary), failing over once to the fallback."""
+        primary, fallback = model or self.settings.model, self.settings.fallback_model
+        try:
+            return await self._stream_once(primary, messages, cid)
+        except _AttemptFailed as first:
+            if not first.failover or not fallback or fallback == primary:
+                return _Failure(primary, first, summary=first.reason)
+            self.emit(ModelFailover(id=cid, from_model=primary, to_model=fallback, reason=first.reason))
+            try:
+                return await self._stream_once(fallback, messages, cid)
+            except _AttemptFailed as second:
+                return _Failure(fallback, second, first,
+                                summary=f"{primary}: {first.reason}; {fallback}: {second.reason}")
+
     async def _one(
         self,
         ctx: GenerationContext,
@@ -138,23 +181,27 @@ class NemotronSource:
         messages: list[dict[str, str]],
         failures: list[str],
     ) -> Candidate:
-        base = Candidate(id=cid, name=name, strategy=strategy, generation=ctx.generation)
-        primary, fallback = self.settings.model, self.settings.fallback_model
+        base = Candidate(id=cid, name=name, strategy=strategy, generation=ctx.generation,
+                         messages=messages)
+        limit = self.settings.max_tokens
         try:
-            try:
-                reply = await self._try_model(primary, messages, cid)
-            except _AttemptFailed as first:
-                if not first.failover or not fallback or fallback == primary:
-                    failures.append(first.reason)
-                    return self._failed(base, primary, first)
-                self.emit(
-                    ModelFailover(id=cid, from_model=primary, to_model=fallback, reason=first.reason)
-                )
-                try:
-                    reply = await self._try_model(fallback, messages, cid)
-                except _AttemptFailed as second:
-                    failures.append(f"{primary}: {first.reason}; {fallback}: {second.reason}")
-                    return self._failed(base, fallback, second, first)
+            outcome = await self._ask(messages, cid)
+            if isinstance(outcome, _Failure):
+                failures.append(outcome.summary)
+                return self._failed(base, outcome)
+            reply, kernel, thoughts = outcome, extract(outcome.content, strategy), []
+            if reply.finish_reason == "length" and not kernel.complete:
+                # Cut off before the kernel was complete: ask once more, for a shorter answer.
+                self.emit(Notice(message=f"{name}: {cut_off_reason(limit)}; asking once more for "
+                                 "only the kernel"))
+                cut = strip_think(reply.content)[0].strip() or reply.content or "".join(reply.reasoning)
+                again_messages = [*messages, {"role": "assistant", "content": cut or "..."},
+                                  {"role": "user", "content": SHORTER.format(max_tokens=limit)}]
+                again = await self._ask(again_messages, cid, model=reply.model)
+                if isinstance(again, _Reply):
+                    thoughts = [*reply.reasoning, kernel.reasoning]
+                    reply, messages = again, again_messages
+                    kernel = extract(again.content, strategy)
         except _Unauthorized:
             if not self.unauthorized:
                 self.unauthorized = True
@@ -165,43 +212,40 @@ class NemotronSource:
                     )
                 )
             return base.model_copy(update={"no_kernel_reason": UNAUTHORIZED})
-        source, think = extract_kernel(reply.content)
-        reasoning = "\n".join(r for r in [*reply.reasoning, think] if r.strip())
+        cut_short = reply.finish_reason == "length" and not kernel.complete
+        source = "" if cut_short else kernel.source
+        reasoning = "\n".join(r for r in [*thoughts, *reply.reasoning, kernel.reasoning] if r.strip())
         update: dict[str, Any] = {
             "origin": f"nemotron: {reply.model}",
             "source": source,
             "raw_reply": reply.content,
             "reasoning": reasoning,
+            "messages": messages,
+            "finish_reason": reply.finish_reason,
+            "reply_kernels": kernel.candidates,
+            "reply_label": kernel.label or "",
         }
-        if not source:
-            update["no_kernel_reason"] = "no kernel in response"
+        if cut_short:
+            update["no_kernel_reason"] = cut_off_reason(limit)
+        elif not source:
+            why = "no kernel in response"
+            if reply.finish_reason not in ("stop", ""):
+                why += f" (finish_reason={reply.finish_reason})"
+            update["no_kernel_reason"] = why
         return base.model_copy(update=update)
 
-    def _failed(
-        self, base: Candidate, model: str, err: _AttemptFailed, prev: _AttemptFailed | None = None
-    ) -> Candidate:
+    def _failed(self, base: Candidate, failure: _Failure) -> Candidate:
+        err, prev = failure.err, failure.prev
         why = err.reason if prev is None else f"{prev.reason}, then fallback: {err.reason}"
         partial = err.partial or (prev.partial if prev else "")
         return base.model_copy(
             update={
-                "origin": f"nemotron: {model}",
+                "origin": f"nemotron: {failure.model}",
                 "no_kernel_reason": self._scrub(f"model request failed ({why})"),
                 "raw_reply": partial,
                 "reasoning": strip_think(partial)[1] if partial else "",
             }
         )
-
-    async def _try_model(self, model: str, messages: list[dict[str, str]], cid: str) -> _Reply:
-        """One model with bounded retries for 429 and 5xx."""
-        retries = max(0, self.settings.max_retries)
-        for attempt in range(retries + 1):
-            try:
-                return await self._stream_once(model, messages, cid)
-            except _AttemptFailed as err:
-                if not err.retry or attempt >= retries:
-                    raise
-                await asyncio.sleep(self.backoff_s * (2**attempt))
-        raise AssertionError("unreachable")
 
     def _classify(self, exc: BaseException, started: bool, partial: str) -> _AttemptFailed:
         if isinstance(exc, openai.AuthenticationError):
@@ -213,13 +257,13 @@ class NemotronSource:
             reason = "stream cut off mid-reply" if started else "connection error"
             return _AttemptFailed(reason, failover=True, partial=partial)
         if isinstance(exc, openai.RateLimitError):
-            return _AttemptFailed("HTTP 429 (rate limited)", failover=True, retry=True)
+            return _AttemptFailed("HTTP 429 (rate limited)", failover=True)
         if isinstance(exc, openai.NotFoundError):
             return _AttemptFailed("HTTP 404 (model not found)", failover=True)
         if isinstance(exc, openai.APIStatusError):
             code = exc.status_code
             if code >= 500:
-                return _AttemptFailed(f"HTTP {code}", failover=True, retry=True)
+                return _AttemptFailed(f"HTTP {code}", failover=True)
             return _AttemptFailed(f"HTTP {code}", failover=False)
         if isinstance(exc, openai.APIError) and started:
             return _AttemptFailed("stream error mid-reply", failover=True, partial=partial)
@@ -236,7 +280,7 @@ class NemotronSource:
         reply = _Reply(model=model)
         splitter = ThinkSplitter()
         started = False
-        finished = False
+        finish = ""
         stream = None
 
         def budget() -> float:
@@ -278,7 +322,7 @@ class NemotronSource:
                         for kind, text in splitter.feed(delta.content):
                             send(kind, text)
                     if choice.finish_reason:
-                        finished = True
+                        finish = str(choice.finish_reason)
             for kind, text in splitter.flush():
                 send(kind, text)
         except _Unauthorized:
@@ -291,7 +335,8 @@ class NemotronSource:
                     await asyncio.wait_for(stream.close(), timeout=1.0)
                 except Exception:  # noqa: BLE001
                     pass
-        if not finished:
+        if not finish:
             raise _AttemptFailed("stream cut off mid-reply", failover=True, partial=reply.content)
+        reply.finish_reason = finish
         reply.reasoning = ["".join(reply.reasoning)] if reply.reasoning else []
         return reply
