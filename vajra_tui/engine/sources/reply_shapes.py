@@ -119,11 +119,13 @@ def balanced(code: str) -> bool:
     return depth == 0
 
 
-def is_complete(source: str) -> bool:
-    """``@compute`` + ``fn main(`` with a closed body, balanced, and nothing elided.
+def is_complete(source: str, closed: bool = False) -> bool:
+    """``@compute`` + ``fn main(`` with a body, balanced, and nothing elided.
 
     An ellipsis (``...`` in code, or a comment starting with one: ``// ... as before``)
-    marks an illustrative fragment, which must never win over a full kernel.
+    marks an illustrative fragment, which must never win over a full kernel. In a
+    fence that closed, the model finished writing: a brace that does not match is a
+    typo for the compiler to report at its line, not a reply cut short.
     """
     m = blank_comments(source)
     entry = _MAIN.search(m)
@@ -131,7 +133,15 @@ def is_complete(source: str) -> bool:
         return False
     if "..." in m or "\u2026" in m or re.search(r"//\s*(\.\.\.|\u2026)", source):
         return False
-    return balanced(source)
+    if balanced(source):
+        return True
+    # A closed fence whose main has statements but one brace too many or too few.
+    body = m[entry.end():]
+    return closed and ";" in body[body.find("{"):] and abs(_depth(m)) == 1
+
+
+def _depth(code: str) -> int:
+    return code.count("{") - code.count("}")
 
 
 def _extent(lines: list[str], i: int) -> int:
@@ -312,4 +322,4 @@ def _piece(code: str, lo: int, hi: int, block: Block, index: int, items: list[_I
     before = [code[items[j].start:items[j].end] for j in borrowed if items[j].start < first]
     after = [code[items[j].start:items[j].end] for j in borrowed if items[j].start >= first]
     source = "\n\n".join(p for p in [*before, own.rstrip(), *after] if p.strip()) + "\n"
-    return Piece(source, line, is_complete(source), header, index)
+    return Piece(source, line, is_complete(source, block.closed), header, index)

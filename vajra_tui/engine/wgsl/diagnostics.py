@@ -16,6 +16,7 @@ import re
 
 from ..events import Diagnostic, DiagnosticLabel
 from .jargon import humanize, scope
+from .refine import refine
 from .naga_text import NagaLabel, NagaMessage, char_width as _display_width, parse_naga
 
 __all__ = ["LineMap", "parse_naga", "diagnostics_from_error", "format_for_model", "NagaMessage"]
@@ -218,8 +219,9 @@ def diagnostics_from_error(text: str, *, prelude_lines: int, compiled_body: str,
             message = f"[prelude] {message}"  # located at the first body label, else by name
         line, column, width = spots[0] if spots else _fallback(msg, message, body)
         source_line = body[line - 1].rstrip() if 0 < line <= len(body) else ""
-        out.append(Diagnostic(line=line, column=column, message=message, labels=labels,
-                              notes=notes, source_line=source_line, width=width))
+        out.append(refine(Diagnostic(line=line, column=column, message=message, labels=labels,
+                                     notes=notes, source_line=source_line, width=width),
+                          original_body))
     return out
 
 
