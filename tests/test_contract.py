@@ -33,6 +33,13 @@ def test_tile_header_forms(header, expected):
     assert tile_of(f"{header}\n@compute @workgroup_size(1) fn main() {{}}", size, (1, 1, 1)) == expected
 
 
+def test_a_tile_header_may_name_the_kernels_own_constants():
+    body = ("const TILE: u32 = 32u;\nconst TM = TILE * 2u;\n// tile: TM x TILE\n"
+            "@compute @workgroup_size(8, 8) fn main() {}")
+    w = get_workload("sgemm")
+    assert stitch(w, w.size("128"), body).tile == (64, 32)
+
+
 def test_prose_that_starts_with_tile_is_not_a_header():
     body = "// Tile: load A and B into shared memory\n@compute @workgroup_size(8, 4) fn main() {}"
     assert tile_of(body, {"N": 4}, (8, 4, 1)) == (8, 4)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from .events import Diagnostic
 from .wgsl.memory import workgroup_vars
-from .wgsl.tokens import TILE_HEADER, has_compute_entry, storage_bindings, workgroup_size
+from .wgsl.tokens import TILE_HEADER, has_compute_entry, module_consts, storage_bindings, workgroup_size
 from .workloads.base import Size, Workload, ceil_div
 
 PRELUDE_END = "// ---- candidate source starts on the next line ----"
@@ -49,8 +49,10 @@ class Stitched:
         return max(0, line - self.prelude_lines)
 
 
-def tile_of(body: str, size: Size, wg: tuple[int, int, int]) -> tuple[int, int]:
-    """The ``// tile: AxB`` header (numbers or size constants) or the workgroup shape.
+def tile_of(body: str, size: Size, wg: tuple[int, int, int],
+            consts: dict[str, int] | None = None) -> tuple[int, int]:
+    """The ``// tile: AxB`` header (numbers, size constants or the kernel's own
+    ``const``s, such as ``// tile: TILE x TILE``) or the workgroup shape.
 
     A comment such as ``// Tile: load A and B`` is prose, not a header: a lower-case
     word that names no size constant is skipped, while an unknown upper-case name
@@ -61,7 +63,8 @@ def tile_of(body: str, size: Size, wg: tuple[int, int, int]) -> tuple[int, int]:
         match = TILE_HEADER.match(comment[2:]) if comment.startswith("//") else None
         if not match:
             continue
-        values = [_tile_value(part, size, number) for part in (match.group(1), match.group(2) or "1")]
+        known = {**(consts or {}), **size}
+        values = [_tile_value(part, known, number) for part in (match.group(1), match.group(2) or "1")]
         if None in values:
             continue
         if min(values) < 1:  # type: ignore[type-var]
@@ -70,11 +73,12 @@ def tile_of(body: str, size: Size, wg: tuple[int, int, int]) -> tuple[int, int]:
     return wg[0], wg[1]
 
 
-def _tile_value(part: str, size: Size, line: int) -> int | None:
+def _tile_value(part: str, known: dict[str, int], line: int) -> int | None:
     if part.lstrip("-").isdigit():
         return int(part)
-    if part.upper() in size:
-        return size[part.upper()]
+    for name in (part, part.upper()):
+        if name in known:
+            return known[name]
     if part.islower():
         return None
     raise ContractError(f"tile header: unknown value {part!r}", line, 1)
@@ -187,7 +191,7 @@ def stitch(workload: Workload, size: Size, body: str, max_dim: int = 65535,
     wg = workgroup_size(rest, consts)
     if wg is None:
         raise ContractError("cannot read @workgroup_size of `main`")
-    tile = tile or tile_of(rest, size, wg)
+    tile = tile or tile_of(rest, size, wg, _own_consts(rest, consts))
     tiles, dispatch = plan_dispatch(workload.output_grid(size), tile, max_dim)
     directives = "".join(f"enable {name};\n" for name in enables if name not in NATIVE_IMPLICIT)
     head = directives + prelude(workload, size, tiles, dispatch[0], declared)
@@ -201,6 +205,18 @@ def stitch(workload: Workload, size: Size, body: str, max_dim: int = 65535,
         declared=declared,
         enables=enables,
     )
+
+
+def _own_consts(body: str, sizes: dict[str, int]) -> dict[str, int]:
+    """The kernel's module-scope integer constants, evaluated with the size constants known."""
+    try:
+        return module_consts(prelude_consts(sizes) + body)
+    except Exception:  # noqa: BLE001 - a body we cannot read: the compiler will say why
+        return {}
+
+
+def prelude_consts(sizes: dict[str, int]) -> str:
+    return "".join(f"const {name}: u32 = {value}u;\n" for name, value in sizes.items())
 
 
 def parse_only_source(workload: Workload, size: Size, body: str) -> Stitched:
