@@ -1,22 +1,29 @@
-// Never finishes on a GPU: inputs lie in [-1, 1], so the exit test is never met.
-// lavapipe caps each loop at 65535 trips and then stops the invocation, so on a
-// software adapter the kernel is made long instead: one workgroup per output element
-// (tile 1x1) and dependent fma chains, far past any test deadline.
+// Hangs on every adapter: it spins until the output holds a value that nothing ever
+// writes (the output is poisoned before every dispatch, and adding 0 leaves it so).
+// On a GPU the loop never ends. lavapipe ends any loop after 65535 trips, so there the
+// spin is made long instead: every invocation (256 per workgroup, one workgroup per output
+// element) makes 65535 x 16 atomic read-modify-writes, which cannot be merged or skipped:
+// an hour and more for even a small problem, far past any deadline.
 // tile: 1x1
+@group(0) @binding(2) var<storage, read_write> C: array<atomic<u32>>;
 @compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
-    let t = vajra_tile(wid);
-    let i = min(t.y * N + t.x, M * N - 1u);
-    var acc = A[lid.x % K];
-    var k = 0u;
+fn main(@builtin(local_invocation_id) lid: vec3<u32>) {
     loop {
-        if (A[k % K] > 2.0) {
-            break;
-        }
-        for (var r = 0u; r < 64u; r = r + 1u) {
-            acc = fma(acc, 0.999, 1e-3);
-        }
-        C[i] = acc;
-        k = k + 1u;
+        if (atomicAdd(&C[lid.x], 0u) == 0x600DF00Du) { return; }
+        if (atomicAdd(&C[lid.x], 0u) == 0x600DF00Du) { return; }
+        if (atomicAdd(&C[lid.x], 0u) == 0x600DF00Du) { return; }
+        if (atomicAdd(&C[lid.x], 0u) == 0x600DF00Du) { return; }
+        if (atomicAdd(&C[lid.x], 0u) == 0x600DF00Du) { return; }
+        if (atomicAdd(&C[lid.x], 0u) == 0x600DF00Du) { return; }
+        if (atomicAdd(&C[lid.x], 0u) == 0x600DF00Du) { return; }
+        if (atomicAdd(&C[lid.x], 0u) == 0x600DF00Du) { return; }
+        if (atomicAdd(&C[lid.x], 0u) == 0x600DF00Du) { return; }
+        if (atomicAdd(&C[lid.x], 0u) == 0x600DF00Du) { return; }
+        if (atomicAdd(&C[lid.x], 0u) == 0x600DF00Du) { return; }
+        if (atomicAdd(&C[lid.x], 0u) == 0x600DF00Du) { return; }
+        if (atomicAdd(&C[lid.x], 0u) == 0x600DF00Du) { return; }
+        if (atomicAdd(&C[lid.x], 0u) == 0x600DF00Du) { return; }
+        if (atomicAdd(&C[lid.x], 0u) == 0x600DF00Du) { return; }
+        if (atomicAdd(&C[lid.x], 0u) == 0x600DF00Du) { return; }
     }
 }

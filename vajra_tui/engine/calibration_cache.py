@@ -6,7 +6,9 @@ import json
 import os
 from pathlib import Path
 
+from ..safe_text import one_line
 from ..settings import cache_dir
+from . import damage
 from .atomic import atomic_write
 from .events import Calibration, DeviceInfo
 
@@ -21,9 +23,9 @@ def _path() -> Path:
 
 def _read() -> dict[str, dict]:
     try:
-        data = json.loads(_path().read_text())
+        data = json.loads(_path().read_text(encoding="utf-8"))
         return data if isinstance(data, dict) else {}
-    except (OSError, ValueError):
+    except (OSError, ValueError):  # missing, a directory, not JSON, not UTF-8: no cache
         return {}
 
 
@@ -38,6 +40,14 @@ def load(device: DeviceInfo) -> Calibration | None:
 
 
 def store(device: DeviceInfo, cal: Calibration) -> None:
+    """Keep it for the next run; a damaged cache folder costs a recalibration, never the run."""
+    path = _path()
+    if not damage.file_slot(path, "the calibration"):
+        return
     data = _read()
     data[key(device)] = cal.model_dump()
-    atomic_write(_path(), json.dumps(data, indent=2))
+    try:
+        atomic_write(path, json.dumps(data, indent=2))
+    except OSError as exc:
+        damage.note(f"cannot write {one_line(path)} ({one_line(exc.strerror or exc)}): the roofline "
+                    "is measured again next run")

@@ -10,13 +10,15 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import stat
 import time
 from pathlib import Path
-from typing import AsyncIterator, Iterable
+from typing import AsyncIterator, Iterable, Iterator
 
 from pydantic import ValidationError
 
 from .. import __version__
+from ..safe_text import one_line
 from .events import SCHEMA_VERSION, Event, SessionStarted, parse_event
 
 MAGIC = "vajra-session"
@@ -39,14 +41,25 @@ def redact(text: str, secrets: Iterable[str]) -> str:
 
 
 class Recorder:
-    """An event sink that appends JSON lines; call close() to publish the file."""
+    """An event sink that appends JSON lines; call close() to publish the file.
+
+    The ``.partial`` file is created exclusively: one left by an interrupted run is
+    a recording too (it replays up to its cut), so it is never overwritten.
+    """
 
     def __init__(self, path: Path, label: str = "") -> None:
         self.path = Path(path)
         self.partial = self.path.with_name(self.path.name + ".partial")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        shown = one_line(self.path)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._handle = open(self.partial, "x", encoding="utf-8")
+        except FileExistsError:
+            raise RecordingError(f"{one_line(self.partial)} exists (an interrupted recording?): "
+                                 "replay or remove it, or choose another file") from None
+        except OSError as exc:
+            raise RecordingError(f"cannot record to {shown}: {one_line(exc.strerror or exc)}") from None
         self._secrets = _secrets()
-        self._handle = open(self.partial, "w", encoding="utf-8")
         header = {"format": MAGIC, "schema_version": SCHEMA_VERSION, "tool_version": __version__,
                   "created": time.time(), "label": label}
         self._write(json.dumps(header))
@@ -66,44 +79,178 @@ class Recorder:
         return self.path
 
 
-def read_recording(path: Path) -> tuple[dict, list[Event]]:
-    """Header and events, or RecordingError with a one-line reason."""
-    path = Path(path)
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        raise RecordingError(f"{path}: no such recording") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise RecordingError(f"{path}: cannot read ({exc.__class__.__name__})") from None
-    if not lines:
-        raise RecordingError(f"{path}: empty file, not a Vajra recording")
-    try:
-        header = json.loads(lines[0])
-    except ValueError:
-        raise RecordingError(f"{path}: not a Vajra recording (bad header)") from None
+MAX_LINE_BYTES = 64 << 20  # no event comes near; a longer line is damage, not data
+
+
+def _header_error(path: str, header: object) -> str | None:
+    """What is wrong with a header line, or None."""
     if not isinstance(header, dict) or header.get("format") != MAGIC:
-        raise RecordingError(f"{path}: not a Vajra recording (bad header)")
-    version = header.get("schema_version")
-    if not isinstance(version, int) or version > SCHEMA_VERSION:
-        raise RecordingError(
-            f"{path}: recorded with schema {version}, newer than this Vajra reads "
-            f"({SCHEMA_VERSION}); upgrade vajra-tui")
-    events: list[Event] = []
-    for number, line in enumerate(lines[1:], 2):
-        if not line.strip():
-            continue
+        return f"{path}: not a Vajra recording (bad header)"
+    if "schema_version" not in header:
+        return f"{path}: the header has no schema_version"
+    version = header["schema_version"]
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        return f"{path}: the header's schema_version is {one_line(repr(version), 40)}, not a version number"
+    if version > SCHEMA_VERSION:
+        return (f"{path}: recorded with schema {version}, newer than this Vajra reads "
+                f"({SCHEMA_VERSION}); upgrade vajra-tui")
+    return None
+
+
+def _event_error(exc: Exception) -> str:
+    """One line saying what is wrong with an event line: the field, the problem, the value."""
+    if isinstance(exc, UnicodeDecodeError):
+        return f"not UTF-8 text (byte {exc.start})"
+    if not isinstance(exc, ValidationError):
+        return one_line(exc, 120)
+    errors = exc.errors(include_url=False)
+    first = errors[0]
+    kind, loc = first.get("type", ""), [str(x) for x in first.get("loc", ())]
+    if kind == "json_invalid":
+        return "not valid JSON"
+    if kind == "union_tag_not_found":
+        return "an event without a type"
+    if kind == "union_tag_invalid":
+        tag = first.get("ctx", {}).get("tag", "")
+        return f"unknown event type {one_line(repr(tag), 40)}"
+    if kind in ("model_type", "model_attributes_type", "dict_type") and not loc:
+        return "not an event (a JSON object is expected)"
+    where = ".".join(loc[1:]) if len(loc) > 1 else ".".join(loc)
+    event = loc[0] if loc else "event"
+    got = "" if kind == "missing" else f" (got {one_line(repr(first.get('input')), 40)})"
+    more = f"; {len(errors) - 1} more" if len(errors) > 1 else ""
+    return f"{event}: {where}: {one_line(first.get('msg', ''), 80)}{got}{more}"
+
+
+class Recording:
+    """A recording on disk, read as a stream: memory does not grow with its length.
+
+    The header is read when it is opened. Iterating yields its events in order,
+    reading one line at a time. A damaged last line is the normal state of a run
+    that was killed: iteration stops before it and :attr:`cut` says where. A
+    damaged line anywhere else raises :class:`RecordingError` naming the line and
+    what is wrong with it. :meth:`check` reads the whole file once (events are not
+    kept) so a bad file is refused before anything is shown.
+    """
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+        self.shown = one_line(self.path)
+        self.cut: int | None = None  # the line number of a cut last line
+        self.events_before_cut = 0
+        self.header = self._read_header()
+
+    def _open(self):
         try:
-            events.append(parse_event(line))
-        except (ValidationError, ValueError):
-            last = number == len(lines)
-            what = "truncated" if last else "corrupt"
-            raise RecordingError(f"{path}: {what} at line {number}") from None
-    if not events or not isinstance(events[0], SessionStarted):
-        raise RecordingError(f"{path}: no session in this recording")
+            handle = open(self.path, "rb")
+        except FileNotFoundError:
+            raise RecordingError(f"{self.shown}: no such recording") from None
+        except IsADirectoryError:
+            raise RecordingError(f"{self.shown}: a directory, not a recording") from None
+        except OSError as exc:
+            raise RecordingError(f"{self.shown}: cannot read ({one_line(exc.strerror or exc)})") from None
+        try:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                raise RecordingError(f"{self.shown}: not a regular file")
+        except BaseException:
+            handle.close()
+            raise
+        return handle
+
+    def _lines(self, handle) -> Iterator[tuple[int, bytes, bool]]:
+        """(line number, bytes, ended with a newline) for every line."""
+        number = 0
+        while True:
+            raw = handle.readline(MAX_LINE_BYTES + 1)
+            if not raw:
+                return
+            number += 1
+            if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+                raise RecordingError(f"{self.shown}: line {number} is longer than {MAX_LINE_BYTES} bytes")
+            yield number, raw, raw.endswith(b"\n")
+
+    def _read_header(self) -> dict:
+        with self._open() as handle:
+            first = next(self._lines(handle), None)
+        if first is None:
+            raise RecordingError(f"{self.shown}: empty file, not a Vajra recording")
+        _, raw, ended = first
+        try:
+            header = json.loads(raw)
+        except ValueError:
+            if not ended:
+                raise RecordingError(f"{self.shown}: cut in its header (line 1): nothing to replay") from None
+            raise RecordingError(f"{self.shown}: not a Vajra recording (bad header)") from None
+        problem = _header_error(self.shown, header)
+        if problem:
+            raise RecordingError(problem)
+        return header
+
+    def __iter__(self) -> Iterator[Event]:
+        count = 0
+        with self._open() as handle:
+            lines = self._lines(handle)
+            next(lines, None)  # the header, read when opened
+            pending: tuple[int, bytes] | None = None
+            for number, raw, _ended in lines:
+                if not raw.strip():
+                    continue
+                if pending is not None:  # a damaged line with more after it is corruption
+                    bad_number, bad_raw = pending
+                    raise RecordingError(f"{self.shown}: corrupt at line {bad_number}: "
+                                         f"{self._why(bad_raw)}")
+                try:
+                    event = parse_event(raw)
+                except (ValidationError, ValueError):
+                    pending = (number, raw)
+                    continue
+                if count == 0 and not isinstance(event, SessionStarted):
+                    raise RecordingError(f"{self.shown}: no session in this recording "
+                                         f"(line {number} is a {event.type} event)")
+                count += 1
+                yield event
+            if pending is not None:  # the last line: where an interrupted run stopped writing
+                self.cut, self.events_before_cut = pending[0], count
+        if count == 0:
+            where = f" (cut at line {self.cut})" if self.cut else ""
+            raise RecordingError(f"{self.shown}: no session in this recording{where}")
+
+    def _why(self, raw: bytes) -> str:
+        try:
+            parse_event(raw)
+        except (ValidationError, ValueError) as exc:
+            return _event_error(exc)
+        return "unreadable"
+
+    def check(self) -> "Recording":
+        """Read every line once (nothing kept): a bad file fails here, in one line."""
+        for _ in self:
+            pass
+        return self
+
+    @property
+    def cut_note(self) -> str:
+        """'cut at line 41 (...)' for a cut recording, else ''."""
+        if self.cut is None:
+            return ""
+        return (f"cut at line {self.cut}, where an interrupted run stopped writing: "
+                f"replayed the {self.events_before_cut} events before it")
+
+
+def read_recording(path: Path) -> tuple[dict, list[Event]]:
+    """Header and every event in a list (for small recordings and tests; replay streams).
+
+    A cut recording gives the events before its cut; ``header["cut_at_line"]`` says where.
+    """
+    recording = Recording(path)
+    events = list(recording)
+    header = dict(recording.header)
+    if recording.cut is not None:
+        header["cut_at_line"] = recording.cut
     return header, events
 
 
-async def replay(events: list[Event], speed: float = 1.0) -> AsyncIterator[Event]:
+async def replay(events: Iterable[Event], speed: float = 1.0) -> AsyncIterator[Event]:
     """Re-emit events with their recorded pacing divided by ``speed`` (0: no waiting)."""
     previous = None
     for event in events:
@@ -118,18 +265,19 @@ async def replay(events: list[Event], speed: float = 1.0) -> AsyncIterator[Event
 class RecordedRun:
     """The outcome of a recorded session: what the headless commands need from it."""
 
-    def __init__(self, events: list[Event]) -> None:
+    def __init__(self, events: Iterable[Event]) -> None:
+        """Folds the events as they stream by: only the last result per kernel is kept."""
         from .events import CalibrationReady, CandidateFinished, CandidateQueued, RankingReady
 
-        start = events[0]
-        assert isinstance(start, SessionStarted)
-        self.device, self.workload = start.device, start.workload
+        self.device = self.workload = None
         self.calibration = None
         self.results: dict = {}
         self.winner_id: str | None = None
         order: list[str] = []
         for event in events:
-            if isinstance(event, CandidateQueued) and event.id not in order:
+            if isinstance(event, SessionStarted) and self.device is None:
+                self.device, self.workload = event.device, event.workload
+            elif isinstance(event, CandidateQueued) and event.id not in order:
                 order.append(event.id)
             elif isinstance(event, CalibrationReady):
                 self.calibration = event.calibration

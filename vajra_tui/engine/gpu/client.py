@@ -18,9 +18,14 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from ...settings import cache_dir
+from ..damage import open_log
 from ..events import DeviceInfo
 
 STARTUP_TIMEOUT_S = 120.0
+# Drivers keep memory for every pipeline ever built (lavapipe: megabytes of JIT code per
+# kernel, released only with the process), so a worker that has grown this far since its
+# first finished candidate is replaced by a fresh one between candidates, its state replayed.
+RECYCLE_MB = float(os.environ.get("VAJRA_WORKER_RECYCLE_MB", "96"))
 
 
 class WorkerError(Exception):
@@ -43,11 +48,14 @@ class GPUClient:
         self.nice = nice
         self.device: DeviceInfo | None = None
         self.restarts = 0
+        self.recycles = 0  # planned replacements of a worker that grew (not crashes)
+        self._settled_rss: float | None = None  # the worker's RSS after its first finished candidate
         self._proc: subprocess.Popen | None = None
         self._conn: Connection | None = None
         self._prepare: dict[str, Any] | None = None
         self._compiled: dict[str, dict[str, Any]] = {}
         self._lock = threading.Lock()
+        self._interrupted = False
 
     # ---- lifecycle -----------------------------------------------------------
     def start(self) -> DeviceInfo:
@@ -55,9 +63,8 @@ class GPUClient:
         args = [sys.executable, "-m", "vajra_tui.engine.gpu.worker", str(theirs.fileno())]
         if self.prefer:
             args.append(self.prefer)
-        log = cache_dir() / "worker.log"
-        log.parent.mkdir(parents=True, exist_ok=True)
-        with open(log, "ab") as err:  # driver chatter must never reach the terminal UI
+        # driver chatter must never reach the terminal UI; a damaged cache folder never stops a run
+        with open_log(cache_dir() / "worker.log") as err:
             self._proc = subprocess.Popen(args, pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL,
                                           stdout=err, stderr=err, env={**os.environ, "PYTHONUNBUFFERED": "1"},
                                           preexec_fn=self._lower_priority if self.nice else None)
@@ -81,6 +88,15 @@ class GPUClient:
         os.nice(self.nice)  # runs in the child between fork and exec
 
     def close(self) -> None:
+        if self._lock.acquire(timeout=5):  # after the request in flight, if it ends soon
+            try:
+                self._close()
+            finally:
+                self._lock.release()
+        else:  # still busy: kill its worker, and the thread waiting on it cleans up
+            self.interrupt()
+
+    def _close(self) -> None:
         if self._proc is not None and self._proc.poll() is None and self._conn is not None:
             try:
                 self._conn.send({"op": "quit"})
@@ -109,6 +125,10 @@ class GPUClient:
         """A fresh worker with the same workload prepared and pipelines compiled."""
         self._kill()
         self.restarts += 1
+        self._replace()
+
+    def _replace(self) -> None:
+        self._settled_rss = None
         self.start()
         if self._prepare is not None:
             self._roundtrip(dict(self._prepare), STARTUP_TIMEOUT_S * 5)
@@ -139,16 +159,41 @@ class GPUClient:
         """One request; a timeout or crash leaves a fresh worker behind before raising."""
         request = {"op": op, **kwargs}
         with self._lock:
+            if self._interrupted and self._proc is not None and self._proc.poll() is not None:
+                self._interrupted = False  # killed by interrupt() as its request ended: not a crash
+                self._kill()
             if self._conn is None:
                 self.restart()
             try:
                 reply = self._roundtrip(dict(request), timeout)
             except (WorkerTimeout, WorkerCrashed):
                 self._forget(kwargs.get("cid"))
+                if self._interrupted:  # the user stopped it: the next call starts a fresh worker
+                    self._interrupted = False
+                    self._kill()
+                    raise
                 self.restart()
                 raise
             self._remember(op, request, reply)
+            if op == "drop":
+                self._recycle_if_grown(reply.get("rss_mb"))
             return reply
+
+    def _recycle_if_grown(self, rss_mb: float | None) -> None:
+        """Between candidates: replace a worker that has grown by RECYCLE_MB (a planned restart)."""
+        if not isinstance(rss_mb, (int, float)) or RECYCLE_MB <= 0:
+            return
+        if self._settled_rss is None:
+            self._settled_rss = float(rss_mb)
+            return
+        if rss_mb - self._settled_rss < RECYCLE_MB:
+            return
+        self.recycles += 1
+        try:
+            self._close()
+            self._replace()
+        except (WorkerTimeout, WorkerCrashed, WorkerError):
+            self._kill()  # the next call starts (and prepares) a fresh worker
 
     def _remember(self, op: str, request: dict[str, Any], reply: dict[str, Any]) -> None:
         if op == "prepare":
@@ -157,6 +202,27 @@ class GPUClient:
             self._compiled[request["cid"]] = request
         elif op == "drop":
             self._compiled.pop(request["cid"], None)
+
+    def interrupt(self, forget: list[str] | tuple[str, ...] = ()) -> None:
+        """Stop the request in flight by killing the worker under it (a user's cancel).
+
+        Safe from any thread: only the process is killed; the thread waiting on it sees
+        the socket close, raises WorkerCrashed and leaves no worker behind, and the next
+        call starts a fresh one with the workload prepared again. ``forget`` names
+        candidates whose compiled pipelines that fresh worker need not rebuild.
+        """
+        for cid in forget:
+            self._compiled.pop(cid, None)
+        if self._lock.acquire(blocking=False):  # idle: just end it; the next call starts another
+            try:
+                self._kill()
+            finally:
+                self._lock.release()
+            return
+        self._interrupted = True
+        proc = self._proc
+        if proc is not None and proc.poll() is None:
+            proc.kill()
 
     def _forget(self, cid: str | None) -> None:
         if cid is not None:

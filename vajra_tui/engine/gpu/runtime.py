@@ -12,18 +12,11 @@ import numpy as np
 import wgpu
 
 from ..events import DeviceInfo
-from ..verify import POISON_BITS
 from .flush import CacheFlusher
+from .outputs import Outputs, as_words, padded
 
 SOFTWARE_HINTS = ("llvmpipe", "lavapipe", "swiftshader", "software", "warp")
-NAN_FILL = f"""
-@group(0) @binding(0) var<storage, read_write> out: array<u32>;
-@compute @workgroup_size(256)
-fn main(@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups) n: vec3<u32>) {{
-    let i = g.x + g.y * n.x * 256u;
-    if (i < arrayLength(&out)) {{ out[i] = {POISON_BITS:#x}u; }}
-}}
-"""
+# Poisoning before, and checking after, every dispatch live in outputs.py: per output and dtype.
 # Requested whenever the adapter offers them: the prompt advertises exactly these to a model.
 KERNEL_FEATURES = ("timestamp-query", "subgroup", "shader-f16")
 
@@ -83,6 +76,7 @@ def pick_adapter(prefer: str | None = None) -> wgpu.GPUAdapter:
 class Timing:
     wall_ms: float
     ts_ms: float | None
+    bad: tuple[int, int, int] | None = None  # (wrong elements, first wrong, its output) when checked
 
 
 @dataclass
@@ -91,7 +85,8 @@ class StreamTiming:
 
     ts_ms: list[list[float]]
     wall_ms: float
-    snapshots: list[wgpu.GPUBuffer]
+    snapshots: list[list[wgpu.GPUBuffer]]  # per entry: a copy of each output after its last dispatch
+    bad: list[list[tuple[int, int, int]]] | None = None  # per entry, per timed dispatch (when checked)
 
 
 class Runtime:
@@ -112,7 +107,10 @@ class Runtime:
         self.flusher: CacheFlusher | None = None  # set for --cache cold
         self.layout: wgpu.GPUBindGroupLayout | None = None
         self.bind_group: wgpu.GPUBindGroup | None = None
-        self._fill: tuple[wgpu.GPUComputePipeline, wgpu.GPUBindGroup, tuple[int, int]] | None = None
+        self.pipeline_layout: wgpu.GPUPipelineLayout | None = None
+        self.outs: Outputs | None = None  # poison and per-dispatch checks of every output
+        self.dtypes: dict[str, str] = {}
+        self._one_slot: wgpu.GPUBuffer | None = None
         if self.timestamps:
             self.query_set = self.device.create_query_set(type="timestamp", count=2)
             self.resolve = self.device.create_buffer(
@@ -120,12 +118,23 @@ class Runtime:
             )
 
     # ---- buffers -------------------------------------------------------------
-    def allocate(self, lengths: dict[str, int], outputs: set[str], order: list[str]) -> None:
-        """Create one storage buffer per binding, in binding order."""
+    def allocate(self, lengths: dict[str, int], outputs: set[str], order: list[str],
+                 dtypes: dict[str, str] | None = None) -> None:
+        """Create one storage buffer per binding, in binding order (the previous ones released).
+
+        ``dtypes`` gives each binding's element type (f32 when absent): f16 buffers hold
+        two elements per word, and integer outputs are poisoned per seed.
+        """
+        for old in self.buffers.values():
+            old.destroy()
         self.buffers.clear()
+        if self.outs is not None:
+            self.outs.destroy_checks()
+        self.dtypes = {n: (dtypes or {}).get(n, "f32") for n in order}
         usage = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_DST | wgpu.BufferUsage.COPY_SRC
         for name in order:
-            self.buffers[name] = self.device.create_buffer(size=4 * max(lengths[name], 1), usage=usage)
+            width = 2 if self.dtypes[name] == "f16" else 4
+            self.buffers[name] = self.device.create_buffer(size=padded(width * lengths[name]), usage=usage)
         entries = []
         for index, name in enumerate(order):
             kind = (wgpu.BufferBindingType.storage if name in outputs
@@ -133,38 +142,56 @@ class Runtime:
             entries.append({"binding": index, "visibility": wgpu.ShaderStage.COMPUTE,
                             "buffer": {"type": kind}})
         self.layout = self.device.create_bind_group_layout(entries=entries)
+        self.pipeline_layout = self.device.create_pipeline_layout(bind_group_layouts=[self.layout])
         self.bind_group = self.device.create_bind_group(
             layout=self.layout,
             entries=[{"binding": i, "resource": {"buffer": self.buffers[n]}} for i, n in enumerate(order)],
         )
         self._output = next(n for n in order if n in outputs)
-        self._fill = self._fill_pipeline(self.buffers[self._output])
+        self.outs = Outputs(self.device, {n: self.buffers[n] for n in order if n in outputs}, self.dtypes)
 
     def upload(self, arrays: dict[str, np.ndarray]) -> None:
+        """Inputs as given (each already of its binding's dtype), padded to whole words."""
         for name, data in arrays.items():
-            self.queue.write_buffer(self.buffers[name], 0, np.ascontiguousarray(data, np.float32))
+            self.queue.write_buffer(self.buffers[name], 0, as_words(data))
 
-    def read_output(self) -> np.ndarray:
-        return np.frombuffer(self.queue.read_buffer(self.buffers[self._output]), dtype=np.float32)
+    def read_outputs(self, counts: dict[str, int] | None = None) -> dict[str, np.ndarray]:
+        assert self.outs is not None
+        return {n: self.outs.read_output(self.queue, self.buffers[n], self.dtypes[n],
+                                         (counts or {}).get(n)) for n in self.outs.names}
+
+    def set_seed(self, index: int) -> None:
+        """Integer outputs are poisoned with another pattern on each seed."""
+        if self.outs is not None:
+            self.outs.set_seed(index)
 
     # ---- pipelines -----------------------------------------------------------
-    def compile(self, source: str) -> wgpu.GPUComputePipeline:
-        """Raises the wgpu error (with Naga's located message) when the source is bad."""
-        module = self.device.create_shader_module(code=source)
-        layout = self.device.create_pipeline_layout(bind_group_layouts=[self.layout])
-        return self.device.create_compute_pipeline(
-            layout=layout, compute={"module": module, "entry_point": "main"}
-        )
+    def compile(self, source: str, constants: dict[str, float] | None = None) -> wgpu.GPUComputePipeline:
+        """Raises the wgpu error (with Naga's located message) when the source is bad.
 
-    def _fill_pipeline(self, out: wgpu.GPUBuffer):
-        module = self.device.create_shader_module(code=NAN_FILL)
-        pipe = self.device.create_compute_pipeline(layout="auto", compute={"module": module, "entry_point": "main"})
-        group = self.device.create_bind_group(
-            layout=pipe.get_bind_group_layout(0), entries=[{"binding": 0, "resource": {"buffer": out}}]
-        )
-        groups = -(-out.size // 4 // 256)
-        gx = min(groups, 65535)
-        return pipe, group, (gx, -(-groups // gx))
+        ``constants`` set the kernel's ``override`` declarations (pipeline constants).
+        """
+        module = self.device.create_shader_module(code=source)
+        stage: dict = {"module": module, "entry_point": "main"}
+        if constants:
+            stage["constants"] = {k: float(v) for k, v in constants.items()}
+        return self.device.create_compute_pipeline(layout=self.pipeline_layout, compute=stage)
+
+    # ---- checking every dispatch -----------------------------------------------
+    def prepare_check(self, counts: dict[str, int], atol: float, rtol: float) -> None:
+        """The checkers for this workload and size: per output, ``counts[name]`` elements."""
+        assert self.outs is not None
+        self.outs.prepare_check(counts, atol, rtol)
+        if self._one_slot is None:
+            self._one_slot = self.outs.slots(1)
+
+    def upload_references(self, refs: dict[str, np.ndarray]) -> None:
+        if self.outs is not None:
+            self.outs.upload_references(self.queue, refs)
+
+    @property
+    def checks(self) -> bool:
+        return self.outs is not None and self.outs.checks
 
     # ---- dispatch ------------------------------------------------------------
     def wait(self) -> None:
@@ -176,19 +203,18 @@ class Runtime:
             self.queue.read_buffer(self.resolve if self.timestamps else self.buffers[self._output], 0, 4)
 
     def poison_output(self) -> None:
-        """Fill the output with NaN so an unwritten element can never pass."""
-        pipe, group, (gx, gy) = self._fill
+        """Fill every output with its poison so an unwritten element can never pass."""
         enc = self.device.create_command_encoder()
-        rp = enc.begin_compute_pass()
-        rp.set_pipeline(pipe)
-        rp.set_bind_group(0, group)
-        rp.dispatch_workgroups(gx, gy, 1)
-        rp.end()
+        self._poison_pass(enc)
         self.queue.submit([enc.finish()])
 
     def dispatch(self, pipeline: wgpu.GPUComputePipeline, grid: tuple[int, int, int],
-                 group: wgpu.GPUBindGroup | None = None) -> Timing:
-        """Poison (workload dispatches only), then one timed dispatch; waits for the GPU."""
+                 group: wgpu.GPUBindGroup | None = None, check: bool = False) -> Timing:
+        """Poison (workload dispatches only), then one timed dispatch; waits for the GPU.
+
+        ``check``: the output is then checked on the GPU against the reference, after
+        the clock stopped, and ``Timing.bad`` says how many elements were wrong.
+        """
         if group is None:
             self.poison_output()
             if self.flusher is not None:
@@ -217,7 +243,15 @@ class Runtime:
         if self.timestamps:
             stamps = np.frombuffer(self.queue.read_buffer(self.resolve), dtype=np.uint64)
             ts = float(int(stamps[1]) - int(stamps[0])) * self.period / 1e6 if stamps[1] > stamps[0] else 0.0
-        return Timing(wall_ms=wall, ts_ms=ts)
+        bad = None
+        if check and group is None and self.checks and self._one_slot is not None:
+            assert self.outs is not None
+            self.outs.reset(self.queue, self._one_slot)
+            enc = self.device.create_command_encoder()
+            self.outs.check(enc, self.outs.groups(self._one_slot), 0)
+            self.queue.submit([enc.finish()])
+            bad = self.outs.read(self.queue, self._one_slot)[0]
+        return Timing(wall_ms=wall, ts_ms=ts, bad=bad)
 
 
     def _pass(self, enc, pipeline, grid, writes=None) -> None:
@@ -228,12 +262,8 @@ class Runtime:
         cp.end()
 
     def _poison_pass(self, enc) -> None:
-        pipe, group, (gx, gy) = self._fill
-        cp = enc.begin_compute_pass()
-        cp.set_pipeline(pipe)
-        cp.set_bind_group(0, group)
-        cp.dispatch_workgroups(gx, gy, 1)
-        cp.end()
+        assert self.outs is not None
+        self.outs.poison(enc)
 
     def set_cache_state(self, state: str) -> None:
         """"cold": flush the GPU's caches before every dispatch, outside its timestamps."""
@@ -254,35 +284,46 @@ class Runtime:
         A GPU left idle between dispatches (while the host waits, reads back and
         loops) lowers its clocks within a few hundred milliseconds, which once made
         kernels look 3-6x slower than they are. Back to back, it stays at speed.
-        Each dispatch still follows its own NaN poisoning, and the output of every
-        entry's last timed dispatch is copied aside so it can be verified.
+        Each dispatch still follows its own NaN poisoning; every timed dispatch is
+        checked on the GPU right after it (outside its timestamps), and the output of
+        every entry's last timed dispatch is copied aside so it can be verified in full.
         """
         n = len(entries)
+        assert self.outs is not None
+        slots = self.outs.slots(n * reps) if self.checks else None
+        group = None
+        if slots is not None:
+            self.outs.reset(self.queue, slots)
+            group = self.outs.groups(slots)
         queries = self.device.create_query_set(type="timestamp", count=2 * n * reps)
         resolve = self.device.create_buffer(
             size=16 * n * reps, usage=wgpu.BufferUsage.QUERY_RESOLVE | wgpu.BufferUsage.COPY_SRC)
-        out = self.buffers[self._output]
-        snapshots = [self.device.create_buffer(
-            size=out.size, usage=wgpu.BufferUsage.COPY_DST | wgpu.BufferUsage.COPY_SRC) for _ in entries]
+        outs = [self.buffers[name] for name in self.outs.names]
+        snapshots = [[self.device.create_buffer(
+            size=out.size, usage=wgpu.BufferUsage.COPY_DST | wgpu.BufferUsage.COPY_SRC) for out in outs]
+            for _ in entries]
         enc = self.device.create_command_encoder()
         for pipeline, grid in entries:
             for _ in range(warmup):
                 self._poison_pass(enc)
                 self._flush(enc)
                 self._pass(enc, pipeline, grid)
-        slots: list[list[int]] = [[] for _ in entries]
+        owned: list[list[int]] = [[] for _ in entries]
         slot = -1
         for rnd in range(reps):
             for e in [(i + rnd) % n for i in range(n)]:
                 slot += 1
-                slots[e].append(slot)
+                owned[e].append(slot)
                 self._poison_pass(enc)
                 self._flush(enc)
                 self._pass(enc, *entries[e], writes={
                     "query_set": queries, "beginning_of_pass_write_index": 2 * slot,
                     "end_of_pass_write_index": 2 * slot + 1})
+                if group is not None:
+                    self.outs.check(enc, group, slot)
                 if rnd == reps - 1:
-                    enc.copy_buffer_to_buffer(out, 0, snapshots[e], 0, out.size)
+                    for out, snap in zip(outs, snapshots[e]):
+                        enc.copy_buffer_to_buffer(out, 0, snap, 0, out.size)
         enc.resolve_query_set(queries, 0, 2 * n * reps, resolve, 0)
         command = enc.finish()
         start = time.perf_counter()
@@ -293,10 +334,16 @@ class Runtime:
         spans = (stamps[1::2] - stamps[0::2]) * self.period / 1e6
         queries.destroy()
         resolve.destroy()
-        return StreamTiming([[float(max(spans[s], 0.0)) for s in ss] for ss in slots], wall, snapshots)
+        bad = None
+        if slots is not None:
+            counts = self.outs.read(self.queue, slots)
+            bad = [[counts[s] for s in ss] for ss in owned]
+            slots.destroy()
+        return StreamTiming([[float(max(spans[s], 0.0)) for s in ss] for ss in owned], wall, snapshots, bad)
 
-    def read(self, buffer: wgpu.GPUBuffer) -> np.ndarray:
-        return np.frombuffer(self.queue.read_buffer(buffer), dtype=np.float32)
+    def read(self, buffer: wgpu.GPUBuffer, dtype: str = "f32") -> np.ndarray:
+        return np.frombuffer(self.queue.read_buffer(buffer), dtype={
+            "f32": np.float32, "f16": np.float16, "i32": np.int32, "u32": np.uint32}[dtype])
 
 
 def _timestamp_period(queue: wgpu.GPUQueue) -> float:

@@ -6,16 +6,23 @@ here needs to defend against hangs, only against errors, which it reports.
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import gc
+import hashlib
+import json
 import os
 import sys
 import traceback
+from collections import OrderedDict
 from multiprocessing.connection import Connection
 from typing import Any
 
 import numpy as np
 
-from ..verify import compare
-from ..workloads import get_workload
+from ..verify import combine, compare
+from ..wgsl.memory import workgroup_memory_problem, zero_init_source
+from ..workloads import WorkloadError, get_workload
 from .calibrate import calibrate, quick_copy_gbps
 from .runtime import Runtime
 from .telemetry import Telemetry
@@ -29,8 +36,13 @@ class Worker:
         self.workload = None
         self.size: dict[str, int] = {}
         self.pipelines: dict[str, tuple[Any, tuple[int, int, int]]] = {}
+        # Pipelines of finished candidates by the hash of what was compiled, newest last: the
+        # shoot-out recompiles finalists, and every pipeline a driver builds costs memory.
+        self.recent: OrderedDict[str, Any] = OrderedDict()
+        self.keys: dict[str, str] = {}  # cid -> hash of its compiled source
         self.inputs: dict[int, dict[str, np.ndarray]] = {}
-        self.refs: dict[int, np.ndarray] = {}
+        self.refs: dict[int, dict[str, np.ndarray]] = {}  # per seed, per output: float64
+        self.seeds: list[int] = []  # in order: integer outputs are poisoned per seed's place
         self.loaded_seed: int | None = None
 
     # Each op_* takes keyword arguments from the request and returns a dict.
@@ -38,39 +50,117 @@ class Worker:
         return {"device": self.rt.info.model_dump(), "pid": os.getpid()}
 
     def op_prepare(self, workload: str, size: dict[str, int], seeds: list[int]) -> dict:
+        """``workload`` is a spec the loader resolves (a name, a file, ``pkg.mod:ATTR``).
+
+        What the workload's functions return is checked here, where it is computed at
+        the size that runs: a broken one is a ``WorkloadError`` naming the field.
+        """
         self.workload, self.size = get_workload(workload), size
         self.pipelines.clear()
+        self.recent.clear()  # built against the previous buffers' layout
+        self.keys.clear()
         self.inputs.clear()
         self.refs.clear()
         self.loaded_seed = None
+        self.seeds = list(seeds)
         order = [b.name for b in self.workload.bindings]
-        outputs = {self.workload.output.name}
-        self.rt.allocate(self.workload.buffer_len(size), outputs, order)
+        outputs = {b.name for b in self.workload.outputs}
+        self.rt.allocate(self.workload.checked_lengths(size), outputs, order,
+                         {b.name: b.dtype for b in self.workload.bindings})
         for seed in seeds:
             self._load(seed)
-        return {}
+        if seeds:  # every timed dispatch is checked on the GPU against the reference
+            self.rt.prepare_check({n: int(r.size) for n, r in self.refs[seeds[0]].items()},
+                                  self.workload.tolerance(size), float(self.workload.rtol))
+            self.loaded_seed = None  # upload the reference with the inputs
+            self._load(seeds[0])
+        _trim()
+        return {"rss_mb": _rss_mb()}
 
     def _load(self, seed: int) -> None:
         if seed not in self.inputs:
             rng = np.random.default_rng(seed)
-            self.inputs[seed] = self.workload.make_inputs(self.size, rng)
-            self.refs[seed] = self.workload.reference(self.size, self.inputs[seed])
+            self.inputs[seed] = self.workload.checked_inputs(self.size, rng)
+            self.refs[seed] = self.workload.checked_references(self.size, self.inputs[seed])
         if self.loaded_seed != seed:
             self.rt.upload(self.inputs[seed])
+            self.rt.upload_references(self.refs[seed])
+            self.rt.set_seed(self._seed_index(seed))
             self.rt.wait()
             self.loaded_seed = seed
 
-    def op_compile(self, cid: str, source: str, dispatch: list[int]) -> dict:
+    def _seed_index(self, seed: int) -> int:
+        return self.seeds.index(seed) if seed in self.seeds else 0
+
+    def op_compile(self, cid: str, source: str, dispatch: list[int],
+                   constants: dict[str, Any] | None = None) -> dict:
+        """Compile what runs: ``source`` with its workgroup memory zeroed (WebGPU's rule).
+
+        A kernel over the adapter's workgroup-memory limit, or one whose workgroup
+        memory cannot be sized, is refused here whatever the contract said: wgpu
+        would build it and lavapipe would run it. Compile errors are reported for
+        ``source`` as given, so their lines and columns are the caller's. ``constants``
+        set the kernel's ``override``s as pipeline constants (never by editing the text).
+        """
+        ints = {k: int(v) for k, v in (constants or {}).items() if isinstance(v, int) and not isinstance(v, bool)}
+        self.pipelines.pop(cid, None)  # a recompile replaces (and releases) the old pipeline
+        self.keys.pop(cid, None)
+        limit = self.rt.info.limits.get("max-compute-workgroup-storage-size")
         try:
-            pipeline = self.rt.compile(source)
+            problem = workgroup_memory_problem(source, limit, ints)
+            guarded = zero_init_source(source, ints) if problem is None else source
+        except Exception as exc:  # noqa: BLE001 - a declaration this front end cannot follow
+            problem, guarded = (f"cannot read its workgroup memory ({exc})", 1, 1), source
+        if problem is not None:
+            own = self._compile_error(source, constants)
+            if own:  # the compiler's own complaint first, at its own line
+                return {"compiled": False, "error": own}
+            message, line, column = problem
+            return {"compiled": False, "error": _located(message, source, line, column)}
+        key = hashlib.sha256((guarded + json.dumps(constants or {}, sort_keys=True)).encode(
+            "utf-8", "surrogatepass")).hexdigest()
+        reused = self.recent.pop(key, None) or next(
+            (self.pipelines[c][0] for c, k in self.keys.items() if k == key and c in self.pipelines), None)
+        if reused is not None:  # built before (a finalist timed again, a copy): not built twice
+            self.pipelines[cid], self.keys[cid] = (reused, tuple(dispatch)), key
+            return {"compiled": True, "zero_init": guarded is not source, "reused": True}
+        try:
+            pipeline = self.rt.compile(guarded, constants)
         except Exception as exc:  # wgpu raises GPUValidationError and friends
-            return {"compiled": False, "error": str(exc)}
-        self.pipelines[cid] = (pipeline, tuple(dispatch))
-        return {"compiled": True}
+            own = str(exc) if guarded is source else self._compile_error(source, constants)
+            if own:  # located in the caller's text, not in the zero-initialised one
+                return {"compiled": False, "error": own}
+            first = (str(exc).strip().splitlines() or ["?"])[0]
+            return {"compiled": False, "error": _located(
+                f"its workgroup memory could not be zero-initialised ({first}): a kernel that could "
+                "read what an earlier dispatch left there is not run", source, 1, 1)}
+        self.pipelines[cid], self.keys[cid] = (pipeline, tuple(dispatch)), key
+        return {"compiled": True, "zero_init": guarded is not source}
+
+    def _compile_error(self, source: str, constants: dict[str, Any] | None = None) -> str:
+        """The compiler's error for ``source`` as given, or '' when it compiles."""
+        try:
+            self.rt.compile(source, constants)
+        except Exception as exc:  # noqa: BLE001
+            return str(exc) or exc.__class__.__name__
+        return ""
 
     def _check(self, seed: int) -> dict:
-        verdict = compare(self.rt.read_output(), self.refs[seed], self.workload.atol(self.size))
-        return verdict.as_dict()
+        refs = self.refs[seed]
+        outs = self.rt.read_outputs({n: r.size for n, r in refs.items()})
+        return self._judge(outs, seed).as_dict()
+
+    def _judge(self, outs: dict[str, np.ndarray], seed: int):  # -> Verdict
+        """Every output against its reference, with the poison pattern of this seed."""
+        from ..verify import poison_word
+
+        atol, rtol, index = self.workload.tolerance(self.size), float(self.workload.rtol), self._seed_index(seed)
+        return combine({b.name: compare(outs[b.name], self.refs[seed][b.name], atol, rtol, b.dtype,
+                                        poison_word(b.dtype, index))
+                        for b in self.workload.outputs})
+
+    def _total(self, seed: int) -> int:
+        return int(sum(r.size for r in self.refs[seed].values()))
 
     def op_verify(self, cid: str, seed: int, grid: list[int] | None = None) -> dict:
         """One poisoned dispatch, checked; ``grid`` overrides the planned one (coverage probes)."""
@@ -88,13 +178,18 @@ class Worker:
         return {"error": ""}
 
     def op_time(self, cid: str, n: int, seed: int, check: bool = False, cache: str = "warm") -> dict:
+        """``n`` dispatches, each checked on the GPU after its clock stopped; ``check`` also
+        verifies the last one in full. Any wrong dispatch comes back as a failed verdict."""
         self._load(seed)
         self.rt.set_cache_state(cache)
         pipeline, grid = self.pipelines[cid]
-        runs = [self.rt.dispatch(pipeline, grid) for _ in range(n)]
+        runs = [self.rt.dispatch(pipeline, grid, check=True) for _ in range(n)]
         out: dict[str, Any] = {"wall_ms": [r.wall_ms for r in runs], "ts_ms": [r.ts_ms for r in runs]}
-        if check:
-            out["verdict"] = self._check(seed)
+        verdict = self._check(seed) if check else None
+        bad = [r.bad for r in runs if r.bad is not None]
+        failed = _with_dispatches(verdict, bad, self._total(seed), "dispatch", self.rt.outs.names)
+        if failed is not None:
+            out["verdict"] = failed
         return out
 
     def op_time_stream(self, cids: list[str], warmup: int, reps: int, seed: int,
@@ -108,17 +203,31 @@ class Worker:
         first = self.telemetry.sample()
         timing = self.rt.time_stream([self.pipelines[c] for c in cids], warmup, reps)
         telemetry = summarize_telemetry(first, self.telemetry.sample(), self.telemetry.reason)
-        atol = self.workload.atol(self.size)
         verdicts = []
-        for snap in timing.snapshots:
-            verdicts.append(compare(self.rt.read(snap), self.refs[seed], atol).as_dict())
-            snap.destroy()
+        names = self.rt.outs.names
+        for index, snaps in enumerate(timing.snapshots):
+            outs = {n: self.rt.read(snap, self.rt.dtypes[n]) for n, snap in zip(names, snaps)}
+            verdict = self._judge(outs, seed).as_dict()
+            for snap in snaps:
+                snap.destroy()
+            if timing.bad is not None:  # every timed dispatch, not only the last one read back
+                verdict = _with_dispatches(verdict, timing.bad[index], self._total(seed),
+                                           "timed dispatch", names) or verdict
+            verdicts.append(verdict)
         return {"ts_ms": timing.ts_ms, "wall_ms": timing.wall_ms, "verdicts": verdicts,
                 "telemetry": telemetry.model_dump()}
 
     def op_drop(self, cid: str) -> dict:
-        self.pipelines.pop(cid, None)
-        return {}
+        """A finished candidate: its pipeline (and the module, layout and JIT code under it) go."""
+        entry, key = self.pipelines.pop(cid, None), self.keys.pop(cid, None)
+        if entry is not None:
+            if key is not None and key not in self.keys.values():
+                self.recent[key] = entry[0]
+                while len(self.recent) > KEEP_RECENT:
+                    self.recent.popitem(last=False)
+            self.rt.wait()  # wgpu-native frees released objects when the device is polled
+            _trim()
+        return {"rss_mb": _rss_mb()}
 
     def op_calibrate(self) -> dict:
         return {"calibration": calibrate(self.rt).model_dump()}
@@ -126,6 +235,62 @@ class Worker:
     def op_quick_copy(self) -> dict:
         """A few copy dispatches: enough to tell whether a cached calibration still holds."""
         return {"copy_gbps": quick_copy_gbps(self.rt)}
+
+
+def _with_dispatches(verdict: dict | None, bad: list[tuple[int, int, int]], total: int,
+                     what: str, outputs: list[str] | None = None) -> dict | None:
+    """The verdict, failed if any checked dispatch was wrong (None: nothing to report)."""
+    wrong = [(k, count, first, out) for k, (count, first, out) in enumerate(bad) if count]
+    if not wrong:
+        return verdict
+    k, count, first, out = wrong[0]
+    which = ", ".join(str(w[0] + 1) for w in wrong)
+    where = f"element {first} of {outputs[out]}" if outputs and len(outputs) > 1 else f"element {first}"
+    detail = (f"{what} {k + 1} of {len(bad)} wrote {count} of {total} elements wrong, first at "
+              f"{where} (wrong: {which} of {len(bad)})")
+    if verdict is not None and not verdict["passed"]:
+        return {**verdict, "reason": f"{verdict['reason']}; also {detail}"}
+    return {"passed": False, "max_rel_error": None, "worst_index": first, "reason": detail,
+            "unwritten": 0, "nonfinite": 0, "where": f"checked after every {what}"}
+
+
+def _located(message: str, source: str, line: int, column: int) -> str:
+    """A message in Naga's frame, so diagnostics place it at the line of the declaration."""
+    lines = source.splitlines()
+    text = lines[line - 1] if 0 < line <= len(lines) else ""
+    gutter = " " * len(str(line))
+    return (f"Shader validation error: {message}\n{gutter} ┌─ wgsl:{line}:{column}\n{gutter} │\n"
+            f"{line} │ {text}\n{gutter} │ {' ' * (column - 1)}^ {message}\n")
+
+
+KEEP_RECENT = 8
+_LIBC = None
+
+
+def _rss_mb() -> float:
+    """This process's resident set (the client replaces a worker that keeps growing)."""
+    try:
+        with open("/proc/self/status") as handle:
+            for line in handle:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return -1.0
+
+
+def _trim() -> None:
+    """Give freed heap back to the OS (glibc keeps it otherwise, and RSS only grows)."""
+    global _LIBC
+    gc.collect()
+    if _LIBC is None:
+        name = ctypes.util.find_library("c")
+        try:
+            _LIBC = ctypes.CDLL(name) if name else False
+        except OSError:
+            _LIBC = False
+    if _LIBC and hasattr(_LIBC, "malloc_trim"):
+        _LIBC.malloc_trim(0)
 
 
 def serve(conn: Connection, prefer: str | None) -> None:
@@ -148,7 +313,9 @@ def serve(conn: Connection, prefer: str | None) -> None:
             reply = getattr(worker, f"op_{op}")(**request)
             conn.send({"ok": True, **reply})
         except Exception as exc:
-            conn.send({"ok": False, "error": f"{type(exc).__name__}: {exc}",
+            # a broken workload is the user's file, not the worker: the session says so in one line
+            kind = "WorkloadError" if isinstance(exc, WorkloadError) else type(exc).__name__
+            conn.send({"ok": False, "error": f"{kind}: {exc}",
                        "trace": traceback.format_exc(limit=4)})
 
 

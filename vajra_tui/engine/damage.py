@@ -1,0 +1,87 @@
+"""Damaged user folders: rebuild what can be rebuilt, else say in one line what to remove.
+
+The cache directory holds things Vajra can always make again (the calibration,
+the GPU worker's log). When one of them is damaged (``calibration.json`` turned
+into a directory, ``worker.log`` a directory, the cache directory itself a file),
+a run must not end in a traceback, on this run or any later one. An empty
+directory where a file belongs is removed and the file written again; anything
+else is left alone (it may be the user's), the run goes on without it, and one
+line says what to remove. Front ends print these lines (:func:`take`): the CLI
+on stderr, the TUI as a notification.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import threading
+from pathlib import Path
+from typing import IO
+
+from ..safe_text import one_line
+
+_lock = threading.Lock()
+_notes: list[str] = []
+_said: set[str] = set()
+
+
+def note(message: str) -> None:
+    """Remember a one-line problem, once per process."""
+    with _lock:
+        if message not in _said:
+            _said.add(message)
+            _notes.append(message)
+
+
+def take() -> list[str]:
+    """The problems noted since the last call (each is said once)."""
+    with _lock:
+        out, _notes[:] = list(_notes), []
+    return out
+
+
+def _folder_problem(folder: Path) -> str | None:
+    """Why files cannot be created in ``folder`` (created if missing), or None."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        return f"{one_line(folder)} is a file, not a directory"
+    except NotADirectoryError:
+        probe = folder
+        while probe.parent != probe and not probe.exists():
+            probe = probe.parent
+        return f"{one_line(probe)} is a file, not a directory"
+    except OSError as exc:
+        return f"{one_line(folder)}: {one_line(exc.strerror or exc)}"
+    return None
+
+
+def file_slot(path: Path, what: str) -> bool:
+    """Can a file be written at ``path``? Repairs an empty directory there; notes anything else."""
+    path = Path(path)
+    problem = _folder_problem(path.parent)
+    if problem is not None:
+        note(f"{problem}: remove it (or set VAJRA_CACHE_DIR elsewhere) so that caches and logs are kept")
+        return False
+    if path.is_dir() and not path.is_symlink():
+        try:
+            path.rmdir()  # an empty directory where a file belongs: rebuilt, nothing lost
+        except OSError:
+            note(f"{one_line(path)} is a directory, not a file: remove it so that {what} can be kept")
+            return False
+    return True
+
+
+def open_log(path: Path) -> IO[bytes]:
+    """The log file to append to, or (when it cannot be) a private one in the temp folder."""
+    if file_slot(path, "the GPU worker's log"):
+        try:
+            return open(path, "ab")
+        except OSError as exc:
+            note(f"cannot write {one_line(path)} ({one_line(exc.strerror or exc)}): the GPU worker logs "
+                 "elsewhere for now")
+    fallback = Path(tempfile.gettempdir()) / f"vajra-tui-worker-{os.getuid() if hasattr(os, 'getuid') else 0}.log"
+    try:
+        return open(fallback, "ab")
+    except OSError:
+        return open(os.devnull, "ab")
