@@ -1,26 +1,23 @@
-"""The workload registry: adding a workload is one module and one line here."""
+"""The workload registry: every workload the entry-point group ``vajra_tui.workloads`` names.
+
+Vajra's own built-ins are registered through that group in ``pyproject.toml``, exactly as
+another package registers its own; :mod:`.loader` also takes files, modules and the
+user's folder. ``WORKLOADS`` holds the registered ones that loaded (a broken one from
+another package is listed by :func:`loader.registered` with its one-line error).
+"""
 
 from __future__ import annotations
 
-from .base import Binding, Size, SizeError, Workload
-from .conv1d import CONV1D
-from .sgemm import SGEMM
-from .sobel import SOBEL
-from .softmax import SOFTMAX
+from .base import DTYPES, Binding, Size, SizeError, Workload, WorkloadError
+from .loader import UnknownWorkload, load, provenance, registered
 
-WORKLOADS: dict[str, Workload] = {w.name: w for w in (SGEMM, SOFTMAX, CONV1D, SOBEL)}
+WORKLOADS: dict[str, Workload] = {f.name: f.workload for f in registered() if f.workload is not None}
 
 
-class UnknownWorkload(KeyError):
-    def __str__(self) -> str:
-        return f"unknown workload {self.args[0]!r}; choose one of: {', '.join(WORKLOADS)}"
+def get_workload(spec: str) -> Workload:
+    """A registered name, a ``.py`` file, ``package.module:ATTR`` or a folder workload's name."""
+    return load(spec)
 
 
-def get_workload(name: str) -> Workload:
-    try:
-        return WORKLOADS[name]
-    except KeyError:
-        raise UnknownWorkload(name) from None
-
-
-__all__ = ["Binding", "Size", "SizeError", "Workload", "WORKLOADS", "get_workload", "UnknownWorkload"]
+__all__ = ["Binding", "DTYPES", "Size", "SizeError", "Workload", "WorkloadError", "WORKLOADS",
+           "get_workload", "provenance", "UnknownWorkload"]

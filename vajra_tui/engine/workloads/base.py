@@ -1,7 +1,15 @@
-"""A workload is data plus three functions: inputs, reference and baseline source.
+"""The public workload type: a problem declared as data plus a few plain functions.
 
-The session never branches on a workload's name; everything it needs to stitch,
-dispatch, verify and score a kernel is declared here.
+A workload says what a kernel computes (its size constants, bindings, inputs and a
+float64 reference) and how much work that is; the engine needs nothing else to
+stitch, dispatch, poison, verify and score a kernel, and never branches on a
+workload's name. The built-ins are declared exactly as a user's file declares its
+own (``from vajra_tui import Binding, Workload``), so they double as the examples.
+
+Checks happen in two places, so a mistake is reported where it is cheap to find:
+``__post_init__`` checks the declaration itself (names, types, bindings), and
+:meth:`Workload.checked_inputs` / :meth:`Workload.checked_references` check what the
+functions return at the size that runs (in the GPU worker, where they are computed).
 """
 
 from __future__ import annotations
@@ -9,7 +17,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Literal
+from typing import Any, Callable, Literal, Mapping, Union
 
 import numpy as np
 
@@ -17,57 +25,115 @@ from ..events import WorkloadInfo
 
 Size = dict[str, int]
 Access = Literal["read", "read_write"]
+DType = Literal["f32", "f16", "i32", "u32"]
+
+# element type -> (numpy dtype, bytes per element)
+DTYPES: dict[str, tuple[type, int]] = {
+    "f32": (np.float32, 4), "f16": (np.float16, 2), "i32": (np.int32, 4), "u32": (np.uint32, 4),
+}
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+WORKLOAD_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}\Z")  # becomes <name>.wgsl and a TS string
+# Names the prelude defines itself: a dim or binding may not take them.
+RESERVED = {"TILES_X", "TILES_Y", "DISPATCH_X", "vajra_tile", "main"}
 
 
 class SizeError(ValueError):
     """A size string that does not fit the workload."""
 
 
+class WorkloadError(ValueError):
+    """A workload declaration (or what its functions return) is broken.
+
+    ``str()`` is one line naming the field: ``bindings: ...``. The loader puts the
+    file in front (``mine.py: bindings: ...``), so the user knows what to fix where.
+    """
+
+    def __init__(self, field_name: str, problem: str, where: str = "") -> None:
+        self.field, self.problem, self.where = field_name, problem, where
+        super().__init__(self._text())
+
+    def _text(self) -> str:
+        head = f"{self.where}: " if self.where else ""
+        return f"{head}{self.field}: {self.problem}" if self.field else f"{head}{self.problem}"
+
+    def located(self, where: str) -> "WorkloadError":
+        """The same error, said of ``where`` (a file, a module, an entry point)."""
+        return WorkloadError(self.field, self.problem, where)
+
+
 @dataclass(frozen=True)
 class Binding:
+    """One group-0 storage buffer: ``access`` is "read" (an input) or "read_write" (an output)."""
+
     index: int
     name: str
     access: Access
+    dtype: DType = "f32"
 
     @property
     def is_output(self) -> bool:
         return self.access == "read_write"
 
+    @property
+    def numpy_dtype(self) -> np.dtype:
+        return np.dtype(DTYPES[self.dtype][0])
 
-@dataclass(frozen=True)
+    @property
+    def width(self) -> int:
+        """Bytes per element."""
+        return DTYPES[self.dtype][1]
+
+
+Tolerance = Union[float, Callable[[Size], float]]
+
+
+@dataclass(frozen=True, kw_only=True)
 class Workload:
+    """A WGSL compute problem. Every field is public and documented in the README.
+
+    ``reference`` returns one float64 array (one output) or a dict keyed by output
+    name (several). ``atol`` is a float or a function of the size; every element must
+    satisfy ``|out - ref| <= atol + rtol * |ref|``. ``bytes`` (optional) overrides the
+    default count of bytes moved: every buffer read or written once at its dtype's width.
+    """
+
     name: str
     summary: str
     dims: tuple[str, ...]  # size constant names, in the order --size fills them
-    presets: dict[str, Size]
+    presets: dict[str, Size]  # "seed" required, "large" optional
     bindings: tuple[Binding, ...]
-    atol: Callable[[Size], float]
-    buffer_len: Callable[[Size], dict[str, int]]  # f32 elements per binding name
+    buffer_len: Callable[[Size], dict[str, int]]  # elements per binding name
     make_inputs: Callable[[Size, np.random.Generator], dict[str, np.ndarray]]
-    reference: Callable[[Size, dict[str, np.ndarray]], np.ndarray]  # float64, flat
+    reference: Callable[[Size, dict[str, np.ndarray]], Any]  # float64 array, or {output: array}
     flops: Callable[[Size], float]
     output_grid: Callable[[Size], tuple[int, int]]  # (x, y) output elements
-    baseline: str  # WGSL body under the contract; sizes come from the prelude
+    baseline: str  # WGSL under the contract; sizes come from the prelude
+    atol: Tolerance
+    rtol: float = 1e-4
+    bytes: Callable[[Size], float] | None = None
     broadcast: tuple[str, ...] = ()  # dims that one bare number sets together
     defaults: Size = field(default_factory=dict)  # dims a shorter --size leaves alone
 
+    def __post_init__(self) -> None:
+        _check_declaration(self)
+
     # ---- sizes -------------------------------------------------------------
-    def size(self, spec: str | Size | None = None) -> Size:
+    def size(self, spec: str | Mapping[str, int] | None = None) -> Size:
         """Resolve 'seed', 'large', '2048', '4096x1024' or 'M=64,N=32,K=16'."""
         if spec is None or spec == "":
             return dict(self.presets["seed"])
-        if isinstance(spec, dict):
+        if isinstance(spec, Mapping):
             return self._checked({**self.presets["seed"], **spec})
-        text = spec.strip().lower()
-        if text in self.presets:
-            return dict(self.presets[text])
+        text = spec.strip()
+        if text.lower() in self.presets:
+            return dict(self.presets[text.lower()])
         if "=" in text:
             return self._checked(self._named(text))
-        parts = re.split(r"[x×,]", text)
+        parts = re.split(r"[xX×,]", text)
         try:
             values = [int(p.replace("_", "")) for p in parts]
         except ValueError:
-            raise SizeError(f"bad size {spec!r} for {self.name}: expected {self.size_hint()}")
+            raise SizeError(f"bad size {spec!r} for {self.name}: expected {self.size_hint()}") from None
         if len(values) > len(self.dims):
             raise SizeError(f"bad size {spec!r}: {self.name} has {len(self.dims)} dims")
         out = {**self.presets["seed"], **self.defaults}
@@ -79,18 +145,19 @@ class Workload:
 
     def _named(self, text: str) -> Size:
         out = dict(self.presets["seed"])
+        by_upper = {d.upper(): d for d in self.dims}
         for item in text.split(","):
             key, _, value = item.partition("=")
-            key = key.strip().upper()
-            if key not in self.dims:
-                raise SizeError(f"unknown dimension {key!r} for {self.name}: {', '.join(self.dims)}")
+            dim = key.strip() if key.strip() in self.dims else by_upper.get(key.strip().upper())
+            if dim is None:
+                raise SizeError(f"unknown dimension {key.strip()!r} for {self.name}: {', '.join(self.dims)}")
             try:
-                out[key] = int(value)
+                out[dim] = int(value)
             except ValueError:
-                raise SizeError(f"bad value for {key}: {value!r}")
+                raise SizeError(f"bad value for {dim}: {value!r}") from None
         return out
 
-    def _checked(self, size: Size) -> Size:
+    def _checked(self, size: Mapping[str, int]) -> Size:
         for dim in self.dims:
             if size.get(dim, 0) < 1:
                 raise SizeError(f"{self.name}: {dim} must be a positive integer")
@@ -108,33 +175,195 @@ class Workload:
         return tuple(b for b in self.bindings if not b.is_output)
 
     @property
+    def outputs(self) -> tuple[Binding, ...]:
+        return tuple(b for b in self.bindings if b.is_output)
+
+    @property
     def output(self) -> Binding:
-        return next(b for b in self.bindings if b.is_output)
+        """The first output (the one a single-output workload has)."""
+        return self.outputs[0]
+
+    @property
+    def features(self) -> set[str]:
+        """Device features a kernel of this workload needs (f16 bindings: shader-f16)."""
+        return {"shader-f16"} if any(b.dtype == "f16" for b in self.bindings) else set()
+
+    def tolerance(self, size: Size) -> float:
+        """atol at this size (a float, or the value of the function)."""
+        value = self.atol(size) if callable(self.atol) else self.atol
+        return float(value)
 
     def min_bytes(self, size: Size) -> float:
-        return 4.0 * sum(self.buffer_len(size).values())
+        """Bytes a kernel must move at least: each buffer once at its width, unless declared."""
+        if self.bytes is not None:
+            return float(self.bytes(size))
+        lengths = self.buffer_len(size)
+        return float(sum(b.width * int(lengths[b.name]) for b in self.bindings))
 
     def info(self, size: Size) -> WorkloadInfo:
+        lengths = self.buffer_len(size)
         return WorkloadInfo(
             name=self.name,
             size=size,
-            flops=self.flops(size),
+            flops=float(self.flops(size)),
             min_bytes=self.min_bytes(size),
-            output_grid=list(self.output_grid(size)),
-            atol=self.atol(size),
+            output_grid=[int(v) for v in self.output_grid(size)],
+            atol=self.tolerance(size),
+            rtol=float(self.rtol),
+            summary=self.summary,
+            bindings=[{"index": b.index, "name": b.name, "access": b.access, "dtype": b.dtype,
+                       "elements": int(lengths[b.name])} for b in self.bindings],
         )
 
     def label(self, size: Size) -> str:
         return "x".join(str(size[d]) for d in self.dims)
 
+    # ---- what the functions return, checked --------------------------------------
+    def checked_lengths(self, size: Size) -> dict[str, int]:
+        """``buffer_len`` at ``size``: one positive integer per binding, nothing else."""
+        got = _call(self, "buffer_len", self.buffer_len, size)
+        if not isinstance(got, Mapping):
+            raise WorkloadError("buffer_len", f"returned {type(got).__name__}, not a dict of lengths")
+        names = [b.name for b in self.bindings]
+        for name in names:
+            if name not in got:
+                raise WorkloadError("buffer_len", f"returns no length for binding {name!r}")
+        for name, value in got.items():
+            if name not in names:
+                raise WorkloadError("buffer_len", f"returns a length for {name!r}, which is no binding "
+                                    f"(bindings: {', '.join(names)})")
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+                raise WorkloadError("buffer_len", f"length of {name!r} is {value!r}: want a positive integer")
+        return {n: int(got[n]) for n in names}
 
-def signed_uniform(rng: np.random.Generator, n: int, scale: float = 1.0) -> np.ndarray:
-    return (rng.uniform(-scale, scale, n)).astype(np.float32)
+    def checked_inputs(self, size: Size, rng: np.random.Generator) -> dict[str, np.ndarray]:
+        """``make_inputs``: one array per input binding, of its dtype and ``buffer_len``.
+
+        A dtype mismatch is refused rather than cast: a reference computed from float64
+        inputs would not be the answer to the f32 values the kernel sees.
+        """
+        lengths = self.checked_lengths(size)
+        got = _call(self, "make_inputs", self.make_inputs, size, rng)
+        if not isinstance(got, Mapping):
+            raise WorkloadError("make_inputs", f"returned {type(got).__name__}, not a dict of arrays")
+        want = {b.name: b for b in self.inputs}
+        for name in got:
+            if name not in want:
+                raise WorkloadError("make_inputs", f"returns {name!r}, which is no input binding "
+                                    f"(inputs: {', '.join(want) or 'none'})")
+        out = {}
+        for name, b in want.items():
+            if name not in got:
+                raise WorkloadError("make_inputs", f"returns no array for input {name!r}")
+            arr = np.asarray(got[name])
+            if arr.dtype != b.numpy_dtype:
+                raise WorkloadError("make_inputs", f"{name!r} is {arr.dtype}, binding {name} is {b.dtype}: "
+                                    f"return {b.numpy_dtype} values (the reference must see what the kernel sees)")
+            if arr.size != lengths[name]:
+                raise WorkloadError("make_inputs", f"{name!r} has {arr.size} elements, buffer_len "
+                                    f"says {lengths[name]}")
+            out[name] = np.ascontiguousarray(arr).ravel()
+        return out
+
+    def checked_references(self, size: Size, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """``reference``: a float64 (or integer) array per output, of its ``buffer_len``."""
+        lengths = self.checked_lengths(size)
+        got = _call(self, "reference", self.reference, size, inputs)
+        outs = [b.name for b in self.outputs]
+        if not isinstance(got, Mapping):
+            if len(outs) > 1:
+                raise WorkloadError("reference", f"returned one array; with {len(outs)} outputs "
+                                    f"return a dict keyed by {', '.join(map(repr, outs))}")
+            got = {outs[0]: got}
+        for name in got:
+            if name not in outs:
+                raise WorkloadError("reference", f"returns {name!r}, which is no output "
+                                    f"(outputs: {', '.join(outs)})")
+        refs = {}
+        for name in outs:
+            if name not in got:
+                raise WorkloadError("reference", f"returns no array for output {name!r}")
+            arr = np.asarray(got[name])
+            if not (arr.dtype == np.float64 or np.issubdtype(arr.dtype, np.integer)):
+                raise WorkloadError("reference", f"{name!r} is {arr.dtype}: compute it in float64 "
+                                    "(more exact than the kernel it judges)")
+            if arr.size != lengths[name]:
+                raise WorkloadError("reference", f"{name!r} has {arr.size} elements (shape "
+                                    f"{arr.shape}); buffer_len says {lengths[name]}")
+            refs[name] = np.ascontiguousarray(arr, dtype=np.float64).ravel()
+        return refs
+
+
+def _call(w: Workload, field_name: str, fn: Callable[..., Any], *args: Any) -> Any:
+    try:
+        return fn(*args)
+    except WorkloadError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the user's function: one line that names it
+        text = str(exc).strip().splitlines()
+        raise WorkloadError(field_name, f"raised {type(exc).__name__}"
+                            + (f": {text[0]}" if text else "")) from exc
+
+
+def _check_declaration(w: Workload) -> None:
+    """The declaration alone, before any of its functions runs: one field per problem."""
+    if not isinstance(w.name, str) or not WORKLOAD_NAME.match(w.name):
+        raise WorkloadError("name", f"{w.name!r}: want a letter, then letters, digits, '_' or '-'")
+    if not isinstance(w.summary, str):
+        raise WorkloadError("summary", "want a string")
+    dims = w.dims
+    if isinstance(dims, str) or not isinstance(dims, (tuple, list)) or not dims:
+        raise WorkloadError("dims", "want a tuple of size-constant names, such as ('M', 'N', 'K')")
+    for d in dims:
+        if not isinstance(d, str) or not _IDENT.match(d) or d in RESERVED:
+            raise WorkloadError("dims", f"{d!r} is not a usable WGSL constant name")
+    if len(set(dims)) != len(dims):
+        raise WorkloadError("dims", "a name appears twice")
+    if not isinstance(w.presets, Mapping) or "seed" not in w.presets:
+        raise WorkloadError("presets", "want a dict with a 'seed' size (and optionally 'large')")
+    for key, size in w.presets.items():
+        if not isinstance(size, Mapping) or any(not isinstance(size.get(d), int) or size[d] < 1 for d in dims):
+            raise WorkloadError("presets", f"{key!r} must give every dim ({', '.join(dims)}) a positive int")
+    _check_bindings(w.bindings, set(dims))
+    for name in ("buffer_len", "make_inputs", "reference", "flops", "output_grid"):
+        if not callable(getattr(w, name)):
+            raise WorkloadError(name, "want a function")
+    if w.bytes is not None and not callable(w.bytes):
+        raise WorkloadError("bytes", "want a function of the size (or leave it out)")
+    if not isinstance(w.baseline, str) or "fn main" not in w.baseline.replace("fn  ", "fn "):
+        raise WorkloadError("baseline", "want the WGSL source of a kernel with `@compute fn main`")
+    if not callable(w.atol) and (isinstance(w.atol, bool) or not isinstance(w.atol, (int, float))
+                                 or not math.isfinite(w.atol) or w.atol < 0):
+        raise WorkloadError("atol", f"{w.atol!r}: want a non-negative number or a function of the size")
+    if isinstance(w.rtol, bool) or not isinstance(w.rtol, (int, float)) or not 0 <= w.rtol < 1:
+        raise WorkloadError("rtol", f"{w.rtol!r}: want a number in [0, 1)")
+    for name in ("broadcast",):
+        if any(d not in dims for d in getattr(w, name)):
+            raise WorkloadError(name, f"names a dim that is not in dims ({', '.join(dims)})")
+
+
+def _check_bindings(bindings: Any, dims: set[str]) -> None:
+    if not isinstance(bindings, (tuple, list)) or not bindings:
+        raise WorkloadError("bindings", "want a tuple of Binding(index, name, access, dtype)")
+    seen_index, seen_name = set(), set()
+    for b in bindings:
+        if not isinstance(b, Binding):
+            raise WorkloadError("bindings", f"{b!r} is not a vajra_tui.Binding")
+        if isinstance(b.index, bool) or not isinstance(b.index, int) or b.index < 0:
+            raise WorkloadError("bindings", f"{b.name!r}: index {b.index!r} is not a binding number")
+        if not isinstance(b.name, str) or not _IDENT.match(b.name) or b.name in RESERVED or b.name in dims:
+            raise WorkloadError("bindings", f"{b.name!r} is not a usable WGSL name (or clashes with a dim)")
+        if b.access not in ("read", "read_write"):
+            raise WorkloadError("bindings", f"{b.name!r}: access {b.access!r}: want 'read' or 'read_write'")
+        if b.dtype not in DTYPES:
+            raise WorkloadError("bindings", f"{b.name!r}: dtype {b.dtype!r}: want one of {', '.join(DTYPES)}")
+        if b.index in seen_index or b.name in seen_name:
+            raise WorkloadError("bindings", f"{b.name!r} (binding {b.index}) is declared twice")
+        seen_index.add(b.index)
+        seen_name.add(b.name)
+    if not any(b.is_output for b in bindings):
+        raise WorkloadError("bindings", "no output: at least one binding must be 'read_write'")
 
 
 def ceil_div(a: int, b: int) -> int:
     return -(-a // b)
-
-
-def isqrt_ceil(n: int) -> int:
-    return math.isqrt(n - 1) + 1 if n > 0 else 0

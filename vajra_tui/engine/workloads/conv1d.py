@@ -1,17 +1,21 @@
-"""Valid 1-D correlation Y[i] = sum_k X[i+k]·W[k]; X holds N+K-1 elements."""
+"""Valid 1-D correlation Y[i] = sum_k X[i+k]·W[k]; X holds N+K-1 elements.
+
+A built-in, declared exactly as a user's workload file is (see the README).
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
-from .base import Binding, Size, Workload, signed_uniform
+from vajra_tui import Binding, Workload
 
 
-def _inputs(s: Size, rng: np.random.Generator) -> dict[str, np.ndarray]:
-    return {"X": signed_uniform(rng, s["N"] + s["K"] - 1), "W": signed_uniform(rng, s["K"])}
+def make_inputs(s: dict[str, int], rng: np.random.Generator) -> dict[str, np.ndarray]:
+    return {"X": rng.uniform(-1, 1, s["N"] + s["K"] - 1).astype(np.float32),
+            "W": rng.uniform(-1, 1, s["K"]).astype(np.float32)}
 
 
-def _reference(s: Size, x: dict[str, np.ndarray]) -> np.ndarray:
+def reference(s: dict[str, int], x: dict[str, np.ndarray]) -> np.ndarray:
     n, k = s["N"], s["K"]
     xs, w = x["X"].astype(np.float64), x["W"].astype(np.float64)
     y = np.zeros(n, dtype=np.float64)
@@ -37,7 +41,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
 }
 """
 
-CONV1D = Workload(
+WORKLOAD = Workload(
     name="conv1d",
     summary="Y[i] = Σ_k X[i+k]·W[k], valid correlation",
     dims=("N", "K"),
@@ -45,8 +49,8 @@ CONV1D = Workload(
     bindings=(Binding(0, "X", "read"), Binding(1, "W", "read"), Binding(2, "Y", "read_write")),
     atol=lambda s: 2e-6 * s["K"],
     buffer_len=lambda s: {"X": s["N"] + s["K"] - 1, "W": s["K"], "Y": s["N"]},
-    make_inputs=_inputs,
-    reference=_reference,
+    make_inputs=make_inputs,
+    reference=reference,
     flops=lambda s: 2.0 * s["N"] * s["K"],
     output_grid=lambda s: (s["N"], 1),
     baseline=BASELINE,

@@ -1,17 +1,21 @@
-"""C = A·B in f32, row-major: the classic compute-bound kernel."""
+"""C = A·B in f32, row-major: the classic compute-bound kernel.
+
+A built-in, declared exactly as a user's workload file is (see the README).
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
-from .base import Binding, Size, Workload, signed_uniform
+from vajra_tui import Binding, Workload
 
 
-def _inputs(s: Size, rng: np.random.Generator) -> dict[str, np.ndarray]:
-    return {"A": signed_uniform(rng, s["M"] * s["K"]), "B": signed_uniform(rng, s["K"] * s["N"])}
+def make_inputs(s: dict[str, int], rng: np.random.Generator) -> dict[str, np.ndarray]:
+    return {"A": rng.uniform(-1, 1, s["M"] * s["K"]).astype(np.float32),
+            "B": rng.uniform(-1, 1, s["K"] * s["N"]).astype(np.float32)}
 
 
-def _reference(s: Size, x: dict[str, np.ndarray]) -> np.ndarray:
+def reference(s: dict[str, int], x: dict[str, np.ndarray]) -> np.ndarray:
     a = x["A"].astype(np.float64).reshape(s["M"], s["K"])
     b = x["B"].astype(np.float64).reshape(s["K"], s["N"])
     return (a @ b).ravel()
@@ -35,7 +39,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
 }
 """
 
-SGEMM = Workload(
+WORKLOAD = Workload(
     name="sgemm",
     summary="C = A·B, f32, row-major",
     dims=("M", "N", "K"),
@@ -44,8 +48,8 @@ SGEMM = Workload(
     # f32 accumulation over K terms of magnitude <= 1; a dropped term costs ~0.3
     atol=lambda s: 2e-6 * s["K"],
     buffer_len=lambda s: {"A": s["M"] * s["K"], "B": s["K"] * s["N"], "C": s["M"] * s["N"]},
-    make_inputs=_inputs,
-    reference=_reference,
+    make_inputs=make_inputs,
+    reference=reference,
     flops=lambda s: 2.0 * s["M"] * s["N"] * s["K"],
     output_grid=lambda s: (s["N"], s["M"]),
     baseline=BASELINE,

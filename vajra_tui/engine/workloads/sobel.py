@@ -1,17 +1,20 @@
-"""3×3 Sobel gradient magnitude with clamp-to-edge borders: a stencil."""
+"""3×3 Sobel gradient magnitude with clamp-to-edge borders: a stencil.
+
+A built-in, declared exactly as a user's workload file is (see the README).
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
-from .base import Binding, Size, Workload, signed_uniform
+from vajra_tui import Binding, Workload
 
 
-def _inputs(s: Size, rng: np.random.Generator) -> dict[str, np.ndarray]:
-    return {"IMG": signed_uniform(rng, s["H"] * s["W"])}
+def make_inputs(s: dict[str, int], rng: np.random.Generator) -> dict[str, np.ndarray]:
+    return {"IMG": rng.uniform(-1, 1, s["H"] * s["W"]).astype(np.float32)}
 
 
-def _reference(s: Size, x: dict[str, np.ndarray]) -> np.ndarray:
+def reference(s: dict[str, int], x: dict[str, np.ndarray]) -> np.ndarray:
     p = np.pad(x["IMG"].astype(np.float64).reshape(s["H"], s["W"]), 1, mode="edge")
     tl, tc, tr = p[:-2, :-2], p[:-2, 1:-1], p[:-2, 2:]
     ml, mr = p[1:-1, :-2], p[1:-1, 2:]
@@ -47,7 +50,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
 }
 """
 
-SOBEL = Workload(
+WORKLOAD = Workload(
     name="sobel",
     summary="3×3 Sobel gradient magnitude, clamp-to-edge",
     dims=("H", "W"),
@@ -55,8 +58,8 @@ SOBEL = Workload(
     bindings=(Binding(0, "IMG", "read"), Binding(1, "OUT", "read_write")),
     atol=lambda s: 1e-5,
     buffer_len=lambda s: {"IMG": s["H"] * s["W"], "OUT": s["H"] * s["W"]},
-    make_inputs=_inputs,
-    reference=_reference,
+    make_inputs=make_inputs,
+    reference=reference,
     # gx and gy: 7 each; magnitude: 3 and a sqrt
     flops=lambda s: 18.0 * s["H"] * s["W"],
     output_grid=lambda s: (s["W"], s["H"]),

@@ -1,13 +1,16 @@
-"""Row-wise softmax: memory-bound, and a trap for kernels that skip the max."""
+"""Row-wise softmax: memory-bound, and a trap for kernels that skip the max.
+
+A built-in, declared exactly as a user's workload file is (see the README).
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
-from .base import Binding, Size, Workload
+from vajra_tui import Binding, Workload
 
 
-def _inputs(s: Size, rng: np.random.Generator) -> dict[str, np.ndarray]:
+def make_inputs(s: dict[str, int], rng: np.random.Generator) -> dict[str, np.ndarray]:
     rows, cols = s["ROWS"], s["COLS"]
     # Rows at three scales; the largest reaches +-100, past exp's f32 overflow (~88.7).
     scale = rng.choice(np.array([1.0, 10.0, 100.0]), size=(rows, 1))
@@ -19,7 +22,7 @@ def _inputs(s: Size, rng: np.random.Generator) -> dict[str, np.ndarray]:
     return {"X": x.astype(np.float32).ravel()}
 
 
-def _reference(s: Size, x: dict[str, np.ndarray]) -> np.ndarray:
+def reference(s: dict[str, int], x: dict[str, np.ndarray]) -> np.ndarray:
     v = x["X"].astype(np.float64).reshape(s["ROWS"], s["COLS"])
     e = np.exp(v - v.max(axis=1, keepdims=True))
     return (e / e.sum(axis=1, keepdims=True)).ravel()
@@ -49,7 +52,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
 }
 """
 
-SOFTMAX = Workload(
+WORKLOAD = Workload(
     name="softmax",
     summary="row-wise softmax of a ROWS×COLS f32 matrix",
     dims=("ROWS", "COLS"),
@@ -57,8 +60,8 @@ SOFTMAX = Workload(
     bindings=(Binding(0, "X", "read"), Binding(1, "Y", "read_write")),
     atol=lambda s: 1e-6,
     buffer_len=lambda s: {"X": s["ROWS"] * s["COLS"], "Y": s["ROWS"] * s["COLS"]},
-    make_inputs=_inputs,
-    reference=_reference,
+    make_inputs=make_inputs,
+    reference=reference,
     # max, subtract, exp, add, divide
     flops=lambda s: 5.0 * s["ROWS"] * s["COLS"],
     output_grid=lambda s: (s["COLS"], s["ROWS"]),

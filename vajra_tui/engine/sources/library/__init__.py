@@ -14,17 +14,19 @@ from typing import Iterator
 
 from ...candidate import Candidate, GenerationContext
 from ...events import DeviceInfo
-from . import conv1d, sgemm, sobel, softmax
+from . import conv1d, gemv, layernorm, sgemm, sobel, softmax
 from .base import Params, Size, Template
 from .search import neighbours
 
 MODULES: dict[str, ModuleType] = {"sgemm": sgemm, "softmax": softmax, "conv1d": conv1d,
-                                  "sobel": sobel}
+                                  "sobel": sobel, "layernorm": layernorm, "gemv": gemv}
 STRATEGIES = ("A", "B", "C")
 
 
 def templates(workload: str) -> list[Template]:
-    return list(MODULES[workload].TEMPLATES)
+    """The built-in workload's templates; none for any other (a user's, a package's)."""
+    module = MODULES.get(workload)
+    return list(module.TEMPLATES) if module is not None else []
 
 
 def template(full_name: str) -> Template | None:
@@ -35,8 +37,12 @@ def template(full_name: str) -> Template | None:
 
 
 class LibrarySource:
+    label = "library"
+
     def __init__(self, device: DeviceInfo | None = None) -> None:
         self.device = device
+        self.note = ""  # said once when the library has nothing for the workload
+        self.exhausted = ""  # why evolve() proposed nothing, when it is not the usual reason
 
     # ---- building blocks -------------------------------------------------------
     def _device(self, ctx: GenerationContext) -> DeviceInfo | None:
@@ -44,6 +50,8 @@ class LibrarySource:
 
     def priors(self, workload: str, size: Size, device: DeviceInfo | None) -> dict[str, list[Params]]:
         """Usable priors per strategy, best first (each completed with its key)."""
+        if workload not in MODULES:
+            return {}
         raw = MODULES[workload].priors(size, device)
         out: dict[str, list[Params]] = {}
         for t in templates(workload):
@@ -75,6 +83,10 @@ class LibrarySource:
     # ---- generation 1 -----------------------------------------------------------
     def propose(self, ctx: GenerationContext) -> list[Candidate]:
         device, size, wl = self._device(ctx), dict(ctx.workload.size), ctx.workload.name
+        if not templates(wl):
+            self.note = (f"library: no templates for {wl}; measured the baseline and your own kernels "
+                         "(--kernel FILE; --source params tunes a kernel's // tune: overrides)")
+            return []
         tried = set(ctx.tried)
         priors = self.priors(wl, size, device)
         out = []
@@ -93,6 +105,9 @@ class LibrarySource:
     # ---- later generations --------------------------------------------------------
     def evolve(self, ctx: GenerationContext, letter: str) -> list[Candidate]:
         device, size, wl = self._device(ctx), dict(ctx.workload.size), ctx.workload.name
+        if not templates(wl):
+            self.exhausted = f"library: no templates for {wl}: nothing to evolve"
+            return []
         budget = max(0, int(ctx.budget))
         tried = set(ctx.tried)
         measured = sorted(

@@ -1,0 +1,60 @@
+"""The exported WGSL of a kernel tuned through its ``override`` constants.
+
+A params-search winner was timed as its source compiled with pipeline constants.
+Exported for a user who may not pass those constants, the values it won with become
+the declarations' defaults (``override WG: u32 = 64u;``): the same kernel either way,
+since a pipeline constant only replaces a default. The TypeScript module keeps the
+timed source byte for byte and passes the values as pipeline ``constants`` instead.
+"""
+
+from __future__ import annotations
+
+from typing import Union
+
+from .wgsl.tokens import KEYWORD, significant, tokenize
+
+Value = Union[bool, int, float]
+
+
+def literal(value: Value, wgsl_type: str = "") -> str:
+    """``value`` as a WGSL literal of the declared type (abstract when none is declared)."""
+    if isinstance(value, bool) or wgsl_type == "bool":
+        return "true" if value else "false"
+    if wgsl_type in ("f32", "f16"):
+        text = repr(float(value))
+        text = text if ("." in text or "e" in text or "inf" in text) else text + ".0"
+        return text + ("h" if wgsl_type == "f16" else "f")
+    if isinstance(value, float) and not value.is_integer():
+        return repr(value)
+    suffix = {"u32": "u", "i32": "i"}.get(wgsl_type, "")
+    return f"{int(value)}{suffix}"
+
+
+def with_defaults(source: str, constants: dict[str, Value] | None) -> str:
+    """``source`` with each named ``override``'s default set to its value in ``constants``."""
+    if not constants:
+        return source
+    toks = significant(tokenize(source))
+    edits: list[tuple[int, int, str]] = []
+    depth = 0
+    for i, t in enumerate(toks):
+        if t.text in ("{", "}"):
+            depth += 1 if t.text == "{" else -1
+            continue
+        if depth or t.kind != KEYWORD or t.text != "override" or i + 1 >= len(toks):
+            continue
+        name = toks[i + 1].text
+        if name not in constants:
+            continue
+        end = next((k for k in range(i, len(toks)) if toks[k].text == ";"), None)
+        if end is None:
+            continue
+        colon = i + 2 if i + 2 < end and toks[i + 2].text == ":" else None
+        wgsl_type = toks[colon + 1].text if colon is not None and colon + 1 < end else ""
+        eq = next((k for k in range(i, end) if toks[k].text == "="), None)
+        start = toks[eq].offset if eq is not None else toks[end - 1].end
+        edits.append((start, toks[end].offset, f"= {literal(constants[name], wgsl_type)}"
+                      if eq is not None else f" = {literal(constants[name], wgsl_type)}"))
+    for start, stop, text in sorted(edits, reverse=True):
+        source = source[:start] + text + source[stop:]
+    return source

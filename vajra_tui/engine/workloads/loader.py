@@ -1,0 +1,387 @@
+"""Where workloads come from: names, files, modules, installed packages and the user's folder.
+
+``--workload`` (and the Python API, and the picker) accept:
+
+- a registered name: every workload an installed package declares in the entry-point
+  group ``vajra_tui.workloads``. Vajra's own built-ins are registered the same way
+  (see ``pyproject.toml``), so a third-party package's workloads sit beside them;
+- a path to a ``.py`` file defining a module-level ``WORKLOAD`` (``mine.py:OTHER`` for
+  another name);
+- ``package.module:ATTR``, an importable module;
+- the name of a ``*.py`` in ``<config dir>/workloads/``, the user's folder, which the
+  TUI's picker lists beside the built-ins.
+
+The GPU worker is another process, so it imports the workload again from the same
+*spec*; :func:`provenance` says what that spec is for any loaded workload (and finds
+one that a script declared at module level). A broken file never stops the others:
+each problem is one :class:`WorkloadError` line naming the file and the field.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import importlib
+import importlib.util
+import re
+import sys
+import traceback
+from dataclasses import dataclass
+from importlib.metadata import EntryPoint, entry_points
+from pathlib import Path
+
+from .base import Workload, WorkloadError
+
+GROUP = "vajra_tui.workloads"
+WORKLOAD_ATTR = "WORKLOAD"
+# The built-ins' order in listings, and what is used when the package metadata lists
+# none (a source tree used without installing it).
+_FALLBACK = {n: f"vajra_tui.engine.workloads.{n}:WORKLOAD"
+             for n in ("sgemm", "softmax", "conv1d", "sobel", "layernorm", "gemv")}
+_FIELDS = ("name", "summary", "dims", "presets", "bindings", "buffer_len", "make_inputs",
+           "reference", "flops", "output_grid", "baseline", "atol", "rtol", "bytes", "broadcast",
+           "defaults")
+
+
+class UnknownWorkload(KeyError):
+    def __str__(self) -> str:
+        names = ", ".join(n for n in [*registered_names(), *folder_names()])
+        return (f"unknown workload {self.args[0]!r}; choose one of: {names}, or give a .py file "
+                "or package.module:ATTR")
+
+
+@dataclass(frozen=True)
+class Found:
+    """One workload a listing offers, or the one line that says why it could not be loaded."""
+
+    key: str  # what --workload takes (and the worker imports)
+    name: str  # the workload's name; the file's stem when it did not load
+    origin: str  # "built-in", "package <dist>", "folder"
+    workload: Workload | None = None
+    error: str = ""
+
+
+@dataclass(frozen=True)
+class Provenance:
+    spec: str  # what the GPU worker imports
+    origin: str  # shown with the results: "built-in", "file: mine.py", "module: pkg.mod:W"
+    digest: str  # sha256 of the declaring file: an edited file keys its results anew
+
+    @property
+    def where(self) -> str:
+        """What a one-line error names: the file, the module, or the registered name."""
+        kind, _, rest = self.origin.partition(": ")
+        return rest if rest and kind in ("file", "module") else f"{self.spec} ({self.origin})"
+
+
+_KNOWN: dict[int, tuple[Workload, Provenance]] = {}  # holds the object, so its id stays unique
+_REGISTERED: list[Found] | None = None
+
+
+def _remember(w: Workload, prov: Provenance) -> Workload:
+    _KNOWN[id(w)] = (w, prov)
+    return w
+
+
+def _digest(path: str | Path | None) -> str:
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest() if path else ""
+    except OSError:
+        return ""
+
+
+# ---- installed packages ------------------------------------------------------------
+def _entry_points() -> list[EntryPoint]:
+    """Vajra's own first (in the order of the README's table), then other packages'."""
+    eps = list(entry_points(group=GROUP))
+    if not eps:
+        eps = [EntryPoint(name, value, GROUP) for name, value in _FALLBACK.items()]
+    order = list(_FALLBACK)
+    own = sorted((ep for ep in eps if _dist(ep) in ("vajra-tui", "vajra_tui", "")),
+                 key=lambda ep: order.index(ep.name) if ep.name in order else len(order))
+    return own + [ep for ep in eps if ep not in own]
+
+
+def _dist(ep: EntryPoint) -> str:
+    dist = getattr(ep, "dist", None)
+    return str(getattr(dist, "name", "") or "")
+
+
+def _load_entry(ep: EntryPoint) -> Workload:
+    where = f"entry point {ep.name!r} ({ep.value})"
+    try:
+        obj = ep.load()
+    except WorkloadError as exc:
+        raise exc.located(where) from None
+    except Exception as exc:  # noqa: BLE001 - another package's code: one line, never a traceback
+        raise WorkloadError("", _raised(exc), where) from None
+    w = _is_workload(obj, where, ep.value.rpartition(":")[2] or WORKLOAD_ATTR)
+    if w.name != ep.name:
+        raise WorkloadError("name", f"is {w.name!r}, but the entry point registers it as {ep.name!r}", where)
+    module = sys.modules.get(ep.value.partition(":")[0])
+    own = _dist(ep) in ("vajra-tui", "vajra_tui", "")
+    prov = Provenance(ep.name, "built-in" if own else f"package {_dist(ep)}",
+                      _digest(getattr(module, "__file__", None)))
+    return _remember(_static_check(w, where), prov)
+
+
+def registered() -> list[Found]:
+    """Every workload of the entry-point group, loaded once; a broken one is listed with its error."""
+    global _REGISTERED
+    if _REGISTERED is None:
+        found: list[Found] = []
+        for ep in _entry_points():
+            if any(f.name == ep.name for f in found):
+                found.append(Found(ep.name, ep.name, f"package {_dist(ep)}",
+                                   error=f"entry point {ep.name!r} ({ep.value}): name already registered"))
+                continue
+            try:
+                w = _load_entry(ep)
+                found.append(Found(ep.name, ep.name, _KNOWN[id(w)][1].origin, w))
+            except WorkloadError as exc:
+                found.append(Found(ep.name, ep.name, f"package {_dist(ep)}", error=str(exc)))
+        _REGISTERED = found
+    return _REGISTERED
+
+
+def registered_names() -> list[str]:
+    return [f.name for f in registered() if f.workload is not None]
+
+
+# ---- the user's folder --------------------------------------------------------------
+def folder() -> Path:
+    """``<config dir>/workloads``: every ``*.py`` there appears in the TUI's picker."""
+    from ...settings import config_dir
+
+    return config_dir() / "workloads"
+
+
+def in_folder() -> list[Found]:
+    """The folder's files, each loaded (again when it changed); broken ones carry their error."""
+    out: list[Found] = []
+    taken = set(registered_names())
+    try:
+        paths = sorted(p for p in folder().glob("*.py") if not p.name.startswith(("_", ".")))
+    except OSError:
+        return out
+    for path in paths:
+        try:
+            w = load_file(path)
+            if w.name in taken:
+                raise WorkloadError("name", f"{w.name!r} is taken by another workload: give this one "
+                                    "its own", str(path))
+            taken.add(w.name)
+            out.append(Found(str(path), w.name, "folder", w))
+        except WorkloadError as exc:
+            out.append(Found(str(path), path.stem, "folder", error=str(exc)))
+    return out
+
+
+def folder_names() -> list[str]:
+    try:
+        return sorted(p.stem for p in folder().glob("*.py") if not p.name.startswith(("_", ".")))
+    except OSError:
+        return []
+
+
+def everything() -> list[Found]:
+    """What the picker lists: registered workloads, then the user's folder."""
+    return [*registered(), *in_folder()]
+
+
+# ---- files and modules --------------------------------------------------------------
+def load_file(path: str | Path, attr: str = WORKLOAD_ATTR) -> Workload:
+    """Import a workload file (a fresh module each time: an edited file is read anew)."""
+    path = Path(path).expanduser()
+    shown = str(path)
+    if not path.is_file():
+        raise WorkloadError("", "no such file" if not path.exists() else "not a regular file", shown)
+    resolved = path.resolve()
+    name = "vajra_workload_" + hashlib.sha1(str(resolved).encode()).hexdigest()[:12]
+    spec = importlib.util.spec_from_file_location(name, resolved)
+    if spec is None or spec.loader is None:
+        raise WorkloadError("", "cannot be imported as a Python file", shown)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses and pickling look their module up here
+    try:
+        spec.loader.exec_module(module)
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - the user's file: one line, no traceback
+        sys.modules.pop(name, None)
+        raise _import_error(exc, resolved, shown) from None
+    w = _is_workload(getattr(module, attr, None), shown, attr)
+    registered_one = _registered_by_file(resolved)
+    if registered_one is not None and registered_one.name == w.name:
+        return registered_one  # the file of a registered workload: the registered object
+    if w.name in registered_names():
+        raise WorkloadError("name", f"{w.name!r} is a registered workload's name: give yours its own", shown)
+    spec_text = str(resolved) if attr == WORKLOAD_ATTR else f"{resolved}:{attr}"
+    return _remember(_static_check(w, shown), Provenance(spec_text, f"file: {shown}", _digest(resolved)))
+
+
+def load_module(spec: str) -> Workload:
+    """``package.module:ATTR`` (ATTR defaults to WORKLOAD)."""
+    module_name, _, attr = spec.partition(":")
+    attr = attr or WORKLOAD_ATTR
+    try:
+        module = importlib.import_module(module_name)
+    except WorkloadError as exc:
+        raise exc.located(spec) from None
+    except Exception as exc:  # noqa: BLE001
+        raise WorkloadError("", _raised(exc), spec) from None
+    w = _is_workload(getattr(module, attr, None), spec, attr)
+    if w.name in registered_names() and registered_by_name(w.name) is not w:
+        raise WorkloadError("name", f"{w.name!r} is a registered workload's name: give yours its own", spec)
+    if id(w) in _KNOWN:
+        return w
+    return _remember(_static_check(w, spec), Provenance(f"{module_name}:{attr}", f"module: {spec}",
+                                                         _digest(getattr(module, "__file__", None))))
+
+
+def registered_by_name(name: str) -> Workload | None:
+    return next((f.workload for f in registered() if f.name == name and f.workload is not None), None)
+
+
+def _registered_by_file(path: Path) -> Workload | None:
+    for f in registered():
+        if f.workload is None:
+            continue
+        module = sys.modules.get(getattr(f.workload.make_inputs, "__module__", "") or "")
+        file = getattr(module, "__file__", None)
+        if file and Path(file).resolve() == path:
+            return f.workload
+    return None
+
+
+def load(spec: str) -> Workload:
+    """A registered name, a ``.py`` path (``:ATTR`` optional), ``package.module:ATTR``, or a
+    folder workload's name. Raises UnknownWorkload or WorkloadError (one line)."""
+    spec = spec.strip()
+    found = registered_by_name(spec)
+    if found is not None:
+        return found
+    broken = next((f for f in registered() if f.name == spec and f.error), None)
+    if broken is not None:
+        raise WorkloadError("", broken.error)
+    path_part, _, attr = spec.rpartition(":") if re.search(r"\.py:\w+$", spec) else (spec, "", "")
+    if path_part.endswith(".py") or "/" in spec or Path(spec).is_file():
+        return load_file(path_part or spec, attr or WORKLOAD_ATTR)
+    if ":" in spec:
+        return load_module(spec)
+    mine = folder() / f"{spec}.py"
+    if mine.is_file():
+        return load_file(mine)
+    for f in in_folder():
+        if f.name == spec:
+            if f.workload is None:
+                raise WorkloadError("", f.error)
+            return f.workload
+    raise UnknownWorkload(spec)
+
+
+def provenance(w: Workload) -> Provenance:
+    """What the GPU worker imports to get ``w`` back, where it came from, and its file's digest.
+
+    A workload no loader returned (a script built it and passed it to ``vajra_tui.tune``)
+    is found by the module-level name it has in the module that declared its functions.
+    """
+    known = _KNOWN.get(id(w))
+    if known is not None and known[0] is w:
+        return known[1]
+    for fn in (w.make_inputs, w.reference, w.buffer_len, w.flops, w.output_grid):
+        module = sys.modules.get(getattr(fn, "__module__", "") or "")
+        if module is None:
+            continue
+        attr = next((k for k, v in vars(module).items() if v is w), None)
+        if attr is None:
+            continue
+        file = getattr(module, "__file__", None)
+        if module.__name__ == "__main__" or module.__name__.startswith("vajra_workload_"):
+            if not file:
+                break
+            spec = str(Path(file).resolve()) + ("" if attr == WORKLOAD_ATTR else f":{attr}")
+            prov = Provenance(spec, f"file: {file}", _digest(file))
+        else:
+            prov = Provenance(f"{module.__name__}:{attr}", f"module: {module.__name__}:{attr}", _digest(file))
+        _remember(w, prov)
+        return prov
+    raise WorkloadError("", f"workload {w.name!r} is no module-level name of a file or module, so "
+                        "Vajra's GPU worker (another process) cannot import it: declare it at module "
+                        "level in a .py file (WORKLOAD = Workload(...)) and pass that")
+
+
+# ---- checks -------------------------------------------------------------------------
+def _is_workload(obj: object, where: str, attr: str) -> Workload:
+    if obj is None:
+        raise WorkloadError(attr, "not defined: a workload file defines a module-level "
+                            f"{attr} = vajra_tui.Workload(...)", where)
+    if not isinstance(obj, Workload):
+        raise WorkloadError(attr, f"is a {type(obj).__name__}, not a vajra_tui.Workload", where)
+    return obj
+
+
+def _static_check(w: Workload, where: str) -> Workload:
+    """What the functions return at the seed size, cheaply: lengths, grid, FLOPs, atol, bytes.
+
+    Inputs and the reference are checked where they are computed (the GPU worker), at
+    the size that runs.
+    """
+    try:
+        seed = w.size("seed")
+        w.checked_lengths(seed)
+        grid = _value(w, "output_grid", w.output_grid, seed)
+        if (not isinstance(grid, (tuple, list)) or len(grid) != 2
+                or not all(isinstance(v, (int,)) and not isinstance(v, bool) and v >= 1 for v in grid)):
+            raise WorkloadError("output_grid", f"returned {grid!r}: want (x, y), two positive integers")
+        for field_name, fn in (("flops", w.flops), ("atol", w.tolerance), ("bytes", w.bytes)):
+            if fn is None:
+                continue
+            value = _value(w, field_name, fn, seed)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0 \
+                    or value == float("inf"):
+                raise WorkloadError(field_name, f"returned {value!r}: want a finite number >= 0")
+    except WorkloadError as exc:
+        raise exc.located(where) from None
+    return w
+
+
+def _value(w: Workload, field_name: str, fn, size):  # type: ignore[no-untyped-def]
+    try:
+        value = fn(size)
+    except Exception as exc:  # noqa: BLE001
+        raise WorkloadError(field_name, _raised(exc)) from None
+    try:  # numpy scalars count as numbers
+        return value.item() if hasattr(value, "item") and not isinstance(value, (tuple, list)) else value
+    except (TypeError, ValueError):
+        return value
+
+
+def _raised(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"raised {type(exc).__name__}" + (f": {text[0]}" if text else "")
+
+
+def _import_error(exc: BaseException, path: Path, shown: str) -> WorkloadError:
+    """One line for whatever importing the file raised, at the file's own line when known
+    (``mine.py:12: flops: missing``)."""
+    if isinstance(exc, WorkloadError):
+        return exc.located(shown)
+    if isinstance(exc, SyntaxError):
+        return WorkloadError("", f"syntax error: {exc.msg}", f"{shown}:{exc.lineno}")
+    line = next((f.lineno for f in reversed(traceback.extract_tb(exc.__traceback__))
+                 if Path(f.filename).resolve() == path), None)
+    where = f"{shown}:{line}" if line else shown
+    if isinstance(exc, TypeError):
+        text = str(exc)
+        missing = re.search(r"missing \d+ required (?:keyword-only |positional )?arguments?: (.*)", text)
+        unknown = re.search(r"unexpected keyword argument '(\w+)'", text)
+        binding = "Binding" in text
+        if missing:
+            names = re.findall(r"'(\w+)'", missing.group(1))
+            what = "bindings" if binding else (names[0] if names else "")
+            return WorkloadError(what, f"missing (a {'Binding' if binding else 'Workload'} needs "
+                                 f"{', '.join(names)})", where)
+        if unknown:
+            near = difflib.get_close_matches(unknown.group(1), _FIELDS, 1)
+            hint = f" (did you mean {near[0]!r}?)" if near else ""
+            return WorkloadError(unknown.group(1), f"is no Workload field{hint}", where)
+    return WorkloadError("", f"importing it {_raised(exc)}", where)
