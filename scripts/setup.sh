@@ -47,7 +47,7 @@ fi
 # Node and the npm 'webgpu' package (Dawn) check kernels the way browsers do and run
 # the exported TypeScript. Without Node, only that check is skipped.
 if command -v npm >/dev/null && command -v node >/dev/null; then
-  (cd vajra_tui/node && { npm ci --no-audit --no-fund --loglevel=error || npm install --no-audit --no-fund --loglevel=error; }) \
+  .venv/bin/vajra-tui setup-node --timeout 300 \
     || echo "setup: npm install failed; browser (Tint) checks will be skipped" >&2
 else
   echo "setup: node/npm not found; browser (Tint) checks will be skipped" >&2

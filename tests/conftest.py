@@ -9,6 +9,13 @@ import pytest
 
 KERNELS = Path(__file__).parent / "kernels"
 os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
+# The browser-check sidecar that `vajra-tui setup-node` installed (scripts/setup.sh runs it):
+# found where the user's cache is, even though each test gets a cache dir of its own.
+if not os.environ.get("VAJRA_NODE_DIR"):
+    import platformdirs
+
+    os.environ["VAJRA_NODE_DIR"] = str(Path(os.environ.get("VAJRA_CACHE_DIR")
+                                            or platformdirs.user_cache_dir("vajra-tui")) / "node")
 
 
 @pytest.fixture(autouse=True)

@@ -93,8 +93,10 @@ async def test_full_keyboard_flow(tmp_path):
         await wait_for(pilot, lambda: (tmp_path / "out" / "sgemm.wgsl").exists(), "the export")
         assert (tmp_path / "out" / "sgemm.wgsl").read_text() == app.state.winner.stitched_source
 
-        await pilot.press("c")
+        # c copies the kernel selected on the current screen: the winner heads the report
+        await pilot.press("r", "home", "c")
         await pilot.pause(0.1)
+        assert app.screen.selected_view() is app.state.winner
         assert app.clipboard == app.state.winner.stitched_source
 
         await pilot.press("q")

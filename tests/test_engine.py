@@ -36,6 +36,8 @@ OPTIMIZED = {
     "softmax": "softmax_row.wgsl",
     "conv1d": "conv1d_vec4.wgsl",
     "sobel": "sobel_shared.wgsl",
+    "layernorm": "layernorm_row.wgsl",
+    "gemv": "gemv_split.wgsl",
 }
 
 

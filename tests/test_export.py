@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from vajra_tui import __version__
-from vajra_tui.engine import browser_check, tint
+from vajra_tui.engine import browser_check, sidecar, tint
 from vajra_tui.engine.contract import stitch
 from vajra_tui.engine.export import (
     LOCK_NAME, LOCK_SCHEMA_VERSION, device_key, export_winner, lock_entry, merge_locks,
@@ -30,8 +30,6 @@ SIZES = {
     "conv1d": "N=1000,K=64",
     "sobel": "H=37,W=53",
 }
-NODE_DIR = tint.NODE_DIR
-HARNESS = NODE_DIR / "run_export.ts"
 
 
 @pytest.fixture(scope="module")
@@ -74,8 +72,8 @@ def _tsx() -> list[str]:
     if not tint.node_available() or shutil.which("npm") is None:
         pytest.skip("node/npm not available: exported TypeScript not run")
     if tint.ensure_node_modules() is None:
-        pytest.skip("could not install the npm 'webgpu' package in vajra_tui/node")
-    local = NODE_DIR / "node_modules" / ".bin" / "tsx"
+        pytest.skip("the npm 'webgpu' package (Dawn) is not installed: run vajra-tui setup-node")
+    local = sidecar.node_dir() / "node_modules" / ".bin" / "tsx"
     if local.exists():
         return [str(local)]
     npx = shutil.which("npx")
@@ -91,7 +89,8 @@ def _run_module(module: Path, inputs: dict[str, np.ndarray], work: Path) -> tupl
     manifest = work / "manifest.json"
     manifest.write_text(json.dumps({"inputs": {n: f"{n}.bin" for n in inputs}, "output": "out.bin"}))
     env = {**os.environ, "EGL_PLATFORM": "surfaceless"}
-    proc = subprocess.run([*_tsx(), str(HARNESS), str(module), str(manifest)], cwd=NODE_DIR,
+    tsx, folder = _tsx(), sidecar.node_dir()
+    proc = subprocess.run([*tsx, str(folder / "run_export.ts"), str(module), str(manifest)], cwd=folder,
                           capture_output=True, text=True, timeout=120, env=env)
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
     report = json.loads(lines[-1]) if lines else {}
@@ -175,8 +174,10 @@ def test_lockfile_records_device_timings_and_verification(measured, tmp_path):
         datetime.fromisoformat(e["exported_at"].replace("Z", "+00:00"))
         assert lock["kernels"][result.source_sha256]["devices"][0]["key"] == device_key(device)
     assert lock_entry(*measured["sgemm"])["key"] == by_workload["sgemm"]["key"]
-    assert lock["files"] == {f"{n}.{ext}": measured[n][0].source_sha256
+    # the files map holds each file's own sha256: the .wgsl's is the kernel's identity
+    assert lock["files"] == {f"{n}.{ext}": hashlib.sha256((tmp_path / f"{n}.{ext}").read_bytes()).hexdigest()
                              for n in SIZES for ext in ("wgsl", "ts")}
+    assert all(lock["files"][f"{n}.wgsl"] == measured[n][0].source_sha256 for n in SIZES)
 
 
 def test_export_refuses_to_overwrite(measured, tmp_path):
@@ -205,7 +206,8 @@ def test_export_refuses_to_overwrite(measured, tmp_path):
     lock = json.loads((tmp_path / LOCK_NAME).read_text())
     new_sha = hashlib.sha256(newer.stitched_source.encode()).hexdigest()
     assert len(lock["entries"]) == 2
-    assert lock["files"] == {"softmax.wgsl": new_sha, "softmax.ts": new_sha}
+    assert lock["files"] == {"softmax.wgsl": new_sha,
+                             "softmax.ts": hashlib.sha256((tmp_path / "softmax.ts").read_bytes()).hexdigest()}
 
     other = tmp_path / "other"
     other.mkdir()

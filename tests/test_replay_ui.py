@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from vajra_tui.app import VajraApp, run_app
-from vajra_tui.engine.record import read_recording
+from vajra_tui.engine.record import Recording, read_recording
 from vajra_tui.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
-SHIPPED = sorted((ROOT / "recordings").glob("*.jsonl"))
+SHIPPED = sorted((ROOT / "vajra_tui" / "recordings").glob("*.jsonl"))
 FIXTURE = Path(__file__).parent / "data" / "session_fixture.jsonl"
 
 
@@ -65,15 +65,13 @@ def _lines() -> list[str]:
     return FIXTURE.read_text(encoding="utf-8").splitlines()
 
 
-@pytest.mark.parametrize("kind", ["corrupt", "truncated", "newer", "empty", "missing"])
+@pytest.mark.parametrize("kind", ["corrupt", "newer", "empty", "missing"])
 def test_bad_recording_is_one_line_exit_2(tmp_path, capsys, kind):
     path = tmp_path / f"{kind}.jsonl"
     lines = _lines()
     if kind == "corrupt":
         lines[5] = lines[5][: len(lines[5]) // 2] + "}{"
         path.write_text("\n".join(lines) + "\n")
-    elif kind == "truncated":
-        path.write_text("\n".join(lines[:40]) + "\n" + lines[40][:25])
     elif kind == "newer":
         header = json.loads(lines[0])
         header["schema_version"] = 999
@@ -85,5 +83,72 @@ def test_bad_recording_is_one_line_exit_2(tmp_path, capsys, kind):
     err = captured.err.strip()
     assert err and "\n" not in err and "Traceback" not in err, err
     assert str(path) in err
-    if kind in ("corrupt", "truncated"):
-        assert kind in err
+    if kind == "corrupt":
+        assert "corrupt at line 6" in err
+
+
+async def test_a_cut_recording_replays_up_to_the_cut_and_says_where(tmp_path):
+    """kill -9 leaves a recording cut mid-line: the screens replay it, the banner and a notice say where."""
+    lines = _lines()
+    path = tmp_path / "cut.jsonl"
+    path.write_text("\n".join(lines[:40]) + "\n" + lines[40][:25])
+    recording = Recording(path).check()
+    assert recording.cut == 41
+    app = VajraApp(Settings(), replay_events=recording, replay_label="cut.jsonl (cut at line 41)", speed=0)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: app.driver is not None and app.driver.done, "the replay")
+        await pilot.pause(0.1)
+        assert app.state.events == 39 + 1  # the events before the cut, then the notice
+        assert any("cut at line 41" in n.message for n in app.state.notices)
+        assert "cut at line 41" in app.banner
+        for key, screen in (("v", "variants"), ("g", "graveyard"), ("r", "report")):
+            await pilot.press(key)
+            await wait_for(pilot, lambda: app.current == screen, screen)
+        await pilot.press("q")
+
+
+def test_a_cut_recording_replays_headless_with_a_warning(tmp_path, capsys):
+    from vajra_tui.cli import main
+
+    lines = _lines()
+    path = tmp_path / "cut.jsonl"
+    path.write_text("\n".join(lines) + "\n" + lines[-1][:30])
+    assert main(["replay", str(path), "--json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["results"]
+    assert f"cut at line {len(lines) + 1}" in captured.err and captured.err.count("\n") == 1
+
+
+async def test_a_long_recording_streams_through_the_ui_in_bounded_memory(tmp_path):
+    """Events are read from disk as the UI takes them (the queue stays short), and what the
+    screens keep per candidate stays bounded however long the stream or the rounds."""
+    from vajra_tui.engine.events import DispatchTimed, StreamDelta
+    from vajra_tui.engine.record import Recorder
+    from vajra_tui.state import KEEP_SAMPLES, STREAM_KEEP_CHARS
+
+    _, events = read_recording(FIXTURE)
+    path = tmp_path / "long.jsonl"
+    rec = Recorder(path)
+    rec(events[0])
+    for i in range(6000):
+        rec(StreamDelta(id="long", kind="content", text=f"token {i} " * 4))
+        rec(DispatchTimed(id="long", round=i + 1, ms=0.1, method="wall"))
+    for event in events[1:]:
+        rec(event)
+    rec.close()
+    app = VajraApp(Settings(), replay_events=Recording(path).check(), replay_label="long.jsonl", speed=0)
+    queued = 0
+    async with app.run_test(size=(100, 30)) as pilot:
+        while not (app.driver is not None and app.driver.done):
+            queued = max(queued, app.message_queue_size)
+            await pilot.pause(0.02)
+        await pilot.pause(0.2)
+        view = app.state.candidates["long"]
+        assert sum(map(len, view.content)) <= STREAM_KEEP_CHARS + 4096 * 40
+        assert view.content[-1].endswith("token 5999 ")  # the tail a panel shows is intact
+        assert len(view.dispatch_ms) <= KEEP_SAMPLES
+        await pilot.press("v")
+        await wait_for(pilot, lambda: app.current == "variants", "variants")
+        assert app.is_running
+        await pilot.press("q")
+    assert queued < 1000, queued

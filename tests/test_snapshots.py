@@ -38,6 +38,7 @@ def _isolated(tmp_path, monkeypatch):
         monkeypatch.setenv(name, str(tmp_path / name.lower()))
     for name in ("NEBIUS_API_KEY", "TAVILY_API_KEY", "VAJRA_THEME"):
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir("/tmp")  # the export modal shows its folder in full: the same on every machine
 
 
 def replay_app(theme: str = "textual-dark") -> VajraApp:

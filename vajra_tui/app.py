@@ -20,7 +20,10 @@ from textual.screen import ModalScreen, Screen
 from .driver import EngineEvent, LiveDriver, ReplayDriver, RunConfig
 from .engine.events import DeviceInfo, Event, GenerationStarted, Notice, RankingReady, SessionFinished
 from .engine.events import SessionStarted
-from .engine.record import RecordingError, read_recording
+from .engine import damage
+from .engine.record import Recording, RecordingError
+from .safe_text import clean, clean_event, one_line
+from .controls import RunControls
 from .screens import StateScreen
 from .screens.baseline import BaselineScreen
 from .screens.export import ExportScreen
@@ -31,13 +34,12 @@ from .screens.report import ReportScreen
 from .screens.source import SourceScreen
 from .screens.variants import VariantsScreen
 from .settings import Settings
-from .state import CandidateView, RunState
+from .state import RunState
 
 SCREENS_BY_NAME: dict[str, type[StateScreen]] = {
     "picker": PickerScreen, "baseline": BaselineScreen, "variants": VariantsScreen,
     "graveyard": GraveyardScreen, "report": ReportScreen,
 }
-NEEDS_RUN = {"goto", "evolve", "source", "copy", "export"}
 REFRESH_HZ = 15
 
 
@@ -59,10 +61,12 @@ def probe_adapter(prefer: str | None = None) -> DeviceInfo:
     return DeviceInfo.model_validate_json(lines[-1])
 
 
-class VajraApp(App[int]):
+class VajraApp(RunControls, App[int]):
     CSS_PATH = "styles.tcss"
     TITLE = "Vajra"
     BINDINGS = [
+        Binding("escape,backspace", "back", "picker", id="back"),
+        Binding("ctrl+x", "cancel", "cancel", id="cancel"),
         Binding("b", "goto('baseline')", "base", id="baseline"),
         Binding("v", "goto('variants')", "vars", id="variants"),
         Binding("g", "goto('graveyard')", "graves", id="graveyard"),
@@ -78,7 +82,7 @@ class VajraApp(App[int]):
     def __init__(self, settings: Settings | None = None, *, workload: str | None = None,
                  size: str | None = None, source: str = "auto", adapter: str | None = None,
                  record: Path | None = None, kernels: list[Path] | None = None,
-                 replay_events: list[Event] | None = None, replay_label: str = "",
+                 replay_events: Iterable[Event] | None = None, replay_label: str = "",
                  speed: float = 1.0, probe: Callable[[], DeviceInfo] | None = None) -> None:
         super().__init__()
         self.settings = settings or Settings()
@@ -97,6 +101,8 @@ class VajraApp(App[int]):
         self.banner = f"▶ RECORDING — replay of {replay_label}" if replay_events is not None else ""
         self._dirty = False
         self._announced: set[int] = set()
+        self._footer: tuple[object, ...] = ()
+        self.saved_recordings: list[Path] = []  # printed when the terminal is back
 
     # ---- lifecycle -------------------------------------------------------------
     def on_mount(self) -> None:
@@ -122,14 +128,14 @@ class VajraApp(App[int]):
         driver = LiveDriver(self, config, self.settings)
         try:
             driver.start()
-        except (OSError, FileExistsError) as exc:
+        except (OSError, RecordingError) as exc:
             self.notify(str(exc), severity="error")
             return
         self.driver = driver
         self.refresh_bindings()
         self.goto("baseline")
 
-    def start_replay(self, events: list[Event]) -> None:
+    def start_replay(self, events: Iterable[Event]) -> None:
         self.driver = ReplayDriver(self, events, self.speed)
         self.driver.start()
         self.refresh_bindings()
@@ -138,24 +144,25 @@ class VajraApp(App[int]):
     def start_replay_file(self, path: Path) -> None:
         """The picker's fallback when no adapter exists: play a shipped recording."""
         try:
-            _, events = read_recording(path)
+            events = Recording(path).check()  # streamed: read again as it plays
         except RecordingError as exc:
             self.notify(str(exc), severity="error")
             return
-        self.banner = f"▶ RECORDING — {path.name} (recorded elsewhere, not measured here)"
+        cut = f", cut at line {events.cut}" if events.cut else ""
+        self.banner = f"▶ RECORDING — {path.name} (recorded elsewhere, not measured here{cut})"
         self.start_replay(events)
 
     async def action_quit(self) -> None:
-        self.workers.cancel_group(self, "engine")
         if self.driver is not None:
-            path = await self.driver.aclose()
-            if path is not None:
-                print(f"recording saved: {path}", file=sys.stderr)
+            path = await self.driver.aclose()  # a running generation is cancelled first
+            if path is not None:  # run_app prints it once the terminal is back
+                self.saved_recordings.append(path)
+        self.workers.cancel_group(self, "engine")
         self.exit(0)
 
     # ---- events ----------------------------------------------------------------
     def on_engine_event(self, message: EngineEvent) -> None:
-        event = message.event
+        event = clean_event(message.event)  # what is shown: data, never control codes (see safe_text)
         self.state.apply(event)
         self._dirty = True
         if isinstance(event, SessionStarted) and self.current == "picker":
@@ -170,7 +177,24 @@ class VajraApp(App[int]):
         elif isinstance(event, SessionFinished) and self.driver is not None and self.driver.replay:
             self.notify("replay finished: browse with b v g r")
 
+    def notify(self, message: str, *, title: str = "", severity: Any = "information",
+               timeout: float | None = None, markup: bool = True) -> None:
+        """Every toast is plain text: messages carry names, paths and server errors, so
+        markup is never parsed in them and control codes never reach the terminal."""
+        super().notify(clean(message), title=clean(title), severity=severity, timeout=timeout,
+                       markup=False)
+
     def _refresh_tick(self) -> None:
+        if not self.screen_stack:  # starting up or shutting down
+            return
+        for problem in damage.take():  # a damaged cache folder: what to remove, once
+            self.notify(problem, severity="warning", timeout=10)
+        if self.state.tick():  # a deadline countdown moved
+            self._dirty = True
+        signature = self.footer_signature()
+        if signature != self._footer:  # the footer lists only the keys that work now
+            self._footer = signature
+            self.refresh_bindings()
         if not self._dirty:
             return
         self._dirty = False
@@ -199,11 +223,6 @@ class VajraApp(App[int]):
         else:
             self.push_screen(name)
 
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in NEEDS_RUN and self.driver is None:
-            return False
-        return True
-
     def key_for(self, binding_id: str) -> str:
         """The key now bound to an action (settings.keys overrides included)."""
         if binding_id in self._keymap:
@@ -231,29 +250,27 @@ class VajraApp(App[int]):
         else:
             self.goto("variants")
 
-    def _selected(self) -> CandidateView | None:
-        state = self.state
-        return state.candidates.get(self.selected_id or "") or state.winner or state.baseline
-
     def action_source(self) -> None:
-        view = self._selected()
+        view = self.shown_kernel()  # the kernel selected on this screen, never another
         if view is None:
-            self.notify("no kernel yet", severity="warning")
+            self.notify("no kernel selected here", severity="warning")
         elif not isinstance(self.screen, SourceScreen):
             self.push_screen(SourceScreen(view))
 
     def action_copy(self) -> None:
-        winner = self.state.winner
-        if winner is None or not winner.stitched_source:
-            self.notify("no winner yet: nothing to copy", severity="warning")
+        view = self.shown_kernel()
+        source = (view.stitched_source or view.source) if view is not None else ""
+        if view is None or not source:
+            self.notify("no kernel source here to copy", severity="warning")
             return
         try:
-            self.copy_to_clipboard(winner.stitched_source)
+            self.copy_to_clipboard(source)
         except Exception as exc:  # no terminal, closed stream: never crash over a clipboard
             self.notify(f"could not copy: {exc}", severity="error")
             return
-        lines = winner.stitched_source.count("\n") + 1
-        self.notify(f"copied {winner.label}'s WGSL ({lines} lines) via OSC 52")
+        lines = source.count("\n") + 1
+        kind = "WGSL" if view.stitched_source else "kernel body"
+        self.notify(f"copied {view.label}'s {kind} ({lines} lines) via OSC 52")
 
     def action_export(self) -> None:
         winner = self.state.winner
@@ -272,7 +289,7 @@ class VajraApp(App[int]):
         try:
             written = export_winner(winner.result, session.device, session.workload, out_dir, overwrite)
         except FileExistsError as exc:
-            return [], f"{exc} (tick overwrite to replace)"
+            return [], f"{exc}: tick “overwrite existing files” to replace it"
         except (OSError, ValueError, RuntimeError) as exc:
             return [], str(exc).splitlines()[0]
         self.notify(f"exported {winner.label}: " + ", ".join(p.name for p in written) + f" → {out_dir}")
@@ -287,7 +304,11 @@ class VajraApp(App[int]):
             ("Navigate: report", "ranking, chart and provenance", lambda: self.goto("report")),
             ("Tune: evolve winner", "run the next generation from the winner", self.action_evolve),
             ("Kernel: show source", "stitched WGSL of the selected kernel", self.action_source),
-            ("Kernel: copy winner WGSL", "to the clipboard via OSC 52", self.action_copy),
+            ("Kernel: copy selected WGSL", "the selected kernel, to the clipboard via OSC 52",
+             self.action_copy),
+            ("Tune: cancel generation", "stop the candidates in flight", self.action_cancel),
+            ("Navigate: back to the picker", "end this session (the recording is kept)",
+             self.action_back),
             ("Kernel: export winner", "WGSL, TypeScript and lockfile", self.action_export),
             ("Help: keys", "every key binding", self.action_help),
         ]
@@ -302,23 +323,33 @@ def run_app(settings: Settings, *, workload: str | None = None, size: str | None
             record: Path | None = None, adapter: str | None = None,
             kernels: list[Path] | None = None) -> int:
     """The CLI's entry: 0 on a normal quit, 2 on a bad recording/argument (one line on stderr)."""
-    from .engine.workloads import SizeError, get_workload
+    from .engine.workloads import SizeError, WorkloadError, get_workload
 
-    events: list[Event] | None = None
+    from .engine.kernel_file import KernelFileError, read_kernel_file
+    from .engine.outputs import OutputPathError, check_new_file
+
+    events: Recording | None = None
     label = ""
     try:
         if replay is not None:
-            _, events = read_recording(Path(replay))
-            label = Path(replay).name
+            # read once to refuse a bad file here; the replay streams it again (memory stays flat)
+            events = Recording(Path(replay)).check()
+            label = Path(replay).name + (f" (cut at line {events.cut})" if events.cut else "")
         elif workload is not None:
             get_workload(workload).size(size)
         if record is not None and Path(record).exists():
             raise RecordingError(f"{record} exists; refusing to overwrite a recording")
-    except (RecordingError, SizeError, KeyError) as exc:
-        print(f"vajra-tui: {exc}", file=sys.stderr)
+        if record is not None:  # before the UI starts, not when the run does
+            check_new_file(Path(record))
+        for path in kernels or []:
+            read_kernel_file(path)
+    except (RecordingError, SizeError, KeyError, OutputPathError, KernelFileError, WorkloadError) as exc:
+        print(f"vajra-tui: {one_line(exc)}", file=sys.stderr)
         return 2
     app = VajraApp(settings, workload=workload, size=size, source=source, adapter=adapter,
                    record=record, kernels=kernels, replay_events=events, replay_label=label,
                    speed=speed)
     app.run()
+    for path in app.saved_recordings:  # after the UI: a print while it runs never shows
+        print(f"recording saved: {one_line(path)}", file=sys.stderr)
     return int(app.return_code or 0)

@@ -9,21 +9,25 @@ import sys
 from pathlib import Path
 
 from . import __version__
+from .args import OneLineParser, UsageError, int_at_least, positive_seconds, speed
+from .safe_text import clean, one_line
 from .settings import Settings, config_path, load_settings
 
 EXIT_USAGE = 2
-
-
-class UsageError(Exception):
-    """Bad input from the user: one line on stderr, exit status 2."""
+# Commands that run with a broken config: the ones a user reaches for to find and fix it.
+NO_SETTINGS = {"doctor", "completion", "setup-node"}
 
 
 def _timing_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--workload", "-w", required=True, help="sgemm | softmax | conv1d | sobel")
+    p.add_argument("--workload", "-w", required=True,
+                   help="a name (sgemm, softmax, conv1d, sobel, layernorm, gemv, or one from your "
+                        "workloads folder), a .py file, or package.module:ATTR")
     p.add_argument("--size", help="seed (default), large, or e.g. 2048 / 4096x1024 / M=64,N=32,K=16")
-    p.add_argument("--warmup", type=int, help="warm-up dispatches per kernel (default 5)")
-    p.add_argument("--reps", type=int, help="timed dispatches per kernel (default 9)")
-    p.add_argument("--deadline", type=float, help="seconds a dispatch may run before it is killed")
+    p.add_argument("--warmup", type=int_at_least(0), help="warm-up dispatches per kernel (default 5)")
+    p.add_argument("--reps", type=int_at_least(1), help="timed dispatches per kernel (default 9)")
+    p.add_argument("--deadline", type=positive_seconds,
+                   help="seconds a dispatch may run before it is killed (default: the larger of 10 s "
+                        "and 20x the baseline)")
     p.add_argument("--timing", choices=["auto", "wall"], help="auto: device timestamps where available")
     p.add_argument("--cache", choices=["warm", "cold"],
                    help="GPU caches between timed dispatches (default warm; cold flushes L2)")
@@ -34,11 +38,20 @@ def _timing_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--adapter", help="use the adapter whose name contains this text")
     p.add_argument("--json", action="store_true", help="print one JSON document instead of a table")
     p.add_argument("--record", type=Path, help="record the session's events to this JSONL file")
-    p.add_argument("--quiet", "-q", action="store_true", help="no progress lines on stderr")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+    p.add_argument("--csv", type=Path, help="also write the results as CSV to this new file")
+
+
+class _Parser(OneLineParser):
+    """argparse quotes the offending argument in its errors: printed without control codes,
+    in one line (OneLineParser raises UsageError instead of printing the usage block)."""
+
+    def error(self, message: str):  # type: ignore[override]
+        super().error(clean(message))
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="vajra-tui", description=__doc__)
+    parser = _Parser(prog="vajra-tui", description=__doc__)
     parser.add_argument("--version", action="version", version=f"vajra-tui {__version__}")
     parser.add_argument("--workload", "-w", help="workload to preselect in the TUI")
     parser.add_argument("--size", help="size to preselect in the TUI")
@@ -59,21 +72,28 @@ def build_parser() -> argparse.ArgumentParser:
 
     tune = sub.add_parser("tune", help="baseline, strategies A/B/C, then evolution")
     _timing_args(tune)
-    tune.add_argument("--source", choices=["library", "llm", "auto"], default="auto")
-    tune.add_argument("--generations", type=int, default=2, help="evolution rounds after A/B/C")
-    tune.add_argument("--budget", type=int, default=6, help="candidates per offline evolution round")
+    tune.add_argument("--source", choices=["library", "llm", "auto", "params"], default="auto",
+                      help="params: search the // tune: overrides of the --kernel files (Optuna past --budget)")
+    tune.add_argument("--generations", type=int_at_least(0), default=2, help="evolution rounds after A/B/C")
+    tune.add_argument("--budget", type=int_at_least(1), default=6,
+                      help="candidates per offline evolution round; with --source params, "
+                           "configurations in all")
     tune.add_argument("--kernel", "-k", action="append", default=[], type=Path)
     tune.add_argument("--export", type=Path, help="export the winner into this directory")
 
     replay = sub.add_parser("replay", help="replay a recorded session in the TUI")
-    replay.add_argument("file", type=Path)
-    replay.add_argument("--speed", type=float, default=1.0, help="playback speed (0: instant)")
+    replay.add_argument("file", type=Path, nargs="?",
+                        help="a recording, or the name of a shipped one (see --list)")
+    replay.add_argument("--list", action="store_true", help="list the recordings shipped with Vajra")
+    replay.add_argument("--speed", type=speed, default=1.0, help="playback speed (0: instant)")
     replay.add_argument("--headless", action="store_true", help="print the recorded results instead")
     replay.add_argument("--json", action="store_true")
+    replay.add_argument("--csv", type=Path, help="also write the recorded results as CSV to this new file")
 
     export = sub.add_parser("export", help="export a recorded session's winner (WGSL, TS, lockfile)")
     export.add_argument("recording", type=Path)
-    export.add_argument("--out", "-o", type=Path, default=Path("vajra-export"))
+    export.add_argument("--out", "-o", type=Path, default=Path("vajra-export"),
+                        help="directory to write into (default: ./vajra-export)")
     export.add_argument("--kernel", help="export this kernel (name or id) instead of the winner")
     export.add_argument("--force", action="store_true", help="overwrite existing files")
 
@@ -86,19 +106,59 @@ def build_parser() -> argparse.ArgumentParser:
     merge.add_argument("files", nargs="+", type=Path)
     merge.add_argument("--out", "-o", type=Path, default=Path("vajra.lock.json"))
     merge.add_argument("--force", action="store_true")
+    diff = lock_sub.add_parser("diff", help="two lockfiles side by side: two devices, or two runs")
+    diff.add_argument("a", type=Path, help="the first lockfile (A)")
+    diff.add_argument("b", type=Path, help="the second lockfile (B)")
+    diff.add_argument("--json", action="store_true")
+
+    doctor = sub.add_parser("doctor", help="what works here: adapters, timestamps, Node/Dawn, Ray, NVML, paths")
+    doctor.add_argument("--json", action="store_true")
+    setup_node = sub.add_parser("setup-node", help="install the browser (Tint/Dawn) check into the user cache")
+    setup_node.add_argument("--timeout", type=positive_seconds, default=300.0,
+                            help="give up after this many seconds (default 300)")
+    completion = sub.add_parser("completion", help="print a shell completion script (shtab)")
+    completion.add_argument("shell", choices=["bash", "zsh", "tcsh"])
+    _file_completion(parser)
     return parser
 
 
+def _file_completion(parser: argparse.ArgumentParser) -> None:
+    """Path arguments complete as file names in the shells (shtab reads ``.complete``)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                _file_completion(sub)
+        elif action.type is Path:
+            action.complete = {"bash": "_shtab_compgen_files", "zsh": "_files", "tcsh": "f"}  # type: ignore[attr-defined]
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    settings = load_settings()
+    from .config_file import ConfigError
+    from .runtime_env import ensure_runtime_dir
+
+    ensure_runtime_dir()  # before any driver loads: an unset one made Mesa print errors
     try:
+        args = build_parser().parse_args(argv)
+        if args.command == "config" and args.action == "path":
+            print(config_path())  # never reads the file: it is how a user finds a broken one
+            # on stderr, so `$(vajra-tui config path)` stays the file: the picker's own folder
+            print(f"workloads folder: {one_line(config_path().parent / 'workloads')} "
+                  "(its *.py files appear in the TUI's picker)", file=sys.stderr)
+            return 0
+        settings = None if args.command in NO_SETTINGS else load_settings()
         return _dispatch(args, settings)
-    except UsageError as exc:
-        print(f"vajra-tui: {exc}", file=sys.stderr)
+    except (UsageError, ConfigError) as exc:
+        print(f"vajra-tui: {one_line(exc)}", file=sys.stderr)  # messages quote paths and names: data
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130
+
+
+def _recording_path(path: Path) -> Path:
+    """A recording given by path, or by the name of a shipped one (``lavapipe-sgemm``)."""
+    from .shipped import find_shipped
+
+    return find_shipped(path) or path if not path.exists() else path
 
 
 def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
@@ -107,11 +167,33 @@ def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
     if args.command is None:
         return commands.tui(args, settings)
     if args.command == "config":
-        if args.action == "path":
-            print(config_path())
-        else:
-            print(json.dumps(json.loads(settings.model_dump_json()), indent=2))
+        print(json.dumps(json.loads(settings.model_dump_json()), indent=2))
         return 0
+    if args.command == "doctor":
+        from .doctor import doctor
+        return doctor(args)
+    if args.command == "setup-node":
+        from .engine.sidecar import setup_node_command
+        return setup_node_command(args.timeout)
+    if args.command == "completion":
+        import shtab
+        print(shtab.complete(build_parser(), shell=args.shell))
+        return 0
+    if args.command == "replay":
+        from .shipped import find_shipped, shipped_recordings
+
+        if args.list:
+            for path in shipped_recordings():
+                print(one_line(path))
+            return 0
+        if args.file is None:
+            raise UsageError("replay needs a recording file (vajra-tui replay --list names the shipped ones)")
+        args.file = _recording_path(args.file)
+    if args.command == "export":
+        args.recording = _recording_path(args.recording)
+    if args.command == "lock" and args.lock_command == "diff":
+        from .lock_diff import lock_diff
+        return lock_diff(args)
     handler = getattr(commands, args.command)
     result = handler(args, settings)
     return asyncio.run(result) if asyncio.iscoroutine(result) else result

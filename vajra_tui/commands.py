@@ -12,10 +12,15 @@ from .cli import UsageError
 from .engine.candidate import Candidate
 from .engine.events import Event
 from .engine.gpu.client import GPUClient, WorkerCrashed, WorkerError, WorkerTimeout
-from .engine.record import Recorder, RecordedRun, RecordingError, read_recording
-from .engine.session import BaselineError, Session
-from .engine.workloads import SizeError, UnknownWorkload, get_workload
+from .engine import damage
+from .engine.kernel_file import KernelFileError, read_kernel_file
+from .engine.outputs import OutputPathError, check_export_folder, check_new_file
+from .engine.record import Recorder, RecordedRun, Recording, RecordingError
+from .engine.session import BaselineError, Session, WorkloadUnsupported
+from .engine.workloads import SizeError, UnknownWorkload, WorkloadError, get_workload
+from .progress import progress_sink
 from .render import ProgressPrinter, document, print_table
+from .safe_text import clean, one_line
 from .settings import Settings, TimingSettings, cache_dir
 from .widgets import fmt
 
@@ -31,7 +36,7 @@ def _resolve(args: argparse.Namespace):
     try:
         workload = get_workload(args.workload)
         return workload, workload.size(args.size)
-    except (UnknownWorkload, SizeError) as exc:
+    except (UnknownWorkload, SizeError, WorkloadError) as exc:
         raise UsageError(str(exc)) from None
 
 
@@ -53,12 +58,10 @@ def _timing(args: argparse.Namespace, settings: Settings) -> TimingSettings:
 def _user_kernels(paths: list[Path]) -> list[Candidate]:
     out, seen = [], set()
     for index, path in enumerate(paths):
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise UsageError(f"kernel file not found: {path}") from None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise UsageError(f"cannot read kernel file {path}: {exc.__class__.__name__}") from None
+        try:  # a regular UTF-8 file of at most 1 MB, BOM stripped
+            text = read_kernel_file(path)
+        except KernelFileError as exc:
+            raise UsageError(str(exc)) from None
         name = path.stem
         while name in seen or name == "baseline":
             name += "'"
@@ -71,9 +74,11 @@ def _user_kernels(paths: list[Path]) -> list[Candidate]:
 def _recorder(path: Path | None, label: str) -> Recorder | None:
     if path is None:
         return None
-    if path.exists():
-        raise UsageError(f"{path} exists; choose another --record file")
-    return Recorder(path, label)
+    try:  # before the run: never a traceback (or a lost run) over a path that cannot be written
+        check_new_file(path)
+        return Recorder(path, label)
+    except (OutputPathError, RecordingError) as exc:
+        raise UsageError(str(exc)) from None
 
 
 class _Run:
@@ -82,10 +87,17 @@ class _Run:
     def __init__(self, args: argparse.Namespace, settings: Settings, mode: str) -> None:
         self.workload, self.size = _resolve(args)
         self.kernels = _user_kernels(getattr(args, "kernel", []))
+        if getattr(args, "export", None) is not None:  # checked now, not after an hour of tuning
+            try:
+                check_export_folder(args.export, [f"{self.workload.name}.wgsl", f"{self.workload.name}.ts"])
+            except OutputPathError as exc:
+                raise UsageError(str(exc)) from None
+        check_csv(getattr(args, "csv", None))
         self.recorder = _recorder(args.record, f"{mode} {self.workload.name}")
         sinks: list[Callable[[Event], None]] = []
-        if not args.quiet:
-            sinks.append(ProgressPrinter())
+        self.progress = None if args.quiet else progress_sink()  # a bar on a terminal, lines in a pipe
+        if self.progress is not None:
+            sinks.append(self.progress)
         if self.recorder:
             sinks.append(self.recorder)
         self.client = GPUClient(args.adapter)
@@ -95,10 +107,14 @@ class _Run:
                                resume=getattr(args, "resume", False))
 
     def close(self) -> None:
+        if self.progress is not None and hasattr(self.progress, "close"):
+            self.progress.close()
         self.client.close()
         if self.recorder:
             path = self.recorder.close()
-            print(f"recorded {path}", file=sys.stderr)
+            print(f"recorded {one_line(path)}", file=sys.stderr)
+        for problem in damage.take():  # a damaged cache folder: what to remove, once
+            print(f"vajra-tui: warning: {problem}", file=sys.stderr)
 
 
 def _finish(args: argparse.Namespace, run: _Run, results: list, winner: Any,
@@ -111,14 +127,16 @@ def _finish(args: argparse.Namespace, run: _Run, results: list, winner: Any,
                "ties": [r.name for r in verdict.ties] if verdict else [],
                "baseline_won": bool(verdict and verdict.baseline_won),
                "final_batch": s.results["baseline"].batch if "baseline" in s.results else None}
+    if getattr(args, "csv", None):
+        save_csv(args.csv, results, s.device, s.info)
     if args.json:
         doc = document(s.device, s.info, results, s.calibration, {**summary, **(extra or {})})
         print(json.dumps(doc, indent=2))
     else:
         print_table(s.device, s.info, ranked_first(results), winner.id if winner else None)
         if verdict:
-            print(f"{verdict.headline}; every speedup divides the baseline of batch "
-                  f"{summary['final_batch']}")
+            print(clean(f"{verdict.headline}; every speedup divides the baseline of batch "
+                        f"{summary['final_batch']}"))
         if s.calibration:
             c = s.calibration
             print(f"roofline: copy {c.copy_gbps:.1f} GB/s, FMA {c.fma_gflops:.1f} GFLOP/s, "
@@ -146,13 +164,16 @@ async def bench(args: argparse.Namespace, settings: Settings) -> int:
             await run.session.check_browser(best.id)
     except RUN_ERRORS as exc:
         return _run_failed(exc)
+    except WorkloadError as exc:  # what the workload's own functions returned: its file, one line
+        raise UsageError(str(exc)) from None
     finally:
         run.close()
     s = run.session
     results = [s.results["baseline"], *[s.results[k.id] for k in run.kernels]]
     if args.show_source:
         for r in results:
-            print(f"// ===== {r.name} (sha256 {r.source_sha256}) =====\n{r.stitched_source}", file=sys.stderr)
+            print(clean(f"// ===== {r.name} (sha256 {r.source_sha256}) =====\n{r.stitched_source}"),
+                  file=sys.stderr)
     return _finish(args, run, results, verdict.winner)
 
 
@@ -164,6 +185,7 @@ async def tune(args: argparse.Namespace, settings: Settings) -> int:
 
     run = _Run(args, settings, args.source)
     llm = None
+    params = _params(run, args) if args.source == "params" else None
     if args.source in ("llm", "auto"):
         llm = NemotronSource(settings.llm, run.session.emit)
         if not llm.configured:
@@ -172,14 +194,17 @@ async def tune(args: argparse.Namespace, settings: Settings) -> int:
                 raise UsageError(f"--source llm needs an API key in ${settings.llm.api_key_env}")
             llm = None
     grounding = Grounding(settings.tavily, run.session.emit, cache_dir())
-    run.session.source_mode = "nemotron" if llm else "library"
+    run.session.source_mode = "nemotron" if llm else ("params" if params else "library")
     run.session.grounding = grounding.enabled and llm is not None
-    tuner = Tuner(run.session, LibrarySource(), llm=llm, grounding=grounding, budget=args.budget)
-    tuner.extra = run.kernels
+    tuner = Tuner(run.session, params or LibrarySource(), llm=llm, grounding=grounding, budget=args.budget)
+    tuner.extra = [] if params else run.kernels  # params: the kernels are the search spaces
+    generations = params.planned_rounds - 1 if params else max(args.generations, 0)
     try:
-        ranked = await tuner.run(max(args.generations, 0))
+        ranked = await tuner.run(generations)
     except RUN_ERRORS as exc:
         return _run_failed(exc)
+    except WorkloadError as exc:
+        raise UsageError(str(exc)) from None
     finally:
         if llm is not None:
             await llm.aclose()
@@ -189,17 +214,37 @@ async def tune(args: argparse.Namespace, settings: Settings) -> int:
     winner = ranked[0] if ranked else None
     if args.export and winner is not None:
         _export(winner, run.session.device, run.session.info, args.export, force=False)
-    return _finish(args, run, results, winner,
-                   {"generations": tuner.generation, "ranking": [r.name for r in ranked]})
+    extra: dict[str, Any] = {"generations": tuner.generation, "ranking": [r.name for r in ranked]}
+    if params is not None:
+        extra["params"] = params.summary()
+    note = getattr(tuner.library, "note", "")
+    if note:
+        extra["library"] = note
+    return _finish(args, run, results, winner, extra)
 
 
-RUN_ERRORS = (BaselineError, WorkerError, WorkerCrashed, WorkerTimeout)
+def _params(run: _Run, args: argparse.Namespace):  # -> ParamsSource
+    """--source params: the search spaces of the --kernel files, read before the GPU starts."""
+    from .engine.sources.params import ParamsError, ParamsSource, read_space
+
+    try:
+        if not run.kernels:
+            raise UsageError("--source params needs --kernel FILE: a kernel whose `override`s have "
+                             "// tune: lines")
+        spaces = [read_space(k.name, k.source, run.workload.dims) for k in run.kernels]
+    except (ParamsError, UsageError) as exc:
+        run.close()
+        raise UsageError(str(exc)) from None
+    return ParamsSource(run.workload, run.size, spaces, args.budget, run.session.emit)
+
+
+RUN_ERRORS = (BaselineError, WorkerError, WorkerCrashed, WorkerTimeout, WorkloadUnsupported)
 
 
 def _run_failed(exc: Exception) -> int:
     """A run that cannot go on (failing baseline, unusable GPU): one line, exit status 1."""
-    what = "" if isinstance(exc, BaselineError) else "GPU worker failed: "
-    print(f"vajra-tui: {what}{exc}", file=sys.stderr)
+    what = "" if isinstance(exc, (BaselineError, WorkloadUnsupported)) else "GPU worker failed: "
+    print(f"vajra-tui: {what}{one_line(exc)}", file=sys.stderr)
     return 1
 
 
@@ -209,27 +254,43 @@ def _export(result, device, workload, out: Path, force: bool) -> None:
     try:
         paths = export_winner(result, device, workload, out, overwrite=force)
     except FileExistsError as exc:
-        raise UsageError(f"{exc}; pass --force to overwrite") from None
+        raise UsageError(f"{one_line(exc)}; pass --force to overwrite") from None
+    except (OSError, ValueError, RuntimeError, KeyError) as exc:  # one line, never a traceback
+        raise UsageError(f"export failed: {_one_line_error(exc)}") from None
     for path in paths:
-        print(f"wrote {path}", file=sys.stderr)
+        print(f"wrote {one_line(path)}", file=sys.stderr)
+
+
+def _one_line_error(exc: BaseException) -> str:
+    """An OSError as 'reason (path)', anything else as its message, on one clean line."""
+    if isinstance(exc, OSError) and exc.strerror:
+        where = f" ({one_line(exc.filename)})" if exc.filename else ""
+        return f"{one_line(exc.strerror)}{where}"
+    return one_line(exc)
 
 
 def _recorded(path: Path) -> RecordedRun:
+    """The outcome of a recording, folded as it streams (memory does not grow with its length)."""
     try:
-        _, events = read_recording(path)
+        recording = Recording(path)
+        run = RecordedRun(recording)
     except RecordingError as exc:
         raise UsageError(str(exc)) from None
-    return RecordedRun(events)
+    if recording.cut_note:
+        print(f"vajra-tui: warning: {recording.shown}: {recording.cut_note}", file=sys.stderr)
+    return run
 
 
 def replay(args: argparse.Namespace, settings: Settings) -> int:
     if not args.headless and not args.json:
-        _recorded(args.file)  # a bad file fails here, in one line, before the UI starts
-        from .app import run_app
+        from .app import run_app  # a bad file fails there, in one line, before the UI starts
 
         return run_app(settings, replay=args.file, speed=args.speed)
+    check_csv(args.csv)
     rec = _recorded(args.file)
     results = list(rec.results.values())
+    if args.csv:
+        save_csv(args.csv, results, rec.device, rec.workload)
     if args.json:
         print(json.dumps(document(rec.device, rec.workload, results, rec.calibration,
                                   {"winner": rec.winner_id}), indent=2))
@@ -244,11 +305,29 @@ def export(args: argparse.Namespace, settings: Settings) -> int:
     if args.kernel:
         result = next((r for r in rec.results.values() if args.kernel in (r.id, r.name)), None)
         if result is None:
-            raise UsageError(f"no kernel {args.kernel!r} in {args.recording}")
+            raise UsageError(f"no kernel {one_line(args.kernel)!r} in {one_line(args.recording)}")
     if result is None or result.status != "verified":
-        raise UsageError(f"{args.recording} has no verified winner to export")
+        raise UsageError(f"{one_line(args.recording)} has no verified winner to export")
+    print(f"exporting {one_line(result.name)} to {one_line(args.out.absolute())}", file=sys.stderr)
     _export(result, rec.device, rec.workload, args.out, args.force)
     return 0
+
+
+def check_csv(path: Path | None) -> None:
+    """Before the run: a --csv file is new, never one of the user's overwritten."""
+    if path is None:
+        return
+    try:
+        check_new_file(path, "CSV", "--csv")
+    except OutputPathError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def save_csv(path: Path, results: list, device: Any, workload: Any) -> None:
+    from .tables import write_csv
+
+    write_csv(path, results, device, workload)
+    print(f"wrote {one_line(path)}", file=sys.stderr)
 
 
 def lock(args: argparse.Namespace, settings: Settings) -> int:
@@ -262,7 +341,7 @@ def lock(args: argparse.Namespace, settings: Settings) -> int:
     except (ValueError, OSError) as exc:
         raise UsageError(str(exc)) from None
     atomic_write(args.out, json.dumps(merged, indent=2) + "\n")
-    print(f"wrote {args.out}", file=sys.stderr)
+    print(f"wrote {one_line(args.out)}", file=sys.stderr)
     return 0
 
 
@@ -280,13 +359,13 @@ def devices(args: argparse.Namespace, settings: Settings) -> int:
         return 1
     for info in infos:
         kind = "SOFTWARE" if info.software else info.adapter_type
-        print(f"{info.name}\n  backend {info.backend}, type {kind}, vendor {info.vendor or '-'}"
-              f" ({info.vendor_id:#x}), driver {info.driver}")
+        print(clean(f"{info.name}\n  backend {info.backend}, type {kind}, vendor {info.vendor or '-'}"
+                    f" ({info.vendor_id:#x}), driver {info.driver}"))
         print(f"  timestamps {'yes' if info.timestamp_query else 'no'}, subgroups "
               f"{'yes' if info.subgroups else 'no'}")
         for key, value in info.limits.items():
             print(f"  {key}: {value}")
-        print(f"  features: {', '.join(info.features)}")
+        print(clean(f"  features: {', '.join(info.features)}"))
     return 0
 
 

@@ -16,13 +16,16 @@ import threading
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterable
 
 from textual.message import Message
 
 from .engine.candidate import Candidate
-from .engine.events import Event, Notice, SessionFinished
-from .engine.record import Recorder, replay
+from .engine.events import (
+    CandidateFinished, CandidateQueued, CandidateResult, Event, Notice, SessionFinished, StageChanged,
+)
+from .engine.kernel_file import KernelFileError, read_kernel_file
+from .engine.record import Recorder, RecordingError, replay
 from .settings import Settings, TimingSettings, data_dir
 
 # The UI process keeps priority over the GPU worker (and lavapipe's threads inside it).
@@ -56,8 +59,13 @@ class RunConfig:
 
 
 def default_recording(workload: str) -> Path:
+    """``<stamp>-<name>.jsonl``; a workload given as a file or ``pkg.mod:ATTR`` by its last part."""
+    import re
+
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    return data_dir() / "recordings" / f"{stamp}-{workload}.jsonl"
+    name = re.sub(r"[^A-Za-z0-9_-]", "_", Path(workload.rpartition(":")[2] if ":" in workload and
+                                                 not workload.endswith(".py") else workload).stem)
+    return data_dir() / "recordings" / f"{stamp}-{name or 'workload'}.jsonl"
 
 
 def user_candidates(paths: list[Path]) -> list[Candidate]:
@@ -65,10 +73,10 @@ def user_candidates(paths: list[Path]) -> list[Candidate]:
     out = []
     for number, path in enumerate(paths, 1):
         path = Path(path)
-        try:
-            text, why = path.read_text(encoding="utf-8"), ""
-        except OSError as exc:
-            text, why = "", f"cannot read {path}: {exc.strerror or exc}"
+        try:  # a regular UTF-8 file of at most 1 MB, BOM stripped
+            text, why = read_kernel_file(path), ""
+        except KernelFileError as exc:
+            text, why = "", str(exc)
         out.append(Candidate(id=f"user{number}-{path.stem}", name=path.stem, strategy="user",
                              origin=f"user: {path}", source=text, raw_reply=text,
                              no_kernel_reason=why))
@@ -91,6 +99,9 @@ class LiveDriver:
         self._grounding: Any = None
         self.busy = False
         self.ready = False  # the first generation is done: evolve may run
+        self.session: Any = None
+        self._open: dict[str, CandidateQueued] = {}  # queued, not finished: what a cancel stops
+        self._running: Any = None  # the engine coroutine's future while a step runs
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -98,11 +109,19 @@ class LiveDriver:
     async def _on_engine(self, coro: Any) -> Any:
         """Run a coroutine on the engine loop and await its result from the UI loop."""
         assert self._loop is not None
-        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, self._loop))
+        future = asyncio.run_coroutine_threadsafe(coro, self._loop)
+        self._running = future
+        return await asyncio.wrap_future(future)
 
     # ---- event sink ----------------------------------------------------------
     def emit(self, event: Event) -> None:
         """Record, then hand the event to the UI loop (post_message is thread-safe)."""
+        if isinstance(event, CandidateQueued):
+            self._open[event.id] = event
+        elif isinstance(event, CandidateFinished):
+            self._open.pop(event.result.id, None)
+        elif isinstance(event, StageChanged) and event.stage == "verifying" and not event.detail:
+            event = event.model_copy(update={"detail": self._deadline_note(event.id)})
         with self._lock:
             if self.recorder is not None:
                 self.recorder(event)
@@ -135,10 +154,17 @@ class LiveDriver:
 
             self._grounding = Grounding(self.settings.tavily, self.emit)
             self._closers.append(self._grounding)
-        return Session(workload, size, self.client, self.emit,
-                       self.config.timing or self.settings.timing,
-                       source_mode="nemotron" if self._llm_source is not None else "library",
-                       grounding=bool(self._grounding is not None and self._grounding.enabled))
+        self.session = Session(workload, size, self.client, self.emit,
+                               self.config.timing or self.settings.timing,
+                               source_mode="nemotron" if self._llm_source is not None else "library",
+                               grounding=bool(self._grounding is not None and self._grounding.enabled))
+        return self.session
+
+    def _deadline_note(self, cid: str) -> str:
+        """'deadline 10.0 s': each verification dispatch's deadline, so the screens count down
+        ("killed in 7 s") while a kernel that may hang is running."""
+        deadline_for = getattr(self.session, "_deadline_for", None)
+        return f"deadline {deadline_for(cid):.1f} s" if deadline_for is not None else ""
 
     def _library(self, device: Any) -> Any:
         from .engine.sources.library import LibrarySource
@@ -171,6 +197,10 @@ class LiveDriver:
             await session.run_baseline(time=True)
             await self.tuner.first_generation()
             self.ready = True
+        except asyncio.CancelledError:
+            baseline = self.session.results.get("baseline") if self.session is not None else None
+            self.ready = baseline is not None and baseline.status == "verified" and self.tuner is not None
+            self._stopped()
         except Exception as exc:  # the UI must survive any engine failure
             self.emit(Notice(level="error", message=f"{exc.__class__.__name__}: {exc}".splitlines()[0]))
         finally:
@@ -190,15 +220,62 @@ class LiveDriver:
     async def _evolve(self) -> None:
         try:
             await self.tuner.evolve()
+        except asyncio.CancelledError:
+            self._stopped()
         except Exception as exc:
             self.emit(Notice(level="error", message=f"{exc.__class__.__name__}: {exc}".splitlines()[0]))
         finally:
             self.busy = False
 
+    # ---- cancel ----------------------------------------------------------------
+    def cancel(self) -> str | None:
+        """Stop the running generation; returns why not, or None when it was stopped.
+
+        The engine task is cancelled first (so nothing turns the kill into a "crashed"
+        candidate), then the GPU worker under the request in flight is killed; the
+        candidates in flight are marked cancelled and the run stays usable: ``e`` evolves
+        again from the best kernel so far, on a fresh worker.
+        """
+        if not self.busy or self._running is None:
+            return "nothing is running"
+        self._running.cancel()
+        if self.client is not None:
+            self.client.interrupt(forget=tuple(self._open))
+        return None
+
+    def _stopped(self) -> None:
+        """On the engine loop, after a cancel: what was in flight ends as "cancelled"."""
+        session = self.session
+        generation = self.tuner.generation if self.tuner is not None else 0
+        stopped = list(self._open.values())
+        for queued in stopped:
+            result = session.results.get(queued.id) if session is not None else None
+            if result is None:
+                result = CandidateResult(id=queued.id, name=queued.name, strategy=queued.strategy,
+                                         origin=queued.origin, generation=queued.generation,
+                                         params=dict(queued.params))
+            result.status, result.reason = "cancelled", "cancelled by the user before it was judged"
+            self.emit(StageChanged(id=queued.id, stage="done", detail="cancelled"))
+            self.emit(CandidateFinished(result=result))
+            if session is not None:  # forgotten: a later generation may propose it again
+                for table in (session.results, session.stitched, session.candidates):
+                    table.pop(queued.id, None)
+        self._open.clear()
+        what = f"generation {generation}" if generation else "the run"
+        then = "e evolves again" if self.ready else "escape returns to the picker"
+        self.emit(Notice(level="warning", message=f"{what} cancelled: {len(stopped)} candidate(s) "
+                         f"stopped; {then}"))
+
     async def aclose(self) -> Path | None:
-        """Publish the recording and stop the GPU worker (called once, on exit)."""
+        """Publish the recording and stop the GPU worker (called once, on exit or going back)."""
         if self.recorder is None:
             return None
+        if self.busy:
+            self.cancel()
+            for _ in range(50):  # the cancelled marks land in the recording before it closes
+                if not self.busy:
+                    break
+                await asyncio.sleep(0.1)
         self.emit(SessionFinished(ok=True))
         with self._lock:
             path, self.recorder = self.recorder.close(), None
@@ -221,7 +298,11 @@ class ReplayDriver:
     replay = True
     busy = False
 
-    def __init__(self, app: App, events: list[Event], speed: float = 1.0, label: str = "") -> None:
+    # Events posted but not yet handled by the app: the replay waits above this, so a long
+    # recording streams from disk instead of piling up in the message queue.
+    MAX_QUEUED = 256
+
+    def __init__(self, app: App, events: Iterable[Event], speed: float = 1.0, label: str = "") -> None:
         self.app, self.events, self.speed, self.label = app, events, speed, label
         self.done = False
 
@@ -230,11 +311,19 @@ class ReplayDriver:
 
     async def _run(self) -> None:
         count = 0
-        async for event in replay(self.events, self.speed):
-            self.app.post_message(EngineEvent(event))
-            count += 1
-            if count % 64 == 0:
-                await asyncio.sleep(0)  # let the UI breathe during a fast replay
+        try:
+            async for event in replay(self.events, self.speed):
+                self.app.post_message(EngineEvent(event))
+                count += 1
+                if count % 64 == 0:
+                    await asyncio.sleep(0)  # let the UI breathe during a fast replay
+                    while self.app.message_queue_size > self.MAX_QUEUED:
+                        await asyncio.sleep(0.005)
+        except RecordingError as exc:  # the file changed under the replay: say so, keep what came
+            self.app.post_message(EngineEvent(Notice(level="error", message=f"replay stopped: {exc}")))
+        cut = getattr(self.events, "cut_note", "")
+        if cut:  # a recording of an interrupted run: say where it stopped
+            self.app.post_message(EngineEvent(Notice(level="warning", message=f"recording {cut}")))
         self.done = True
 
     def evolve(self) -> str | None:

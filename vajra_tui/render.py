@@ -10,7 +10,10 @@ from typing import Any, TextIO
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
+from .safe_text import clean, plain
+from .tables import fitted_table, terminal_width
 from .widgets import fmt
 
 from .engine.events import (
@@ -25,13 +28,14 @@ RESULT_FIELDS = (
     "pct_of_roofline", "regime", "suspicious", "workgroup_size", "grid", "speedup",
     "source_sha256", "strategy", "origin", "generation", "rewrites", "deadline_s", "browser",
     "browser_diagnostics", "browser_invalid", "over_dispatch", "duplicate_of", "batch", "warmup",
-    "cache_state", "telemetry", "history",
+    "cache_state", "telemetry", "history", "params", "constants",
 )
 
 
 def device_label(device: DeviceInfo) -> str:
-    soft = " [SOFTWARE adapter: CPU timings]" if device.software else ""
-    return f"{device.name} ({device.backend}, {device.adapter_type}){soft}"
+    # the flag leads: where a narrow terminal wraps the line, it splits the name, never the flag
+    soft = "SOFTWARE adapter (CPU timings): " if device.software else ""
+    return f"{soft}{device.name} ({device.backend}, {device.adapter_type})"
 
 
 class ProgressPrinter:
@@ -42,7 +46,8 @@ class ProgressPrinter:
         self.names: dict[str, str] = {}
 
     def _say(self, text: str) -> None:
-        print(text, file=self.stream, flush=True)
+        # names, reasons, messages and device names are data: no control code reaches the terminal
+        print(clean(text), file=self.stream, flush=True)
 
     def _name(self, cid: str) -> str:
         """The kernel's one display name (ids such as ``g2-D`` stay internal)."""
@@ -97,7 +102,7 @@ def document(device: DeviceInfo, workload: WorkloadInfo, results: list[Candidate
             "vendor": device.vendor, "driver": device.driver, "software": device.software,
         },
         "workload": {"name": workload.name, "size": workload.size, "flops": workload.flops,
-                     "min_bytes": workload.min_bytes},
+                     "min_bytes": workload.min_bytes, "origin": workload.origin},
         "calibration": calibration.model_dump() if calibration else None,
         "results": [result_dict(r) for r in results],
         **(extra or {}),
@@ -109,27 +114,40 @@ def _num(value: float | None, fmt: str) -> str:
 
 
 def results_table(device: DeviceInfo, workload: WorkloadInfo, results: list[CandidateResult],
-                  winner_id: str | None = None) -> Table:
+                  winner_id: str | None = None, width: int | None = None) -> Table:
     size = "x".join(str(v) for v in workload.size.values())
-    table = Table(title=f"{workload.name} {size} on {device_label(device)}", title_justify="left")
-    for col in ("kernel", "status", "median", "IQR", "GFLOP/s", "GB/s", "roofline",
-                "speedup", "wg", "grid", "timing", "origin / reason"):
-        table.add_column(col, justify="right" if col not in ("kernel", "status", "origin / reason") else "left")
+    # every text is a Text: a str would be parsed as markup ("[/oops]" raises, "[link=...]" links)
+    title = plain(f"{workload.name} {size} on {device_label(device)}", single_line=True)
+    columns = [(col, "right" if col not in ("kernel", "status", "origin / reason") else "left")
+               for col in ("kernel", "status", "median", "IQR", "GFLOP/s", "GB/s", "roofline",
+                           "speedup", "wg", "grid", "timing", "origin / reason")]
+    rows: list[list[Any]] = []
     for r in results:
         crown = "★ " if r.id == winner_id else ""
         roof = f"{r.pct_of_roofline:.0f}% {r.regime[0]}" if r.pct_of_roofline is not None and r.regime else "-"
         detail = r.origin if r.status == "verified" else r.reason
         if r.browser_invalid:
             detail = f"browser-invalid ({r.browser_invalid}); {detail}"
-        table.add_row(
-            crown + r.name, r.status, fmt.ms(r.median_ms), fmt.ms(r.iqr_ms),
-            _num(r.gflops, ".1f"), _num(r.gbps, ".1f"), roof + ("?" if r.suspicious else ""),
+        rows.append([
+            plain(crown + r.name, single_line=True), plain(r.status), fmt.ms(r.median_ms), fmt.ms(r.iqr_ms),
+            _num(r.gflops, ".1f"), _num(r.gbps, ".1f"), plain(roof + ("?" if r.suspicious else "")),
             _num(r.speedup, ".2f") + ("x" if r.speedup else ""),
             "x".join(map(str, r.workgroup_size)) or "-", "x".join(map(str, r.grid)) or "-",
-            r.timing or "-", detail[:60],
-        )
+            plain(r.timing or "-"), plain(detail, limit=60 if width is None or width < 120 else 200),
+        ])
+    table, dropped = fitted_table(title, columns, rows, terminal_width() if width is None else width)
+    table.caption = dropped_note(dropped, width)
     return table
 
 
+def dropped_note(dropped: list[str], width: int | None) -> Text | None:
+    if not dropped:
+        return None
+    return Text(f"not shown at {width or terminal_width()} columns: {', '.join(dropped)} "
+                "(widen the terminal, or use --json or --csv)", style="dim")
+
+
 def print_table(*args: Any, **kwargs: Any) -> None:
-    Console(width=max(Console().width, 140)).print(results_table(*args, **kwargs))
+    """At the terminal's real width (when piped: $COLUMNS, else 80); columns drop, never squeeze."""
+    console = Console()
+    console.print(results_table(*args, width=console.width, **kwargs))

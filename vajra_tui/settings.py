@@ -6,12 +6,13 @@ hold keys, and keys are read from the environment as ``SecretStr``.
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 from typing import Literal
 
 import platformdirs
-from pydantic import BaseModel, Field, SecretStr
+from pydantic import BaseModel, Field, SecretStr, field_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -66,13 +67,22 @@ class TavilySettings(BaseModel):
 
 
 class TimingSettings(BaseModel):
-    warmup: int = 5
-    reps: int = 9
+    # The same limits as the CLI flags: a config or VAJRA_REPS=0 used to "crash" the baseline
+    warmup: int = Field(5, ge=0)
+    reps: int = Field(9, ge=1)
     method: Literal["auto", "wall"] = "auto"  # auto: device timestamps where the adapter has them
     deadline_s: float | None = None  # None: max(10 s, 20x the baseline median)
     # warm: caches keep what the previous dispatch left (as a real pipeline sees it);
     # cold: a write of twice the GPU's L2 between timed dispatches flushes them.
     cache: Literal["warm", "cold"] = "warm"
+
+    @field_validator("deadline_s")
+    @classmethod
+    def _deadline(cls, value: float | None) -> float | None:
+        """0 would mean "no deadline" by accident and nan/inf never fire: a hung kernel would hang Vajra."""
+        if value is not None and not (math.isfinite(value) and value > 0):
+            raise ValueError("must be a number of seconds greater than 0 (leave it out for the default)")
+        return value
 
 
 class Settings(BaseSettings):
@@ -126,4 +136,13 @@ class _FlatEnvOverrides(PydanticBaseSettingsSource):
 
 
 def load_settings() -> Settings:
-    return Settings()
+    """The effective settings; a mistake in the file or the environment is a one-line ConfigError."""
+    from pydantic import ValidationError
+
+    from .config_file import check_file, env_error
+
+    check_file(config_path(), Settings)
+    try:
+        return Settings()
+    except ValidationError as exc:  # the file validated on its own: the environment is at fault
+        raise env_error(exc, _FlatEnvOverrides._MAP) from None

@@ -7,6 +7,8 @@ arrive finished inside :class:`CandidateResult`; this only remembers them.
 
 from __future__ import annotations
 
+import re
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,7 +19,16 @@ from .engine.events import (
     SessionFinished, SessionStarted, StageChanged, StreamDelta, VerificationFinished, WorkloadInfo,
 )
 
+# Bounds that keep a replay's memory flat however long the recording (a live run never
+# comes near them): a panel shows the last 6000 characters of a stream, the baseline
+# screen the last notices, the sparkline one batch of samples.
+STREAM_PARTS = 4096
+STREAM_KEEP_CHARS = 65536
+KEEP_SAMPLES = 4096
+KEEP_NOTICES = 1000
 FAILED = ("rejected", "compile_error", "timeout", "crashed", "no_kernel")
+_DEADLINE = re.compile(r"deadline ([0-9.]+) s")
+COUNTDOWN_AFTER_S = 1.0  # a verification that is still running after this shows its countdown
 
 
 @dataclass
@@ -47,6 +58,9 @@ class CandidateView:
     warmup_ms: list[float] = field(default_factory=list)
     method: str = ""
     result: CandidateResult | None = None
+    deadline_s: float | None = None  # the deadline of the dispatch in flight (verification)
+    deadline_at: float | None = None  # time.monotonic() when the worker will be killed
+    countdown: int | None = None  # whole seconds left, once it is worth showing
     version: int = 0  # bumped on every change: widgets redraw only when it moves
 
     @property
@@ -135,7 +149,29 @@ class RunState:
         view.version += 1
         return view
 
+    def tick(self, now: float | None = None) -> bool:
+        """Advance the deadline countdowns; True when one of them changed (a redraw is due)."""
+        now = time.monotonic() if now is None else now
+        moved = False
+        for view in self.candidates.values():
+            if view.deadline_at is None or view.deadline_s is None:
+                continue
+            left = view.deadline_at - now
+            shown = max(int(left + 0.999), 0) if view.deadline_s - left >= COUNTDOWN_AFTER_S else None
+            if shown != view.countdown:
+                view.countdown = shown
+                view.version += 1
+                moved = True
+        return moved
+
+    def _arm(self, view: CandidateView, deadline_s: float | None) -> None:
+        view.deadline_s = deadline_s
+        view.deadline_at = None if deadline_s is None else time.monotonic() + deadline_s
+        view.countdown = None
+
     def _set_stage(self, view: CandidateView, stage: str) -> None:
+        if stage != view.stage or stage != "verifying":
+            self._arm(view, None)
         view.stage = stage
         if not view.stages or view.stages[-1] != stage:
             view.stages.append(stage)
@@ -164,7 +200,11 @@ class RunState:
 
     def _on_stream_delta(self, e: StreamDelta) -> str:
         view = self._cand(e.id)
-        (view.reasoning if e.kind == "reasoning" else view.content).append(e.text)
+        parts = view.reasoning if e.kind == "reasoning" else view.content
+        parts.append(e.text)
+        if len(parts) > STREAM_PARTS:  # a panel shows the tail: memory must not grow with a stream
+            tail = "".join(parts)[-STREAM_KEEP_CHARS:]
+            parts[:] = [tail]
         if view.stage == "queued":
             self._set_stage(view, "streaming")
         return e.id
@@ -181,7 +221,11 @@ class RunState:
         return e.id
 
     def _on_stage(self, e: StageChanged) -> str:
-        self._set_stage(self._cand(e.id), e.stage)
+        view = self._cand(e.id)
+        self._set_stage(view, e.stage)
+        deadline = _DEADLINE.fullmatch(e.detail) if e.stage == "verifying" else None
+        if deadline:
+            self._arm(view, float(deadline.group(1)))
         return e.id
 
     def _on_candidate_source(self, e: CandidateSource) -> str:
@@ -196,14 +240,20 @@ class RunState:
         return e.id
 
     def _on_verification(self, e: VerificationFinished) -> str:
-        self._cand(e.id).verifications.append(e)
+        view = self._cand(e.id)
+        view.verifications.append(e)
+        if e.passed and view.deadline_s is not None and view.stage == "verifying":
+            self._arm(view, view.deadline_s)  # the next seed's dispatch has a deadline of its own
         return e.id
 
     def _on_dispatch_timed(self, e: DispatchTimed) -> str:
         view = self._cand(e.id)
         if e.round == 0 and not e.warmup and view.dispatch_ms:
             view.dispatch_ms, view.warmup_ms = [], []  # a new batch: show its samples, not a mix
-        (view.warmup_ms if e.warmup else view.dispatch_ms).append(e.ms)
+        samples = view.warmup_ms if e.warmup else view.dispatch_ms
+        samples.append(e.ms)
+        if len(samples) > KEEP_SAMPLES:  # a recording of endless rounds: keep the latest
+            del samples[: len(samples) - KEEP_SAMPLES]
         view.method = e.method
         return e.id
 
@@ -225,6 +275,8 @@ class RunState:
 
     def _on_notice(self, e: Notice) -> None:
         self.notices.append(e)
+        if len(self.notices) > KEEP_NOTICES:
+            del self.notices[: len(self.notices) - KEEP_NOTICES]
 
     def _on_ranking(self, e: RankingReady) -> None:
         self.ranking = e

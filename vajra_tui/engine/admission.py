@@ -30,7 +30,7 @@ class Admission:
         result = CandidateResult(id=cand.id, name=cand.name, strategy=cand.strategy,
                                  origin=cand.origin, generation=cand.generation,
                                  params=cand.params, source=cand.source, raw_reply=cand.raw_reply,
-                                 rewrites=list(cand.rewrites))
+                                 rewrites=list(cand.rewrites), constants=dict(cand.constants))
         self.results[cand.id] = result
         if cand.id not in self._announced:
             self.emit(CandidateQueued(id=cand.id, name=cand.name, strategy=cand.strategy,
@@ -42,7 +42,7 @@ class Admission:
         if source is None:
             return False
         try:
-            st = self._stitch(source)
+            st = self._stitch(source, constants=cand.constants)
         except ContractError as exc:
             return await self._contract_failed(result, exc, source)
         twin = duplicate_of(st.sha256, cand.id, self.stitched, self.results)
@@ -59,11 +59,12 @@ class Admission:
             return False
         return await self._right_size(result, st, source)
 
-    def _stitch(self, source: str, tile: tuple[int, int] | None = None) -> Stitched:
+    def _stitch(self, source: str, tile: tuple[int, int] | None = None,
+                constants: dict | None = None) -> Stitched:
         limits = self.device.limits if self.device else {}
         return stitch(self.workload, self.size, source,
                       limits.get("max-compute-workgroups-per-dimension", 65535),
-                      limits.get("max-compute-workgroup-storage-size"), tile=tile)
+                      limits.get("max-compute-workgroup-storage-size"), tile=tile, constants=constants)
 
     def _publish(self, result: CandidateResult, st: Stitched, source: str) -> None:
         result.stitched_source, result.source_sha256 = st.source, st.sha256
@@ -104,7 +105,7 @@ class Admission:
             return True
         tile = (st.tile[0] * fx, st.tile[1] * fy)
         result.over_dispatch = [fx, fy]
-        resized = self._stitch(source, tile)
+        resized = self._stitch(source, tile, constants=st.constants)
         self.emit(Notice(level="warning", message=(
             f"{result.name}: dispatched {fx * fy}x over: {st.dispatch[0]}x{st.dispatch[1]} workgroups "
             f"planned from its tile {st.tile[0]}x{st.tile[1]}, but {resized.dispatch[0]}x"
@@ -129,7 +130,7 @@ class Admission:
         fixed = sanitize(cand.source, prelude=prelude(self.workload, self.size, (1, 1), 1, set()))
         if not fixed.findings:
             return cand.source
-        generated = cand.strategy != "user"
+        generated = cand.strategy not in ("user", "params")  # params: the user's kernel, configured
         repair = generated and fixed.repaired
         self.emit(SanitizerRewrite(id=cand.id, findings=fixed.findings,
                                    diff=fixed.diff if repair else "", repaired=repair))
@@ -163,7 +164,7 @@ class Admission:
         try:
             reply = await self.client.acall("compile", max(COMPILE_TIMEOUT_S, self.deadline_s),
                                             cid=result.id, source=st.source,
-                                            dispatch=list(st.dispatch))
+                                            dispatch=list(st.dispatch), constants=st.constants)
         except WorkerTimeout:
             return self._fail(result, "timeout", "compilation ran past its deadline")
         except (WorkerCrashed, WorkerError) as exc:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Union
 
 from pydantic import BaseModel, Field
 
@@ -25,6 +25,8 @@ class Candidate(BaseModel):
     origin: str = ""  # "library: sgemm/tiled bm=64 ..." or "nemotron: <model>"
     generation: int = 1
     params: dict[str, Any] = Field(default_factory=dict)
+    # WGSL `override` values set as pipeline constants (a params-search configuration)
+    constants: dict[str, Union[bool, int, float]] = Field(default_factory=dict)
     source: str = ""
     raw_reply: str = ""
     reasoning: str = ""

@@ -10,12 +10,15 @@ the adapter's per-dimension limit.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from dataclasses import dataclass, field
 
 from .events import Diagnostic
 from .wgsl.memory import workgroup_vars
-from .wgsl.tokens import TILE_HEADER, has_compute_entry, module_consts, storage_bindings, workgroup_size
+from .wgsl.tokens import (
+    TILE_HEADER, has_compute_entry, module_consts, override_names, storage_bindings, workgroup_size,
+)
 from .workloads.base import Size, Workload, ceil_div
 
 PRELUDE_END = "// ---- candidate source starts on the next line ----"
@@ -39,14 +42,26 @@ class Stitched:
     dispatch: tuple[int, int, int]  # what is actually dispatched
     declared: set[int] = field(default_factory=set)
     enables: list[str] = field(default_factory=list)  # hoisted `enable` directives
+    constants: dict[str, int | float | bool] = field(default_factory=dict)  # pipeline overrides
 
     @property
     def sha256(self) -> str:
-        return hashlib.sha256(self.source.encode()).hexdigest()
+        return kernel_identity(self.source, self.constants)
 
     def to_candidate_line(self, line: int) -> int:
         """Map a line of the stitched source to the candidate's own numbering (0: prelude)."""
         return max(0, line - self.prelude_lines)
+
+
+def kernel_identity(source: str, constants: dict[str, int | float | bool] | None = None) -> str:
+    """A kernel's sha256: of its source, or of source and override values when it has them.
+
+    One source compiled with different pipeline constants is a different kernel: it is
+    measured, cached, de-duplicated and exported as such.
+    """
+    text = source if not constants else (
+        source + "\n// vajra pipeline constants: " + json.dumps(constants, sort_keys=True))
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def tile_of(body: str, size: Size, wg: tuple[int, int, int],
@@ -115,7 +130,7 @@ def prelude(workload: Workload, size: Size, tiles: tuple[int, int], dispatch_x: 
     for b in workload.bindings:
         if b.index not in skip:
             lines.append(
-                f"@group(0) @binding({b.index}) var<storage, {b.access}> {b.name}: array<f32>;"
+                f"@group(0) @binding({b.index}) var<storage, {b.access}> {b.name}: array<{b.dtype}>;"
             )
     lines.append(PRELUDE_END)
     return "\n".join(lines) + "\n"
@@ -177,15 +192,41 @@ def hoist_enables(body: str) -> tuple[list[str], str]:
     return names, _ENABLE.sub(take, body)
 
 
+def directives_for(workload: Workload, enables: list[str]) -> str:
+    """The `enable` lines in front of the prelude: the kernel's own, plus f16 for f16 bindings."""
+    names = [n for n in enables if n not in NATIVE_IMPLICIT]
+    if "shader-f16" in workload.features and "f16" not in names:
+        names.insert(0, "f16")
+    return "".join(f"enable {name};\n" for name in names)
+
+
+def check_constants(body: str, constants: dict[str, int | float | bool]) -> None:
+    """Pipeline constants may only set the kernel's own ``override`` declarations."""
+    declared = override_names(body)
+    for name in constants:
+        if name not in declared:
+            raise ContractError(f"pipeline constant {name!r} sets no `override` declaration of this "
+                                f"kernel (it declares: {', '.join(declared) or 'none'})")
+
+
 def stitch(workload: Workload, size: Size, body: str, max_dim: int = 65535,
            max_workgroup_bytes: int | None = None,
-           tile: tuple[int, int] | None = None) -> Stitched:
-    """Prelude plus body, with the dispatch planned; ``tile`` overrides the header."""
+           tile: tuple[int, int] | None = None,
+           constants: dict[str, int | float | bool] | None = None) -> Stitched:
+    """Prelude plus body, with the dispatch planned; ``tile`` overrides the header.
+
+    ``constants`` are the values of the kernel's ``override`` declarations the pipeline
+    will be built with (never substituted into the text): the workgroup size, workgroup
+    memory and tile header are read with them.
+    """
     if not body.strip() or not has_compute_entry(body, "main"):
         raise ContractError("no @compute entry point named `main`")
+    constants = dict(constants or {})
     enables, rest = hoist_enables(body)
     declared = check_bindings(workload, rest)
+    check_constants(rest, constants)
     consts = {dim: size[dim] for dim in workload.dims}
+    consts.update({k: int(v) for k, v in constants.items() if isinstance(v, int) and not isinstance(v, bool)})
     if max_workgroup_bytes is not None:
         check_workgroup_memory(rest, consts, max_workgroup_bytes)
     wg = workgroup_size(rest, consts)
@@ -193,8 +234,7 @@ def stitch(workload: Workload, size: Size, body: str, max_dim: int = 65535,
         raise ContractError("cannot read @workgroup_size of `main`")
     tile = tile or tile_of(rest, size, wg, _own_consts(rest, consts))
     tiles, dispatch = plan_dispatch(workload.output_grid(size), tile, max_dim)
-    directives = "".join(f"enable {name};\n" for name in enables if name not in NATIVE_IMPLICIT)
-    head = directives + prelude(workload, size, tiles, dispatch[0], declared)
+    head = directives_for(workload, enables) + prelude(workload, size, tiles, dispatch[0], declared)
     return Stitched(
         source=head + rest,
         prelude_lines=head.count("\n"),
@@ -204,13 +244,15 @@ def stitch(workload: Workload, size: Size, body: str, max_dim: int = 65535,
         dispatch=dispatch,
         declared=declared,
         enables=enables,
+        constants=constants,
     )
 
 
 def _own_consts(body: str, sizes: dict[str, int]) -> dict[str, int]:
-    """The kernel's module-scope integer constants, evaluated with the size constants known."""
+    """The kernel's module-scope integer constants, evaluated with the size constants (and
+    the pipeline's override values) known."""
     try:
-        return module_consts(prelude_consts(sizes) + body)
+        return module_consts(prelude_consts(sizes) + body, sizes)
     except Exception:  # noqa: BLE001 - a body we cannot read: the compiler will say why
         return {}
 
@@ -226,7 +268,7 @@ def parse_only_source(workload: Workload, size: Size, body: str) -> Stitched:
     hear the compiler's parse error at its line, not "no entry point" at 1:1.
     """
     enables, rest = hoist_enables(body)
-    directives = "".join(f"enable {name};\n" for name in enables if name not in NATIVE_IMPLICIT)
+    directives = directives_for(workload, enables)
     try:  # bindings the body declares itself must not be declared twice
         own = {decl.binding for decl in storage_bindings(rest) if decl.group == 0}
     except Exception:  # noqa: BLE001 - the body may not even tokenize; the compiler will say why

@@ -16,7 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 SCHEMA_VERSION = 1
 
 Status = Literal[
-    "verified", "rejected", "compile_error", "timeout", "crashed", "no_kernel", "duplicate"
+    "verified", "rejected", "compile_error", "timeout", "crashed", "no_kernel", "duplicate",
+    "cancelled",  # stopped by the user (the TUI's cancel key) before it was judged
 ]
 Stage = Literal[
     "queued", "streaming", "sanitizing", "compiling", "verifying", "warmup", "timing", "done"
@@ -118,6 +119,8 @@ class CandidateResult(_Model):
     origin: str = ""
     generation: int = 1
     params: dict[str, Any] = Field(default_factory=dict)
+    # WGSL `override` values the pipeline was built with (a params-search configuration)
+    constants: dict[str, Union[bool, int, float]] = Field(default_factory=dict)
     diagnostics: list[Diagnostic] = Field(default_factory=list)
     rewrites: list[str] = Field(default_factory=list)
     max_rel_error: float | None = None
@@ -168,6 +171,12 @@ class WorkloadInfo(_Model):
     output_grid: list[int]
     atol: float
     rtol: float = 1e-4
+    summary: str = ""
+    # Group-0 buffers as declared: index, name, access, dtype, elements at this size. An
+    # export of a recording needs them, whatever file the workload came from.
+    bindings: list[dict[str, Any]] = Field(default_factory=list)
+    origin: str = ""  # "built-in", "file: /path/mine.py", "module: pkg.mod:ATTR", ...
+    definition_sha256: str = ""  # of the file that declares it: results of an edited one differ
 
 
 class _Event(_Model):

@@ -16,11 +16,14 @@ from typing import Any
 
 from .atomic import atomic_write
 from .events import CandidateResult, DeviceInfo, WorkloadInfo
+from ..safe_text import one_line
 from .export_ts import typescript_module
 from .lockfile import (
     LOCK_NAME, LOCK_SCHEMA_VERSION, build_lock, sha256_bytes, device_key, dump_lock, entry_key,
     load_lock, lock_entry, merge_locks,
 )
+from .export_wgsl import with_defaults
+from .workloads.base import WORKLOAD_NAME
 
 
 # ---- export --------------------------------------------------------------------
@@ -36,8 +39,7 @@ def _existing_lock(path: Path, overwrite: bool) -> tuple[list[dict[str, Any]], d
     except ValueError:
         if overwrite:
             return [], {}
-        raise FileExistsError(f"{path} exists and is not a Vajra lockfile; "
-                              "export with overwrite=True to replace it") from None
+        raise FileExistsError(f"{path} exists and is not a Vajra lockfile") from None
 
 
 def export_winner(result: CandidateResult, device: DeviceInfo, workload: WorkloadInfo,
@@ -48,9 +50,17 @@ def export_winner(result: CandidateResult, device: DeviceInfo, workload: Workloa
     file, before anything is written) unless ``overwrite``; an existing Vajra
     lockfile is updated in place (the entry for the same device, workload,
     size and kernel is replaced), other entries kept, and its ``files`` map
-    says which kernel each exported file now holds.
+    gives each exported file's own sha256 (the ``.wgsl``'s is the kernel's identity,
+    since it holds the stitched source byte for byte).
+
+    The FileExistsError message names the file and nothing else: the caller says how
+    its user overwrites (``--force`` in the CLI, a checkbox in the TUI). Files are
+    created with the user's umask, as any other program's would be.
     """
     out_dir = Path(out_dir)
+    if not WORKLOAD_NAME.match(workload.name):  # a recording from elsewhere names it: never a path
+        raise ValueError(f"unknown workload {one_line(workload.name, 60)!r} in this recording (a "
+                         "name is letters, digits, '_' and '-'): nothing exported")
     entry = lock_entry(result, device, workload)
     wgsl_path = out_dir / f"{workload.name}.wgsl"
     ts_path = out_dir / f"{workload.name}.ts"
@@ -60,13 +70,16 @@ def export_winner(result: CandidateResult, device: DeviceInfo, workload: Workloa
     if not overwrite:
         for path in (wgsl_path, ts_path):
             if path.exists():
-                raise FileExistsError(f"{path} already exists; export with overwrite=True to replace it")
+                raise FileExistsError(f"{path} already exists")
     entries, files = _existing_lock(lock_path, overwrite)
-    files.update({wgsl_path.name: entry["kernel"]["sha256"], ts_path.name: entry["kernel"]["sha256"]})
     module = typescript_module(result, device, workload)
+    # tuned through `override`s: the values it won with become the defaults (the .ts passes
+    # them as pipeline constants instead); otherwise the timed source, byte for byte
+    wgsl = with_defaults(result.stitched_source, result.constants)
+    files.update({wgsl_path.name: sha256_bytes(wgsl.encode()), ts_path.name: sha256_bytes(module.encode())})
     lock = build_lock([*entries, entry], files)
-    atomic_write(wgsl_path, result.stitched_source)
-    if sha256_bytes(wgsl_path.read_bytes()) != entry["kernel"]["sha256"]:
+    atomic_write(wgsl_path, wgsl)
+    if sha256_bytes(wgsl_path.read_bytes()) != files[wgsl_path.name]:
         raise RuntimeError(f"{wgsl_path}: the written bytes differ from the timed source "
                            "(a non-UTF-8 or newline-translating platform encoding?)")
     atomic_write(ts_path, module)

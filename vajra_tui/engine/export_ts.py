@@ -8,8 +8,24 @@ from typing import Any
 from .. import __version__
 from .events import CandidateResult, DeviceInfo, WorkloadInfo
 from .wgsl.tokens import uses_subgroups
-from .lockfile import verified_sha
-from .workloads import get_workload
+from .lockfile import sha256_bytes, verified_sha
+
+# WGSL element type -> (TypedArray the module uses for it, bytes per element); f16 travels
+# as its raw bits (Float16Array is not in every engine yet).
+_ARRAYS = {"f32": ("Float32Array", 4), "f16": ("Uint16Array", 2), "i32": ("Int32Array", 4),
+           "u32": ("Uint32Array", 4)}
+
+
+def _bindings(workload: WorkloadInfo) -> list[dict[str, Any]]:
+    """The bindings as the session recorded them; a recording from before they were, by name."""
+    if workload.bindings:
+        return [dict(b) for b in workload.bindings]
+    from .workloads import get_workload
+
+    wl = get_workload(workload.name)
+    lengths = wl.buffer_len(dict(workload.size))
+    return [{"index": b.index, "name": b.name, "access": b.access, "dtype": b.dtype,
+             "elements": int(lengths[b.name])} for b in wl.bindings]
 
 
 # ---- the TypeScript module -----------------------------------------------------
@@ -42,15 +58,19 @@ def _comment(text: str) -> str:
 
 def typescript_module(result: CandidateResult, device: DeviceInfo, workload: WorkloadInfo) -> str:
     """The ``<workload>.ts`` dispatch module for one exported kernel."""
-    sha = verified_sha(result)
-    wl = get_workload(workload.name)
+    verified_sha(result)  # refuses what cannot be exported faithfully
+    sha = sha256_bytes(result.stitched_source.encode())  # of WGSL below, as timed
     size = dict(workload.size)
-    lengths = wl.buffer_len(size)
-    buffers = [{"binding": b.index, "name": b.name, "access": b.access,
-                "elements": int(lengths[b.name]), "bytes": 4 * int(lengths[b.name])}
-               for b in wl.bindings]
-    output = wl.output.name
-    inputs = [b.name for b in wl.inputs]
+    declared = _bindings(workload)
+    buffers = [{"binding": b["index"], "name": b["name"], "access": b["access"], "dtype": b["dtype"],
+                "elements": int(b["elements"]),
+                "bytes": -(-_ARRAYS[b["dtype"]][1] * int(b["elements"]) // 4) * 4} for b in declared]
+    outputs = [b["name"] for b in buffers if b["access"] == "read_write"]
+    output = outputs[0]
+    inputs = [b["name"] for b in buffers if b["access"] == "read"]
+    arrays = {b["name"]: _ARRAYS[b["dtype"]][0] for b in buffers}
+    f16 = any(b["dtype"] == "f16" for b in buffers)
+    constants = {k: (int(v) if isinstance(v, bool) else v) for k, v in result.constants.items()}
     wg = (list(result.workgroup_size) + [1, 1, 1])[:3]
     grid = list(result.grid)
     limits = {
@@ -63,9 +83,11 @@ def typescript_module(result: CandidateResult, device: DeviceInfo, workload: Wor
         "maxComputeWorkgroupSizeZ": wg[2],
         "maxComputeWorkgroupsPerDimension": max(grid),
     }
-    label = wl.label(size)
+    label = "x".join(str(v) for v in size.values())
     med = f"{result.median_ms:.4g} ms" if result.median_ms is not None else "untimed"
-    input_type = "{ " + "; ".join(f"{n}: Float32Array" for n in inputs) + " }"
+    input_type = "{ " + "; ".join(f"{n}: {arrays[n]}" for n in inputs) + " }"
+    output_type = arrays[output] if len(outputs) == 1 else \
+        "{ " + "; ".join(f"{n}: {arrays[n]}" for n in outputs) + " }"
     buffer_type = "{ " + "; ".join(f"{b['name']}: GPUBuffer" for b in buffers) + " }"
     buffer_lines = ",\n".join(f"  {_js(b)}" for b in buffers)
     return f"""\
@@ -88,19 +110,25 @@ export interface BufferSpec {{
   readonly binding: number;
   readonly name: string;
   readonly access: Access;
-  /** f32 elements at the exported size. */
+  /** WGSL element type: f16 data travels as its raw bits in a Uint16Array. */
+  readonly dtype: "f32" | "f16" | "i32" | "u32";
+  /** Elements at the exported size. */
   readonly elements: number;
   readonly bytes: number;
 }}
 
-/** Group 0 bindings: inputs are read-only storage, the output is read_write storage. */
+/** Group 0 bindings: inputs are read-only storage, outputs are read_write storage. */
 export const BUFFERS: readonly BufferSpec[] = [
 {buffer_lines},
 ];
 export const INPUTS = {_js(inputs)} as const;
+export const OUTPUTS = {_js(outputs)} as const;
 export const OUTPUT = {_js(output)};
+/** Values of the kernel's `override` declarations it was tuned with: set as pipeline constants. */
+export const CONSTANTS: Readonly<Record<string, number>> = {_js(constants)};
 
 export type Inputs = {input_type};
+export type Outputs = {output_type};
 export type Buffers = {buffer_type};
 
 /** Minimum device limits this kernel needs; requestKernelDevice() asks the adapter for them. */
@@ -137,6 +165,10 @@ export async function requestKernelDevice(adapter: GPUAdapter, descriptor: GPUDe
     requiredLimits.maxComputeWorkgroupStorageSize = have.maxComputeWorkgroupStorageSize;
   }}
   const requiredFeatures = [...(descriptor.requiredFeatures ?? [])];
+  if ({_js(f16)}) {{
+    if (!adapter.features.has("shader-f16")) throw new Error("this kernel needs the 'shader-f16' feature");
+    requiredFeatures.push("shader-f16" as GPUFeatureName);
+  }}
   if (USES_SUBGROUPS) {{
     if (!adapter.features.has("subgroups")) throw new Error("this kernel needs the 'subgroups' feature");
     requiredFeatures.push("subgroups" as GPUFeatureName);
@@ -192,7 +224,7 @@ export async function createKernel(device: GPUDevice): Promise<Kernel> {{
   const pipeline = await device.createComputePipelineAsync({{
     label: `vajra ${{WORKLOAD}}`,
     layout: pipelineLayout,
-    compute: {{ module, entryPoint: ENTRY_POINT }},
+    compute: {{ module, entryPoint: ENTRY_POINT, constants: CONSTANTS as Record<string, number> }},
   }});
   const bindGroup = (buffers: Buffers): GPUBindGroup => device.createBindGroup({{
     layout: bindGroupLayout,
@@ -239,8 +271,12 @@ export async function dispatch(device: GPUDevice, buffers: Buffers): Promise<voi
   (await kernelFor(device)).dispatch(buffers);
 }}
 
-/** Upload ``inputs``, run the kernel once and read the output back. */
-export async function run(device: GPUDevice, inputs: Inputs): Promise<Float32Array> {{
+const ARRAYS: Record<string, new (b: ArrayBuffer) => ArrayBufferView> = {{
+  f32: Float32Array, f16: Uint16Array, i32: Int32Array, u32: Uint32Array,
+}};
+
+/** Upload ``inputs``, run the kernel once and read the output back (each output, if several). */
+export async function run(device: GPUDevice, inputs: Inputs): Promise<Outputs> {{
   const kernel = await kernelFor(device);
   const owned: GPUBuffer[] = [];
   try {{
@@ -254,26 +290,32 @@ export async function run(device: GPUDevice, inputs: Inputs): Promise<Float32Arr
       owned.push(buffer);
       buffers[b.name] = buffer;
       if (b.access === "read") {{
-        const data = (inputs as unknown as Record<string, Float32Array>)[b.name];
+        const data = (inputs as unknown as Record<string, {{ length: number }} & ArrayBufferView>)[b.name];
         if (!data || data.length !== b.elements) {{
-          throw new Error(`vajra ${{WORKLOAD}}: input ${{b.name}} needs ${{b.elements}} f32, got ${{data?.length}}`);
+          throw new Error(`vajra ${{WORKLOAD}}: input ${{b.name}} needs ${{b.elements}} ${{b.dtype}}, got ${{data?.length}}`);
         }}
-        device.queue.writeBuffer(buffer, 0, data.buffer as ArrayBuffer, data.byteOffset, data.byteLength);
+        const bytes = new Uint8Array(b.bytes);  // padded to whole words, as writeBuffer wants
+        bytes.set(new Uint8Array(data.buffer as ArrayBuffer, data.byteOffset, data.byteLength));
+        device.queue.writeBuffer(buffer, 0, bytes);
       }}
     }}
-    const out = BUFFERS.find((b) => b.name === OUTPUT)!;
-    const staging = device.createBuffer({{ label: "vajra readback", size: out.bytes, usage: USAGE.MAP_READ | USAGE.COPY_DST }});
-    owned.push(staging);
+    const outs = BUFFERS.filter((b) => b.access === "read_write");
+    const stagings = outs.map((out) => device.createBuffer({{ label: `vajra readback ${{out.name}}`, size: out.bytes, usage: USAGE.MAP_READ | USAGE.COPY_DST }}));
+    owned.push(...stagings);
     const encoder = device.createCommandEncoder();
     kernel.encode(encoder, buffers as unknown as Buffers);
-    encoder.copyBufferToBuffer(buffers[OUTPUT], 0, staging, 0, out.bytes);
+    outs.forEach((out, i) => encoder.copyBufferToBuffer(buffers[out.name], 0, stagings[i], 0, out.bytes));
     device.queue.submit([encoder.finish()]);
     const error = await device.popErrorScope();
     if (error) throw new Error(`vajra ${{WORKLOAD}}: ${{error.message}}`);
-    await staging.mapAsync(MAP_READ);
-    const result = new Float32Array(staging.getMappedRange().slice(0));
-    staging.unmap();
-    return result;
+    const results: Record<string, ArrayBufferView> = {{}};
+    for (const [i, out] of outs.entries()) {{
+      await stagings[i].mapAsync(MAP_READ);
+      const all = new ARRAYS[out.dtype](stagings[i].getMappedRange().slice(0)) as unknown as {{ subarray(a: number, b: number): ArrayBufferView }};
+      results[out.name] = all.subarray(0, out.elements);
+      stagings[i].unmap();
+    }}
+    return (outs.length === 1 ? results[OUTPUT] : results) as unknown as Outputs;
   }} finally {{
     for (const b of owned) b.destroy();
   }}

@@ -69,7 +69,9 @@ def verified_sha(result: CandidateResult) -> str:
         raise ValueError(f"{result.name!r} has no stitched source to export")
     if len(result.grid) != 3 or min(result.grid) < 1:
         raise ValueError(f"{result.name!r} has no dispatch grid (got {result.grid})")
-    sha = _sha256(result.stitched_source)
+    from .contract import kernel_identity
+
+    sha = kernel_identity(result.stitched_source, result.constants)  # source (and override values)
     if result.source_sha256 and result.source_sha256 != sha:
         raise ValueError(f"{result.name!r}: stitched source does not match its sha256 "
                          f"{result.source_sha256[:12]}…")
@@ -87,6 +89,11 @@ def lock_entry(result: CandidateResult, device: DeviceInfo, workload: WorkloadIn
             "sha256": sha, "name": result.name, "strategy": result.strategy,
             "origin": result.origin, "generation": result.generation,
             "workgroup_size": list(result.workgroup_size), "grid": list(result.grid),
+            # a params-search winner: its `override` values (pipeline constants) and the
+            # sha256 of the source they were set on
+            **({"constants": dict(result.constants), "source_sha256": _sha256(result.stitched_source),
+                "params": {k: v for k, v in result.params.items() if k != "key"}}
+               if result.constants else {}),
         },
         "timing": {
             **{f: _finite(getattr(result, f)) for f in _TIMING_FIELDS},

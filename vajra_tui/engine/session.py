@@ -28,7 +28,7 @@ from .gpu.client import GPUClient, WorkerCrashed, WorkerError, WorkerTimeout
 from .ranking import Ranking, rank
 from .result_cache import ResultCache, result_key
 from .stats import plausible_timestamp, score, summarize
-from .workloads import Size, Workload
+from .workloads import Size, Workload, WorkloadError, provenance
 
 Emit = Callable[[Event], None]
 BASELINE_TIMEOUT_S = 300.0
@@ -38,6 +38,10 @@ RECALIBRATE_DRIFT = 0.15  # a cached roofline whose copy rate is further off tha
 
 class BaselineError(RuntimeError):
     """The naive baseline failed: nothing after it could be trusted."""
+
+
+class WorkloadUnsupported(RuntimeError):
+    """The adapter lacks what the workload needs (an f16 binding without shader-f16)."""
 
 
 @dataclass
@@ -71,7 +75,10 @@ class Session(Admission):
         self.last_ranking: Ranking | None = None
         self._cache_folder, self.resume = results_cache, resume
         self.measured: ResultCache | None = None  # results of earlier runs on this device
+        # what the GPU worker imports to get the workload back, and the digest of its file
+        self.provenance = provenance(workload)
         self.info = workload.info(size)
+        self.info.origin, self.info.definition_sha256 = self.provenance.origin, self.provenance.digest
 
     def emit(self, event: Event) -> None:
         """Every event of the session passes here; sources may emit through it too."""
@@ -91,10 +98,19 @@ class Session(Admission):
         if self.device.software:
             self.emit(Notice(level="warning", message=f"{self.device.name} is a software "
                              "adapter: timings are CPU timings, not GPU timings"))
+        why = missing_features(self.workload, self.device)
+        if why:
+            raise WorkloadUnsupported(why)
         if calibrate:
             await self._calibrate()
-        await self.client.acall("prepare", PREPARE_TIMEOUT_S, workload=self.workload.name,
-                                size=self.size, seeds=list(self.seeds))
+        try:
+            await self.client.acall("prepare", PREPARE_TIMEOUT_S, workload=self.provenance.spec,
+                                    size=self.size, seeds=list(self.seeds))
+        except WorkerError as exc:  # the workload's own functions: the user's file, in one line
+            text = str(exc)
+            if text.startswith("WorkloadError: "):
+                raise WorkloadError("", text[len("WorkloadError: "):], self.provenance.where) from None
+            raise
         return self.device
 
     async def _calibrate(self) -> None:
@@ -132,7 +148,8 @@ class Session(Admission):
 
     def baseline_candidate(self) -> Candidate:
         return Candidate(id="baseline", name="baseline", strategy="baseline",
-                         origin=f"builtin: {self.workload.name}/naive", source=self.workload.baseline)
+                         origin=(f"builtin: {self.workload.name}/naive" if self.provenance.origin == "built-in"
+                                 else f"{self.provenance.origin}: baseline"), source=self.workload.baseline)
 
     # ---- timing --------------------------------------------------------------
     async def time_batch(self, ids: list[str]) -> list[CandidateResult]:
@@ -233,7 +250,8 @@ class Session(Admission):
                                        reason=verdict["reason"], phase="timed"))
         if not verdict["passed"]:
             result.max_rel_error, result.worst_index = verdict["max_rel_error"], verdict["worst_index"]
-            self._fail(result, "rejected", f"last timed dispatch: {verdict['reason']}")
+            where = verdict.get("where") or "last timed dispatch"  # the worker checks every one
+            self._fail(result, "rejected", f"{where}: {verdict['reason']}")
             run.failed = result
 
     def _finish_batch(self, runs: dict[str, _Timed]) -> list[CandidateResult]:
@@ -270,7 +288,9 @@ class Session(Admission):
     # ---- results that outlive the run ------------------------------------------
     def _result_key(self, sha256: str) -> str:
         t = self.timing
-        return result_key(self.workload.name, self.size,
+        name = f"{self.workload.name}@{self.provenance.digest[:16]}" if self.provenance.digest else \
+            self.workload.name  # an edited workload file keys its results anew
+        return result_key(name, self.size,
                           {"warmup": t.warmup, "reps": t.reps, "method": t.method, "cache": t.cache},
                           sha256)
 
@@ -302,7 +322,7 @@ class Session(Admission):
         """Admit every candidate, then time the survivors side by side with the baseline."""
         admitted = [c.id for c in candidates if await self.admit(c)]
         await self.time_batch(["baseline", *admitted])
-        for cid in admitted:
+        for cid in [c.id for c in candidates if c.id in self.stitched]:  # failed ones too: no leak
             await self.client.acall("drop", 30.0, cid=cid)
         return [self.results[c.id] for c in candidates]
 
@@ -348,7 +368,8 @@ class Session(Admission):
             for cid in ids:
                 st = self.stitched[cid]
                 await self.client.acall("compile", max(COMPILE_TIMEOUT_S, self.deadline_s), cid=cid,
-                                        source=st.source, dispatch=list(st.dispatch))
+                                        source=st.source, dispatch=list(st.dispatch),
+                                        constants=st.constants)
             await self.time_batch(["baseline", *ids])
             for cid in ids:
                 await self.client.acall("drop", 30.0, cid=cid)
@@ -361,7 +382,9 @@ class Session(Admission):
         result = self.results[cid]
         if result.browser or not result.stitched_source:
             return result
-        badge = await asyncio.to_thread(browser_badge, result.stitched_source)
+        from .export_wgsl import with_defaults
+
+        badge = await asyncio.to_thread(browser_badge, with_defaults(result.stitched_source, result.constants))
         status = badge["status"]
         result.browser = status if status != "unchecked" else f"unchecked: {badge['reason']}"
         result.browser_diagnostics = [
@@ -375,6 +398,16 @@ class Session(Admission):
     def source_sha(self, cid: str) -> str:
         st = self.stitched.get(cid)
         return st.sha256 if st else hashlib.sha256(self.candidates[cid].source.encode()).hexdigest()
+
+
+def missing_features(workload: Workload, device: DeviceInfo) -> str | None:
+    """Why this adapter cannot run the workload (an f16 binding without shader-f16), or None."""
+    missing = sorted(f for f in workload.features if f not in device.enabled_features)
+    if not missing:
+        return None
+    dtypes = sorted({b.dtype for b in workload.bindings if b.dtype == "f16"})
+    return (f"{workload.name} has {', '.join(dtypes)} bindings, which need {', '.join(missing)}; "
+            f"{device.name} does not offer it")
 
 
 def _keep_history(result: CandidateResult) -> None:

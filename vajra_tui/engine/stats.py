@@ -39,6 +39,10 @@ def score(result: CandidateResult, flops: float, min_bytes: float,
         result.pct_of_roofline = 100.0 * result.gflops / ceiling if ceiling > 0 else None
         result.regime = "memory" if result.intensity * cal.copy_gbps < cal.fma_gflops else "compute"
         result.suspicious = bool(result.pct_of_roofline and result.pct_of_roofline > 100.0)
+    elif cal and result.intensity == 0.0 and cal.copy_gbps > 0:  # pure data movement (a transpose)
+        result.pct_of_roofline = 100.0 * result.gbps / cal.copy_gbps
+        result.regime = "memory"
+        result.suspicious = result.pct_of_roofline > 100.0
     if baseline_ms:
         result.speedup = baseline_ms / result.median_ms
     return result

@@ -17,8 +17,7 @@ from pathlib import Path
 
 from vajra_tui.engine.events import Diagnostic
 
-NODE_DIR = Path(__file__).resolve().parent.parent / "node"
-SCRIPT = NODE_DIR / "tint_check.mjs"
+from . import sidecar
 
 
 @dataclass
@@ -38,25 +37,12 @@ def node_available() -> bool:
 
 
 def ensure_node_modules() -> Path | None:
-    """Install ``vajra_tui/node`` deps if missing (``npm ci``, else ``npm install``).
+    """The sidecar folder when Dawn is installed (``vajra-tui setup-node``), else None.
 
-    Returns the node directory when ``webgpu`` is importable from it, else None.
+    Never installs: an implicit ``npm ci`` here once stalled a check for ten minutes
+    offline and wrote 144 MB into site-packages (see :mod:`vajra_tui.engine.sidecar`).
     """
-    if (NODE_DIR / "node_modules" / "webgpu" / "index.js").is_file():
-        return NODE_DIR
-    npm = shutil.which("npm")
-    if npm is None or not (NODE_DIR / "package.json").is_file():
-        return None
-    cmds = [[npm, "ci", "--no-audit", "--no-fund"]] if (NODE_DIR / "package-lock.json").is_file() else []
-    cmds.append([npm, "install", "--no-audit", "--no-fund"])
-    for cmd in cmds:
-        try:
-            subprocess.run(cmd, cwd=NODE_DIR, capture_output=True, timeout=300, check=False)
-        except (OSError, subprocess.SubprocessError):
-            continue
-        if (NODE_DIR / "node_modules" / "webgpu" / "index.js").is_file():
-            return NODE_DIR
-    return None
+    return sidecar.ready()
 
 
 def _diag(m: dict) -> Diagnostic:
@@ -81,16 +67,15 @@ def tint_check(stitched_wgsl: str, timeout: float = 60) -> TintResult:
     node = shutil.which("node")
     if node is None:
         return TintResult(available=False, reason="node is not installed")
-    if not SCRIPT.is_file():
-        return TintResult(available=False, reason=f"missing {SCRIPT}")
-    if ensure_node_modules() is None:
-        return TintResult(available=False, reason="npm package 'webgpu' is not installed in vajra_tui/node")
+    folder = ensure_node_modules()
+    if folder is None:  # said at once, offline or not: nothing is installed behind the user's back
+        return TintResult(available=False, reason=sidecar.UNAVAILABLE)
     env = dict(os.environ)
     env.setdefault("EGL_PLATFORM", "surfaceless")
     try:
         proc = subprocess.run(  # a background check: never compete with an interactive UI
-            [node, str(SCRIPT)], input=stitched_wgsl, capture_output=True, text=True,
-            cwd=NODE_DIR, env=env, timeout=timeout, check=False, preexec_fn=_background,
+            [node, str(folder / "tint_check.mjs")], input=stitched_wgsl, capture_output=True, text=True,
+            cwd=folder, env=env, timeout=timeout, check=False, preexec_fn=_background,
         )
     except subprocess.TimeoutExpired:
         return TintResult(available=False, reason=f"tint check timed out after {timeout:.0f}s")

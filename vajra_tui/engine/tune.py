@@ -67,7 +67,7 @@ class Tuner:
 
     @property
     def source_label(self) -> str:
-        return "nemotron" if self._llm_usable else "library"
+        return "nemotron" if self._llm_usable else getattr(self.library, "label", "library")
 
     @property
     def _llm_usable(self) -> bool:
@@ -103,6 +103,9 @@ class Tuner:
         candidates = await self._from_llm(ctx, STRATEGIES) if self._llm_usable else []
         if not any(c.source for c in candidates):
             candidates += self.library.propose(ctx)
+            note = getattr(self.library, "note", "")  # e.g. no templates for a user's workload
+            if note:
+                self.session.emit(Notice(message=note))
         await self.session.evaluate(candidates + self.extra, generation=1)
         return await self._ranked(1)
 
@@ -120,7 +123,8 @@ class Tuner:
         if not any(c.source for c in candidates):
             candidates += self.library.evolve(ctx, letter)
         if not candidates:
-            self.session.emit(Notice(message="the library's neighbourhood is exhausted: no new configuration to try"))
+            self.session.emit(Notice(message=getattr(self.library, "exhausted", "") or
+                                     "the library's neighbourhood is exhausted: no new configuration to try"))
         await self.session.evaluate(candidates, generation=self.generation)
         return await self._ranked(self.generation)
 

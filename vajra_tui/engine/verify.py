@@ -1,10 +1,14 @@
 """Numerical verification: every element within atol + rtol·|ref|, NaN and Inf never pass.
 
 Outputs are poisoned before every dispatch with a NaN of one distinctive bit
-pattern (:data:`POISON_BITS`), not the canonical quiet NaN that arithmetic
-produces. Comparing bits tells an element the kernel never wrote apart from a
-NaN or Inf it computed (an ``exp`` that overflowed, ``0/0``), so the reason a
-kernel is rejected says which mistake it made.
+pattern (:data:`POISON_BITS`; :data:`POISON_F16` for f16 outputs), not the
+canonical quiet NaN that arithmetic produces. Comparing bits tells an element the
+kernel never wrote apart from a NaN or Inf it computed (an ``exp`` that overflowed,
+``0/0``), so the reason a kernel is rejected says which mistake it made.
+
+An integer has no value that arithmetic cannot produce, so integer outputs are
+poisoned with a different pattern on each seed (:data:`INT_POISON`): an element the
+kernel never writes holds the wrong value on at least one of them.
 """
 
 from __future__ import annotations
@@ -17,6 +21,17 @@ RTOL = 1e-4
 _CHUNK = 1 << 22
 # A quiet NaN with a payload no arithmetic produces (GPUs return 0x7fc00000 or 0xffc00000).
 POISON_BITS = 0x7FD1DEAD
+POISON_F16 = 0x7D1D  # the same idea in half precision (arithmetic gives 0x7e00 or 0xfe00)
+INT_POISON = (0xFFFFFFFF, 0xAAAAAAAA)  # integer outputs: one pattern per seed, in turn
+
+
+def poison_word(dtype: str, seed_index: int = 0) -> int:
+    """The 32-bit word an output of ``dtype`` is filled with before a dispatch of that seed."""
+    if dtype == "f16":
+        return POISON_F16 << 16 | POISON_F16
+    if dtype in ("i32", "u32"):
+        return INT_POISON[seed_index % len(INT_POISON)]
+    return POISON_BITS
 
 
 @dataclass
@@ -44,15 +59,18 @@ class _Tally:
     first_nonfinite: int | None = None
 
 
-def _scan(out: np.ndarray, ref: np.ndarray, atol: float, rtol: float) -> _Tally:
+def _scan(out: np.ndarray, ref: np.ndarray, atol: float, rtol: float, poison: int) -> _Tally:
     """One pass over the output in chunks, so 8192² outputs need no gigabytes of temporaries."""
     tally = _Tally()
-    floor = atol / rtol
-    bits = out.view(np.uint32)
+    floor = atol / rtol if rtol > 0 else max(atol, 1e-30)
+    integer = np.issubdtype(out.dtype, np.integer)
+    bits = out.view(np.uint16 if out.dtype == np.float16 else np.uint32)
     for start in range(0, ref.size, _CHUNK):
         o = out[start : start + _CHUNK].astype(np.float64)
         r = ref[start : start + _CHUNK]
-        poisoned = bits[start : start + _CHUNK] == POISON_BITS
+        poisoned = bits[start : start + _CHUNK] == poison
+        if integer:  # a poison value is "never written" only where it is not the answer
+            poisoned &= o != r
         finite = np.isfinite(o)
         computed_bad = ~finite & ~poisoned
         if poisoned.any():
@@ -67,7 +85,8 @@ def _scan(out: np.ndarray, ref: np.ndarray, atol: float, rtol: float) -> _Tally:
         limit = atol + rtol * np.abs(r)
         tally.bad += int(np.count_nonzero(~(diff <= limit)))
         finite_diff = np.where(finite, diff, 0.0)
-        ratio = finite_diff / limit
+        with np.errstate(over="ignore"):  # an exact workload (atol = rtol = 0): any miss is inf
+            ratio = finite_diff / np.maximum(limit, 1e-300)
         i = int(np.argmax(ratio))
         if ratio[i] > tally.worst_ratio:
             tally.worst_ratio, tally.worst_index = float(ratio[i]), start + i
@@ -75,12 +94,21 @@ def _scan(out: np.ndarray, ref: np.ndarray, atol: float, rtol: float) -> _Tally:
     return tally
 
 
-def compare(out: np.ndarray, ref: np.ndarray, atol: float, rtol: float = RTOL) -> Verdict:
-    """Judge one output against its float64 reference."""
+_NUMPY = {"f32": np.float32, "f16": np.float16, "i32": np.int32, "u32": np.uint32}
+
+
+def compare(out: np.ndarray, ref: np.ndarray, atol: float, rtol: float = RTOL,
+            dtype: str = "f32", poison: int | None = None) -> Verdict:
+    """Judge one output (``dtype`` elements) against its float64 reference.
+
+    ``poison``: the pattern the output was filled with (default: the dtype's NaN; the
+    seed's pattern for integers), so an element still holding it counts as never written.
+    """
     if out.size < ref.size:
         return Verdict(False, None, None, f"output has {out.size} elements, expected {ref.size}")
-    out = np.ascontiguousarray(out[: ref.size], dtype=np.float32)
-    t = _scan(out, ref, atol, rtol)
+    out = np.ascontiguousarray(out[: ref.size], dtype=_NUMPY[dtype])
+    word = poison_word(dtype) if poison is None else poison
+    t = _scan(out, ref, atol, rtol, word & 0xFFFF if dtype == "f16" else word)
     if not t.bad:
         return Verdict(True, t.max_rel, t.worst_index)
     count = f"{t.bad} of {ref.size} elements out of tolerance"
@@ -99,3 +127,15 @@ def compare(out: np.ndarray, ref: np.ndarray, atol: float, rtol: float = RTOL) -
     i = t.worst_index
     return Verdict(False, t.max_rel, i,
                    f"{count}; worst at {i} (got {float(out[i]):.6g}, want {float(ref[i]):.6g})")
+
+
+def combine(verdicts: dict[str, Verdict]) -> Verdict:
+    """One verdict over several outputs: the first failing one (named), else the worst error."""
+    if len(verdicts) == 1:
+        return next(iter(verdicts.values()))
+    for name, v in verdicts.items():
+        if not v.passed:
+            return Verdict(False, v.max_rel_error, v.worst_index, f"output {name}: {v.reason}",
+                           v.unwritten, v.nonfinite)
+    worst = max(verdicts.values(), key=lambda v: v.max_rel_error or 0.0)
+    return Verdict(True, worst.max_rel_error, worst.worst_index)

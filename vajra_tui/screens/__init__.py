@@ -10,7 +10,7 @@ from textual.widgets import DataTable
 
 if TYPE_CHECKING:
     from ..app import VajraApp
-    from ..state import RunState
+    from ..state import CandidateView, RunState
 
 
 class StateScreen(Screen):
@@ -38,14 +38,34 @@ class StateScreen(Screen):
     def on_screen_resume(self) -> None:
         self.redraw()
 
+    def selected_view(self) -> "CandidateView | None":
+        """The kernel this screen has selected: what ``s`` shows and ``c`` copies."""
+        return None
+
 
 class ListScreen(StateScreen):
-    """A screen built around one DataTable that j/k (and the arrows) move through."""
+    """A screen built around one list that j/k, the arrows, PageUp/PageDown and Home/End
+    move through (the list itself handles them when focused; these work when it is not)."""
 
     LIST_ID = ""
     BINDINGS = [Binding("j", "cursor(1)", "down", show=False),
-                Binding("k", "cursor(-1)", "up", show=False)]
+                Binding("k", "cursor(-1)", "up", show=False),
+                Binding("pagedown", "list('page_down')", "page down", show=False),
+                Binding("pageup", "list('page_up')", "page up", show=False),
+                Binding("home", "list('scroll_top')", "first", show=False),
+                Binding("end", "list('scroll_bottom')", "last", show=False)]
 
     def action_cursor(self, delta: int) -> None:
         table = self.query_one(f"#{self.LIST_ID}", DataTable)
         table.move_cursor(row=max(table.cursor_row + delta, 0))
+
+    async def action_list(self, action: str) -> None:
+        await self.query_one(f"#{self.LIST_ID}", DataTable).run_action(action)
+
+    def selected_view(self) -> "CandidateView | None":
+        found = self.query(f"#{self.LIST_ID}").results(DataTable)
+        table = next(found, None)  # None while the screen is still being composed
+        if table is None or not table.row_count:
+            return None
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        return self.vapp.state.candidates.get(str(key))

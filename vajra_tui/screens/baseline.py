@@ -37,7 +37,9 @@ def progress_text(view: CandidateView | None, reps: int) -> Text:
         elif number == reached and result is not None:
             text.append(f"✗ {label}", style="bold red")
         elif number == reached:
-            text.append(f"▶ {label}", style="bold yellow")
+            wait = f": killed in {view.countdown} s" if view and view.countdown is not None and \
+                stage == "verifying" else ""
+            text.append(f"▶ {label}{wait}", style="bold yellow")
         else:
             text.append(f"· {label}", style="dim")
         if stage == "timing" and view is not None and view.dispatch_ms:
@@ -67,13 +69,16 @@ class BaselineScreen(StateScreen):
         self.title, self.sub_title = "Vajra", "baseline"
         self.mounted()
 
+    def selected_view(self) -> CandidateView | None:
+        return self.vapp.state.baseline  # the one kernel this screen is about
+
     def sync(self, state: RunState) -> None:
         session = state.session
         device = Text("waiting for the GPU worker…", style="dim")
         if session is not None:
             style = "bold yellow" if session.device.software else "bold green"
             device = Text.assemble(("Device ", "bold"), (fmt.device_label(session.device), style),
-                                   ("   Workload ", "bold"), fmt.workload_label(session.workload),
+                                   ("\nWorkload ", "bold"), fmt.workload_label(session.workload),
                                    f"  ({fmt.si(session.workload.flops, 'FLOP')}, "
                                    f"{fmt.si(session.workload.min_bytes, 'B')})")
         self.query_one("#baseline-device", Static).update(device)

@@ -12,6 +12,8 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, Static
 
+from ..safe_text import plain
+
 
 class ExportScreen(ModalScreen[list[Path] | None]):
     """Calls the app's ``export_to``; stays open showing the error when it fails
@@ -25,8 +27,9 @@ class ExportScreen(ModalScreen[list[Path] | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="export-box", classes="modal-box"):
-            yield Label(f"Export the winner ({self.winner}) to directory:")
+            yield Label(plain(f"Export the winner ({self.winner}) to directory:", single_line=True))
             yield Input(self.default, id="export-dir")
+            yield Static(self._where(self.default), id="export-where")  # said before anything is written
             yield Checkbox("overwrite existing files", id="export-overwrite")
             yield Static("", id="export-error")
             with Horizontal(id="export-buttons"):
@@ -39,8 +42,19 @@ class ExportScreen(ModalScreen[list[Path] | None]):
         field.cursor_blink = not self.app.is_headless  # steady cursor for snapshots
         field.focus()
 
+    def _where(self, text: str) -> Text:
+        """The folder the files will go to, in full: relative paths start where Vajra was started."""
+        folder = Path(text.strip() or self.default).expanduser().absolute()
+        return Text.assemble(("→ ", "bold"), plain(str(folder), single_line=True),
+                             (" (.wgsl, .ts and vajra.lock.json)", "dim"))
+
+    @on(Input.Changed, "#export-dir")
+    def _changed(self, event: Input.Changed) -> None:
+        self.query_one("#export-where", Static).update(self._where(event.value))
+        self.query_one("#export-error", Static).update("")
+
     def show_error(self, message: str) -> None:
-        self.query_one("#export-error", Static).update(Text(message, style="bold red"))
+        self.query_one("#export-error", Static).update(plain(message, style="bold red"))
 
     @on(Input.Submitted, "#export-dir")
     @on(Button.Pressed, "#export-ok")

@@ -15,9 +15,11 @@ from textual.app import ComposeResult
 from textual.containers import Container, VerticalScroll
 from textual.widgets import DataTable, Footer, Header, Static
 
+from ..safe_text import plain
 from ..state import CandidateView, RunState
 from ..widgets import fmt
 from ..widgets.banner import Banner
+from ..widgets.lists import ListTable
 from ..widgets.source_view import KernelSource, source_renderable
 from . import ListScreen
 
@@ -60,7 +62,7 @@ class GraveyardScreen(ListScreen):
         yield Header()
         yield Banner()
         with Container(id="graveyard-split"):
-            yield DataTable(id="graves", cursor_type="row", zebra_stripes=True)
+            yield ListTable(id="graves")
             with VerticalScroll(id="grave-detail"):
                 yield KernelSource(id="grave-text")
         yield Footer(compact=True, show_command_palette=False)
@@ -79,8 +81,9 @@ class GraveyardScreen(ListScreen):
         for view in state.graveyard:
             if view.id not in table.rows:
                 reason = (view.result.reason if view.result else "").splitlines()
-                table.add_row(view.label, Text(view.status.replace("_", " "), style="red"),
-                              (reason[0] if reason else "")[:60], key=view.id)
+                table.add_row(plain(view.label, single_line=True),
+                              plain(view.status.replace("_", " "), style="red"),
+                              plain(reason[0] if reason else "", limit=60), key=view.id)
         self._show(state)
 
     def _show(self, state: RunState) -> None:

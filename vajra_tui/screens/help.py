@@ -11,16 +11,18 @@ from textual.widgets import Static
 
 KEY_HELP = [
     ("run", "enter", "run the chosen workload (picker)"),
+    ("back", "", "back to the picker (asks first while a generation runs)"),
     ("baseline", "", "baseline screen"),
     ("variants", "", "variants screen"),
     ("graveyard", "", "failure graveyard"),
     ("report", "", "report card"),
     ("evolve", "", "evolve the winner into the next generation"),
-    ("source", "", "stitched WGSL of the selected kernel"),
-    ("copy", "", "copy the winner's WGSL to the clipboard (OSC 52)"),
+    ("cancel", "", "cancel the running generation (the run stays usable)"),
+    ("source", "", "stitched WGSL of the kernel selected on this screen"),
+    ("copy", "", "copy the selected kernel's WGSL to the clipboard (OSC 52)"),
     ("export", "", "export the winner"),
     ("help", "", "this help"),
-    ("quit", "", "quit (the recording is saved)"),
+    ("quit", "", "quit (the recording is saved; its path is printed)"),
 ]
 
 
@@ -35,7 +37,8 @@ class HelpScreen(ModalScreen[None]):
         for action, default, what in KEY_HELP:
             table.add_row(keys(action) or default, what)
         table.add_row("ctrl+p", "command palette (every action, by name)")
-        table.add_row("↑ ↓ j k", "move through lists")
+        table.add_row("↑ ↓ j k", "move through lists (the selected card follows)")
+        table.add_row("PgUp PgDn Home End", "a page at a time; the first and last row")
         table.add_row("tab", "next widget")
         with VerticalScroll(id="help-box", classes="modal-box"):
             yield Static(table)

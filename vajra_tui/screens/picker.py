@@ -20,18 +20,18 @@ from textual.widgets import (
 from textual.widgets.option_list import Option
 
 from ..engine.events import DeviceInfo
-from ..engine.workloads import WORKLOADS, SizeError
+from ..engine.workloads import SizeError
+from ..engine.workloads.loader import Found, everything
+from ..safe_text import clean, plain
+from ..shipped import shipped_recordings  # package data: in a wheel too
 from ..widgets import fmt
 from ..widgets.banner import Banner
+from ..widgets.lists import ListTable
 from . import StateScreen
 
 PRESETS = ("seed", "large", "custom")
 SOURCES = ("library", "nemotron", "auto")
 SOURCE_LABELS = {"library": "library (offline)", "nemotron": "Nemotron", "auto": "auto"}
-
-
-def shipped_recordings() -> list[Path]:
-    return sorted((Path(__file__).resolve().parents[2] / "recordings").glob("*.jsonl"))
 
 
 class PickerScreen(StateScreen):
@@ -42,7 +42,8 @@ class PickerScreen(StateScreen):
         yield Header()
         yield Banner()
         yield Static("Adapter: detecting…", id="adapter")
-        yield DataTable(id="workloads", cursor_type="row", zebra_stripes=True)
+        yield ListTable(id="workloads")
+        yield Static(id="workload-what")
         with Horizontal(id="options"):
             with Vertical(id="size-box"):
                 yield Label("Size", classes="box-title")
@@ -67,13 +68,21 @@ class PickerScreen(StateScreen):
     def on_mount(self) -> None:
         self.title, self.sub_title = "Vajra", "pick a workload"
         table = self.query_one("#workloads", DataTable)
-        # the description goes last: on a narrow terminal it is what gets cut, not the numbers
-        for label in ("workload", "size", "FLOPs", "bytes", "what"):
+        # the description is its own line under the table: a column of it was cut at 80 columns
+        for label in ("workload", "size", "FLOPs", "bytes"):
             table.add_column(label, key=label)
-        for name, workload in WORKLOADS.items():
-            table.add_row(name, "", "", "", Text(workload.summary), key=name)
-        if self.vapp.initial_workload in WORKLOADS:
-            table.move_cursor(row=list(WORKLOADS).index(self.vapp.initial_workload))
+        # registered workloads (the built-ins among them), then the user's folder; a file
+        # that does not load is listed with its one-line error, and the rest still run
+        self.found: list[Found] = everything()
+        self.found += self._given(self.vapp.initial_workload)
+        for f in self.found:
+            label = f.name if f.origin != "folder" else f"{f.name} (yours)"
+            table.add_row(plain(label, single_line=True), "", "", "", key=f.key)
+        keys = [f.key for f in self.found]
+        names = [f.name for f in self.found]
+        initial = self.vapp.initial_workload
+        if initial in keys or initial in names:
+            table.move_cursor(row=keys.index(initial) if initial in keys else names.index(initial))
         self.query_one("#recordings").display = False
         self.query_one("#custom", Input).cursor_blink = not self.app.is_headless
         self._refresh_sizes()
@@ -86,25 +95,25 @@ class PickerScreen(StateScreen):
         try:
             device, error = self.vapp.probe(), ""
         except Exception as exc:  # no driver, no adapter: offer recordings
-            device, error = None, str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__
+            device, error = None, (clean(str(exc)).strip().splitlines() or [exc.__class__.__name__])[0]
         self.app.call_from_thread(self._adapter_ready, device, error)
 
     def _adapter_ready(self, device: DeviceInfo | None, error: str) -> None:
         self.vapp.adapter_info = device
         label = self.query_one("#adapter", Static)
         if device is None:
-            label.update(Text(f"Adapter: none ({error or 'no WebGPU adapter'})", style="bold red"))
+            label.update(plain(f"Adapter: none ({error or 'no WebGPU adapter'})", style="bold red"))
             box = self.query_one("#recordings")
             options = self.query_one("#recording-list", OptionList)
             for path in shipped_recordings():
-                options.add_option(Option(path.name, id=str(path)))
+                options.add_option(Option(plain(path.name, single_line=True), id=str(path)))
             box.display = True
             if shipped_recordings():
                 options.highlighted = 0  # Enter plays the first one straight away
                 options.focus()
             return
         style = "bold yellow" if device.software else "bold green"
-        label.update(Text.assemble("Adapter: ", (fmt.device_label(device), style)))
+        label.update(Text.assemble("Adapter: ", (clean(fmt.device_label(device)), style)))
 
     # ---- choices ---------------------------------------------------------------
     def _source_label(self, source: str) -> str:
@@ -133,15 +142,46 @@ class PickerScreen(StateScreen):
         table = self.query_one("#workloads", DataTable)
         spec = self._size_spec()
         self.query_one("#custom", Input).disabled = self._preset() != "custom"
-        for name, workload in WORKLOADS.items():
-            try:
-                size = workload.size(spec or "seed")
-                info = workload.info(size)
-                cells = (fmt.size_text(size), fmt.si(info.flops, "FLOP"), fmt.si(info.min_bytes, "B"))
-            except SizeError:
-                cells = ("invalid", fmt.DASH, fmt.DASH)
+        for f in self.found:
+            if f.workload is None:
+                cells = ("broken", fmt.DASH, fmt.DASH)
+            else:
+                try:
+                    size = f.workload.size(spec or "seed")
+                    info = f.workload.info(size)
+                    cells = (fmt.size_text(size), fmt.si(info.flops, "FLOP"), fmt.si(info.min_bytes, "B"))
+                except SizeError:
+                    cells = ("invalid", fmt.DASH, fmt.DASH)
+                except Exception:  # noqa: BLE001 - a user's function failing at this size
+                    cells = ("broken", fmt.DASH, fmt.DASH)
             for column, value in zip(("size", "FLOPs", "bytes"), cells):
-                table.update_cell(name, column, value, update_width=True)
+                table.update_cell(f.key, column, value, update_width=True)
+
+    @on(DataTable.RowHighlighted, "#workloads")
+    def _describe(self, event: DataTable.RowHighlighted) -> None:
+        f = self._found(str(event.row_key.value))
+        if f is None:
+            return
+        what = self.query_one("#workload-what", Static)
+        if f.workload is None:  # the file's one line: which file, which field
+            what.update(plain(f.error, style="bold red"))
+        else:
+            what.update(Text.assemble((f"{clean(f.name)}: ", "bold"), clean(f.workload.summary)))
+
+    def _given(self, spec: str | None) -> list[Found]:
+        """A workload named on the command line (`-w mine.py`) that no listing has: its own row."""
+        if not spec or any(spec in (f.key, f.name) for f in self.found):
+            return []
+        from ..engine.workloads import WorkloadError, get_workload
+
+        try:
+            w = get_workload(spec)
+        except (WorkloadError, KeyError) as exc:
+            return [Found(spec, spec, "file", error=str(exc))]
+        return [Found(spec, w.name, "file", w)]
+
+    def _found(self, key: str) -> Found | None:
+        return next((f for f in self.found if f.key == key), None)
 
     @on(RadioSet.Changed, "#preset")
     @on(Input.Changed, "#custom")
@@ -162,14 +202,17 @@ class PickerScreen(StateScreen):
 
     def action_run(self) -> None:
         table = self.query_one("#workloads", DataTable)
-        name = list(WORKLOADS)[table.cursor_row]
+        found = self.found[table.cursor_row]
         spec = self._size_spec()
+        if found.workload is None:
+            self.query_one("#picker-error", Static).update(plain(found.error, style="bold red"))
+            return
         try:
-            WORKLOADS[name].size(spec or "seed")
+            found.workload.size(spec or "seed")
         except SizeError as exc:
-            self.query_one("#picker-error", Static).update(Text(str(exc), style="bold red"))
+            self.query_one("#picker-error", Static).update(plain(str(exc), style="bold red"))
             return
         if self.vapp.adapter_info is None and self.query_one("#recordings").display:
             self.notify("no WebGPU adapter: pick a recording to play", severity="warning")
             return
-        self.vapp.start_live(name, spec or "seed", self._source())
+        self.vapp.start_live(found.key, spec or "seed", self._source())

@@ -12,9 +12,11 @@ from textual.app import ComposeResult
 from textual.widgets import DataTable, Footer, Header, Static
 
 from ..engine.events import CandidateResult
+from ..safe_text import plain
 from ..state import CandidateView, RunState
 from ..widgets import fmt
 from ..widgets.banner import Banner
+from ..widgets.lists import ListTable
 from ..widgets.chart import Bar, GflopsChart
 from . import ListScreen
 
@@ -24,10 +26,13 @@ COLUMNS = ("", "kernel", "median", "GFLOP/s", "speedup", "GB/s", "roofline", "re
 
 
 def report_row(view: CandidateView, r: CandidateResult, rank: str) -> tuple[object, ...]:
-    return (rank, Text(view.label, style="bold" if rank == CROWN else ""), fmt.ms(r.median_ms),
-            fmt.num(r.gflops), fmt.speedup(r.speedup), fmt.num(r.gbps), fmt.pct(r.pct_of_roofline),
-            r.regime or fmt.DASH, fmt.num(r.intensity), fmt.dims(r.workgroup_size), fmt.dims(r.grid),
-            fmt.ms(r.iqr_ms), r.timing or fmt.DASH, view.origin or view.strategy)
+    # every text cell is a Text: a str cell would be parsed as markup by the DataTable
+    return (rank, plain(view.label, style="bold" if rank == CROWN else "", single_line=True),
+            fmt.ms(r.median_ms), fmt.num(r.gflops), fmt.speedup(r.speedup), fmt.num(r.gbps),
+            fmt.pct(r.pct_of_roofline), plain(r.regime or fmt.DASH, single_line=True),
+            fmt.num(r.intensity), fmt.dims(r.workgroup_size), fmt.dims(r.grid), fmt.ms(r.iqr_ms),
+            plain(r.timing or fmt.DASH, single_line=True),
+            plain(view.origin or view.strategy, single_line=True))
 
 
 def provenance(state: RunState) -> Text:
@@ -39,7 +44,7 @@ def provenance(state: RunState) -> Text:
                       if v is not None and v.result is not None and v.result.timing})
     style = "bold yellow" if s.device.software else "bold green"
     text = Text.assemble(("Device ", "bold"), (fmt.device_label(s.device), style),
-                         ("  Workload ", "bold"), fmt.workload_label(s.workload), "\n",
+                         ("\nWorkload ", "bold"), fmt.workload_label(s.workload), "  ",
                          ("Timing ", "bold"), ", ".join(methods) or fmt.DASH,
                          f" · warm-up {s.warmup}, {s.reps} timed rounds · seeds ",
                          ", ".join(map(str, s.seeds)) or fmt.DASH,
@@ -70,7 +75,7 @@ class ReportScreen(ListScreen):
         yield Banner()
         yield Static(id="report-winner")
         yield Static(id="provenance")
-        yield DataTable(id="ranking", cursor_type="row", zebra_stripes=True)
+        yield ListTable(id="ranking")
         yield GflopsChart(id="chart")
         yield Footer(compact=True, show_command_palette=False)
 

@@ -14,9 +14,11 @@ from textual.app import ComposeResult
 from textual.containers import Grid, VerticalScroll
 from textual.widgets import DataTable, Footer, Header, Static
 
+from ..safe_text import plain
 from ..state import CandidateView, RunState
 from ..widgets import fmt
 from ..widgets.banner import Banner
+from ..widgets.lists import ListTable
 from ..widgets.stream import CandidatePanel
 from . import ListScreen
 
@@ -33,7 +35,9 @@ def status_cell(view: CandidateView) -> Text:
 def row_cells(view: CandidateView) -> tuple[object, ...]:
     r = view.result
     verified = r is not None and r.status == "verified"
-    return (view.label, str(view.generation), (view.origin or view.strategy)[:28], status_cell(view),
+    # names and origins are data: Text cells, never markup (DataTable parses a str cell)
+    return (plain(view.label, single_line=True), str(view.generation),
+            plain(view.origin or view.strategy, limit=18), status_cell(view),  # whole in the card
             fmt.ms(r.median_ms) if verified and r else fmt.DASH,
             fmt.speedup(r.speedup) if verified and r else fmt.DASH,
             fmt.num(r.gflops) if verified and r else fmt.DASH)
@@ -55,6 +59,7 @@ def grounding_lines(state: RunState, most: int = 3) -> Text:
 class VariantsScreen(ListScreen):
     LIST_ID = "variant-list"
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-tall")]
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -62,7 +67,8 @@ class VariantsScreen(ListScreen):
         yield Static(id="variants-heading")
         with VerticalScroll(id="variants-body"):
             yield Grid(id="panels")
-            yield DataTable(id="variant-list", cursor_type="row", zebra_stripes=True)
+        # outside the scrolling panels, so it never leaves the screen; the panels follow it
+        yield ListTable(id="variant-list")
         yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
@@ -113,3 +119,6 @@ class VariantsScreen(ListScreen):
             self.vapp.selected_id = str(event.row_key.value)
             for panel in self.query(CandidatePanel):
                 panel.set_class(panel.cid == self.vapp.selected_id, "-selected")
+            chosen = self._panel(self.vapp.selected_id)
+            if chosen is not None:  # the selected card follows the list, at any terminal size
+                self.query_one("#variants-body").scroll_to_widget(chosen, animate=False)

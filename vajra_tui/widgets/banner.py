@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from textual.widgets import Static
 
+from ..safe_text import plain
+
 
 class Banner(Static):
     """Hidden on live runs; on replays names the recording."""
 
     def on_mount(self) -> None:
         text = getattr(self.app, "banner", "")
-        self.update(text)
+        self.update(plain(text, single_line=True))  # it names a file: data, not markup
         self.display = bool(text)

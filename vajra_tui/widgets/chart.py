@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rich.text import Text
 from textual_plotext import PlotextPlot
 
 
@@ -35,8 +36,29 @@ class GflopsChart(PlotextPlot):
         self._draw()
 
     def render(self):  # type: ignore[no-untyped-def]
+        if self._bars and len(self._bars) * 2 + 5 > self.size.height:
+            return self._compact()  # too short for plotext to label every bar: a labelled list
         self._draw(refresh=False)  # how many bars fit depends on the height we render at
         return super().render()
+
+    def _compact(self) -> Text:
+        """One labelled row per bar (the best that fit, and always the baseline)."""
+        rows = max(self.size.height - 1, 1)
+        bars = list(self._bars)
+        if len(bars) > rows:
+            bars = [b for b in bars if not b.baseline][: max(rows - 1, 0)] + [b for b in bars if b.baseline]
+        label = max((len(b.label[:14]) for b in bars), default=0)
+        top = max((b.gflops for b in bars), default=0.0) or 1.0
+        value = max(len(f"{b.gflops:,.2f}") for b in bars)
+        room = max(self.size.width - label - value - 3, 1)
+        text = Text(f"GFLOP/s per kernel{self.samples} (grey: baseline, green: winner)", style="bold")
+        gap = "\n" if rows >= 2 * len(bars) else ""  # spaced out when there is room
+        for bar in bars:
+            color = "grey50" if bar.baseline else "green" if bar.winner else "blue"
+            text.append(f"\n{gap}{bar.label[:14]:<{label}} ")
+            text.append("█" * max(round(room * bar.gflops / top), 1 if bar.gflops > 0 else 0), style=color)
+            text.append(f" {bar.gflops:,.2f}", style="bold" if bar.winner else "")
+        return text
 
     def _fitting(self) -> list[Bar]:
         """The best kernels that fit two rows each, and always the baseline."""

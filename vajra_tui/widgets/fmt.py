@@ -71,11 +71,12 @@ def size_text(size: dict[str, int]) -> str:
 
 
 def device_label(device: DeviceInfo | None) -> str:
-    """'llvmpipe (vulkan) — SOFTWARE adapter: CPU timings' when software."""
+    """'llvmpipe (vulkan) · SOFTWARE (CPU timings)' when software: short enough that the flag
+    never wraps at 80 columns, where it used to split off "timings" on every screen."""
     if device is None:
         return "no adapter"
     backend = f" ({device.backend})" if device.backend else ""
-    flag = " — SOFTWARE adapter: CPU timings" if device.software else ""
+    flag = " · SOFTWARE (CPU timings)" if device.software else ""
     return f"{device.name}{backend}{flag}"
 
 

@@ -8,6 +8,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from ..engine.events import Diagnostic
+from ..safe_text import clean
 
 
 def diagnostic_excerpt(source: str, diag: Diagnostic) -> Text:
@@ -26,7 +27,13 @@ def diagnostic_excerpt(source: str, diag: Diagnostic) -> Text:
 
 def source_renderable(source: str, diagnostics: list[Diagnostic] | None = None,
                       dark: bool = True, title: str = "") -> RenderableType:
-    """Excerpts of each diagnostic, then the whole source with those lines highlighted."""
+    """Excerpts of each diagnostic, then the whole source with those lines highlighted.
+
+    A source is shown as data: a control character in it (an escape sequence in a
+    comment, say) is drawn as U+FFFD, so it never reaches the terminal and columns hold.
+    """
+    source = clean(source, replace="\ufffd")
+    title = clean(title)
     diagnostics = diagnostics or []
     parts: list[RenderableType] = []
     if title:
@@ -44,5 +51,12 @@ def source_renderable(source: str, diagnostics: list[Diagnostic] | None = None,
 class KernelSource(Static):
     """A static view of a kernel; put it in a scroll container for long sources."""
 
-    def show(self, source: str, diagnostics: list[Diagnostic] | None = None, title: str = "") -> None:
+    def show(self, source: str, diagnostics: list[Diagnostic] | None = None, title: str = "",
+             full_width: bool = False) -> None:
+        """``full_width``: as wide as the longest line, so a scroll container scrolls sideways
+        to it (Textual's auto width stops at the container's, and cut the lines)."""
         self.update(source_renderable(source, diagnostics, self.app.current_theme.dark, title))
+        if full_width:
+            lines = source.expandtabs(4).splitlines() or [""]
+            gutter = len(str(len(lines))) + 3  # line numbers, the marker column and a space
+            self.styles.width = max(Text(line).cell_len for line in lines) + gutter + 1

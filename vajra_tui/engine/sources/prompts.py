@@ -119,8 +119,8 @@ def tile_text(ctx: GenerationContext) -> str:
         "how many output elements along x and y ONE workgroup produces, in a header line:",
         "- `// tile: 64x64`: one workgroup computes a 64x64 block of outputs;",
         "- `// tile: 256`: 256 outputs along x, 1 along y;",
-        f"- `// tile: COLS x 1`: size constants work too (softmax: one workgroup per row; this "
-        f"workload's constants: {dims}).",
+        f"- `// tile: COLS x 1`: size constants work too (here: one workgroup per row of COLS "
+        f"outputs; this workload's constants: {dims}).",
         "Without a header one invocation produces one output (tile = @workgroup_size). A tile "
         "smaller than what a workgroup really computes dispatches the kernel many times over; a "
         "larger one leaves outputs unwritten.",
@@ -230,11 +230,22 @@ def browser_text(ctx: GenerationContext) -> str:
 
 
 def workload_text(ctx: GenerationContext) -> str:
+    """What the workload declares: summary, sizes, work, and every buffer with its type."""
     w = ctx.workload
     sizes = ", ".join(f"{k}={v}" for k, v in w.size.items())
-    what = f" ({ctx.summary})" if ctx.summary else ""
-    return (f"Workload: {w.name}{what} at {sizes}: {w.flops:.3g} FLOP, at least "
-            f"{w.min_bytes:.3g} bytes moved (inputs read once, the output written once).")
+    summary = ctx.summary or w.summary
+    what = f" ({summary})" if summary else ""
+    lines = [f"Workload: {w.name}{what} at {sizes}: {w.flops:.3g} FLOP, at least "
+             f"{w.min_bytes:.3g} bytes moved (inputs read once, outputs written once)."]
+    if w.bindings:
+        lines.append("Storage buffers (group 0), declared by the prelude:")
+        for b in w.bindings:
+            role = "input, read-only" if b["access"] == "read" else "output, read_write: write every element"
+            lines.append(f"- @binding({b['index']}) {b['name']}: array<{b['dtype']}>, {b['elements']} "
+                         f"elements ({role})")
+        if any(b["dtype"] == "f16" for b in w.bindings):
+            lines.append("f16 buffers: Vajra writes `enable f16;` in front of the prelude.")
+    return "\n".join(lines)
 
 
 def grounding_text(snippets: list[dict] | None, title: str) -> str:

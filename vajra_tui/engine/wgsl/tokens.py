@@ -231,24 +231,46 @@ def int_literal(text: str) -> int | None:
         return None
 
 
-def module_consts(src: str | list[Token]) -> dict[str, int]:
-    """Integer values of module-scope ``const``/``override`` declarations we can evaluate."""
+def module_consts(src: str | list[Token], given: dict[str, int] | None = None) -> dict[str, int]:
+    """Integer values of module-scope ``const``/``override`` declarations we can evaluate.
+
+    ``given`` (size constants, the values a pipeline sets ``override``s to) wins in the
+    result. An ``override`` takes its given value, and later declarations derived from it
+    see that value; a ``const`` keeps its declared one for what derives from it.
+    """
     from vajra_tui.engine.wgsl.expr import eval_int
 
     toks = significant(tokenize(src)) if isinstance(src, str) else src
+    given = dict(given or {})
     consts: dict[str, int] = {}
     depth = 0
     for i, t in enumerate(toks):
         if t.text in ("{", "}"):
             depth += 1 if t.text == "{" else -1
         elif depth == 0 and t.kind == KEYWORD and t.text in ("const", "override") and i + 1 < len(toks):
+            name = toks[i + 1].text
+            if t.text == "override" and name in given:
+                consts[name] = given[name]
+                continue
             end = next((k for k in range(i, len(toks)) if toks[k].text == ";"), len(toks))
             eq = next((k for k in range(i, end) if toks[k].text == "="), -1)
             if eq > 0:
-                val = eval_int(toks[eq + 1:end], consts)
+                val = eval_int(toks[eq + 1:end], {**given, **consts})
                 if val is not None:
-                    consts[toks[i + 1].text] = val
-    return consts
+                    consts[name] = val
+    return {**consts, **given}
+
+
+def override_names(src: str | list[Token]) -> list[str]:
+    """Names of the module-scope ``override`` declarations, in order."""
+    toks = significant(tokenize(src)) if isinstance(src, str) else src
+    names, depth = [], 0
+    for i, t in enumerate(toks):
+        if t.text in ("{", "}"):
+            depth += 1 if t.text == "{" else -1
+        elif depth == 0 and t.kind == KEYWORD and t.text == "override" and i + 1 < len(toks):
+            names.append(toks[i + 1].text)
+    return names
 
 
 def workgroup_size(src: str, consts: dict[str, int] | None = None) -> tuple[int, int, int] | None:
@@ -263,7 +285,7 @@ def workgroup_size(src: str, consts: dict[str, int] | None = None) -> tuple[int,
     entry = find_entry_point(toks) or find_entry_point(toks, name="")
     if entry is None:
         return None
-    known = {**module_consts(toks), **(consts or {})}
+    known = module_consts(toks, consts)
     i = entry.start
     while i < entry.params_open:
         if toks[i].kind == ATTR and _attr_name(toks, i) == "workgroup_size" and toks[i + 2].text == "(":

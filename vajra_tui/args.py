@@ -1,0 +1,89 @@
+"""Argument parsing that answers a mistake in one line, and the value checks the flags share.
+
+argparse prints a five-line usage block for a typo and accepts ``--reps 0`` or
+``--deadline nan``, which then fail deep inside a run (or never fire). Here a
+bad flag is one line with the nearest real flag, and every number is checked
+where it is parsed, with the same limits the config file has (settings.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import math
+import re
+from typing import Callable, NoReturn
+
+
+class UsageError(Exception):
+    """Bad input from the user: one line on stderr, exit status 2."""
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors raise :class:`UsageError` instead of printing usage."""
+
+    def error(self, message: str) -> NoReturn:  # type: ignore[override]
+        unknown = re.match(r"unrecognized arguments: (.+)", message)
+        if unknown:
+            hints = [_suggest(word, self._every_option()) for word in unknown.group(1).split()]
+            message += "".join(f" (did you mean {h}?)" for h in hints if h)
+        choice = re.search(r"invalid choice: '([^']*)' \(choose from (.+)\)", message)
+        if choice:  # Python 3.12.8+ lists the choices without quotes
+            options = [o.strip().strip("'") for o in choice.group(2).split(",")]
+            close = difflib.get_close_matches(choice.group(1), options, n=1)
+            if close:
+                message += f" (did you mean {close[0]!r}?)"
+        raise UsageError(f"{message}; see '{self.prog} --help'")
+
+    def _every_option(self) -> list[str]:
+        """Every option string of this parser and of its subcommands."""
+        options: list[str] = []
+        for action in self._actions:
+            options.extend(action.option_strings)
+            if isinstance(action, argparse._SubParsersAction):
+                for sub in action.choices.values():
+                    if isinstance(sub, OneLineParser):
+                        options.extend(sub._every_option())
+        return sorted(set(options))
+
+
+def _suggest(word: str, options: list[str]) -> str:
+    if not word.startswith("-"):
+        return ""
+    flag = word.split("=", 1)[0]
+    close = difflib.get_close_matches(flag, [o for o in options if o.startswith("--")], n=1, cutoff=0.6)
+    return close[0] if close else ""
+
+
+def _number(text: str, kind: Callable[[str], float]) -> float:
+    try:
+        return kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not {'a whole number' if kind is int else 'a number'}") from None
+
+
+def int_at_least(low: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        value = int(_number(text, int))
+        if value < low:
+            raise argparse.ArgumentTypeError(f"{value} is less than {low}")
+        return value
+    parse.__name__ = f"integer >= {low}"
+    return parse
+
+
+def positive_seconds(text: str) -> float:
+    """A deadline: finite and above zero (0, nan and inf would never kill a hung kernel)."""
+    value = _number(text, float)
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds greater than 0")
+    return value
+
+
+def speed(text: str) -> float:
+    """Replay speed: 0 plays instantly, 1 at the recorded pace, 4 four times faster."""
+    value = _number(text, float)
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a speed of 0 (instant) or more")
+    return value

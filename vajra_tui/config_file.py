@@ -1,0 +1,148 @@
+"""Reading ``config.toml`` so that every mistake in it is one line naming the file, key and line.
+
+pydantic-settings reads the file itself, but its errors are tracebacks of 20 to
+60 lines that name neither the file nor the line, and it ignores keys it does
+not know (a typo such as ``rep = 3`` silently did nothing). So the file is
+read and checked here first: unreadable, not UTF-8, malformed TOML, an unknown
+key (with the nearest known one), or a value of the wrong type or range. Then
+the environment is applied, and its mistakes name the variable that holds them.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Any, NoReturn
+
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10: the same parser, from PyPI (a declared dependency there)
+    import tomli as tomllib
+
+
+class ConfigError(Exception):
+    """A mistake in the config file or a VAJRA_* variable; the message is one line."""
+
+
+_HEADER = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
+_ASSIGN = re.compile(r"""^\s*((?:"[^"]*"|'[^']*'|[A-Za-z0-9_-]+)(?:\s*\.\s*(?:"[^"]*"|'[^']*'|[A-Za-z0-9_-]+))*)\s*=""")
+
+
+def _parts(dotted: str) -> list[str]:
+    return [p.strip().strip("\"'") for p in re.findall(r"""\"[^\"]*\"|'[^']*'|[^.]+""", dotted)]
+
+
+def key_lines(text: str) -> dict[str, int]:
+    """``"timing.reps" -> 7``: the line each key (and each table header) is written on."""
+    lines: dict[str, int] = {}
+    table: list[str] = []
+    for number, line in enumerate(text.splitlines(), 1):
+        header = _HEADER.match(line)
+        if header:
+            table = _parts(header.group(1))
+            lines.setdefault(".".join(table), number)
+            continue
+        assign = _ASSIGN.match(line)
+        if assign:
+            lines.setdefault(".".join([*table, *_parts(assign.group(1))]), number)
+    return lines
+
+
+def read_config(path: Path) -> tuple[dict[str, Any], dict[str, int]]:
+    """The file's data and key lines; ``({}, {})`` when there is no file."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return {}, {}
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the config file: {exc.strerror or exc}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise ConfigError(f"{path}:{line}: the config file is not UTF-8 text") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        message = str(exc)
+        where = re.search(r"\(at line (\d+), column (\d+)\)", message)
+        message = re.sub(r"\s*\(at (line \d+, column \d+|end of document)\)", "", message)
+        at = f":{where.group(1)}:{where.group(2)}" if where else ""
+        raise ConfigError(f"{path}{at}: malformed TOML: {message}") from None
+    return data, key_lines(text)
+
+
+def unknown_keys(data: dict[str, Any], model: type[BaseModel], prefix: str = "") -> list[tuple[str, str]]:
+    """``(dotted key, suggestion)`` for every key the settings model does not have."""
+    out: list[tuple[str, str]] = []
+    fields = model.model_fields
+    for key, value in data.items():
+        dotted = f"{prefix}{key}"
+        field = fields.get(key)
+        if field is None:
+            close = difflib.get_close_matches(key, list(fields), n=1)
+            out.append((dotted, f"{prefix}{close[0]}" if close else ""))
+            continue
+        sub = field.annotation
+        if isinstance(sub, type) and issubclass(sub, BaseModel) and isinstance(value, dict):
+            out.extend(unknown_keys(value, sub, f"{dotted}."))
+    return out
+
+
+def _line_of(lines: dict[str, int], dotted: str) -> int | None:
+    parts = dotted.split(".")
+    while parts:  # the key itself, else its table's header
+        line = lines.get(".".join(parts))
+        if line is not None:
+            return line
+        parts.pop()
+    return None
+
+
+def _message(error: dict[str, Any]) -> str:
+    msg = str(error.get("msg", "invalid value"))
+    msg = msg.removeprefix("Value error, ")
+    return msg[:1].lower() + msg[1:]
+
+
+def check_file(path: Path, model: type[BaseModel]) -> dict[str, Any]:
+    """Validate the file on its own (no environment): every problem names file, key and line."""
+    data, lines = read_config(path)
+    unknown = unknown_keys(data, model)
+    if unknown:
+        key, close = unknown[0]
+        hint = f" (did you mean {close!r}?)" if close else ""
+        line = _line_of(lines, key)
+        raise ConfigError(f"{path}{f':{line}' if line else ''}: unknown key {key!r}{hint}")
+    for name, value in data.items():  # field by field: validating the whole BaseSettings reads the env
+        try:
+            TypeAdapter(model.model_fields[name].annotation).validate_python(value)
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            key = ".".join(str(p) for p in (name, *error["loc"]))
+            _raise(path, lines, key, error)
+    return data
+
+
+def _raise(path: Path, lines: dict[str, int], key: str, error: dict[str, Any]) -> NoReturn:
+    line = _line_of(lines, key)
+    value = error.get("input")
+    shown = f" = {value!r}" if not isinstance(value, dict) else ""
+    raise ConfigError(f"{path}{f':{line}' if line else ''}: {key}{shown}: {_message(error)}")
+
+
+def env_error(exc: ValidationError, flat: dict[str, tuple[str, str]], prefix: str = "VAJRA_") -> ConfigError:
+    """The environment variable behind the first validation error (the file was already fine)."""
+    error = exc.errors()[0]
+    loc = [str(p) for p in error["loc"]]
+    key = ".".join(loc)
+    names = [env for env, target in flat.items() if list(target) == loc[:2]]
+    names.append(prefix + "__".join(loc).upper())
+    name = next((n for n in names if n in os.environ), names[0])
+    value = os.environ.get(name, error.get("input"))
+    return ConfigError(f"{name}={value!r}: {key}: {_message(error)}")
