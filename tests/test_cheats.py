@@ -37,7 +37,9 @@ def test_a_dispatch_counting_cheat_is_never_crowned(capsys, monkeypatch):
     assert doc["winner"] != cheat["name"]
     assert cheat["status"] in ("verified", "rejected"), cheat["reason"]
     if cheat["status"] == "verified":  # honest now: twice the baseline's work on every dispatch
-        assert cheat["speedup"] < 0.8, cheat["speedup"]
+        # Never faster than the baseline beyond noise (its exact ratio depends on the GPU:
+        # 0.5-0.8 on lavapipe and an H200).
+        assert cheat["speedup"] <= 1.0 or doc["baseline_won"], cheat["speedup"]
     # the kernel that reads its workgroup memory before writing finds zeros on every dispatch
     assert reader["status"] == "verified", reader["reason"]
 

@@ -113,6 +113,8 @@ def test_export_follows_the_umask_and_speaks_the_users_words(capsys, tmp_path):
 def test_browser_check_without_the_sidecar_answers_at_once(monkeypatch, tmp_path):
     from vajra_tui.engine import tint
 
+    if not tint.node_available():
+        pytest.skip("node is not installed: the answer is then 'node is not installed'")
     monkeypatch.setenv("VAJRA_NODE_DIR", str(tmp_path / "no-sidecar"))
     result = tint.tint_check("@compute @workgroup_size(1) fn main() {}")
     assert not result.available and result.reason == "browser check unavailable: run vajra-tui setup-node"

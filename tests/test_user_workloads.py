@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -355,3 +354,13 @@ def test_the_readme_example_runs_as_written(tmp_path):
         assert exported == ["bias_gelu.wgsl", "bias_gelu.ts", "vajra.lock.json"]
         wgsl = (tmp_path / "out" / "bias_gelu.wgsl").read_text()
         assert re.search(r"override WG: u32 = \d+u;", wgsl) and re.search(r"override PER: u32 = \d+u;", wgsl)
+
+
+def test_the_new_built_ins_catch_their_classic_mistake(capsys):
+    """layernorm: a one-pass variance (E[x²] - E[x]²) loses its digits on rows far from zero."""
+    kernels = Path(__file__).parent / "kernels"
+    assert main(["bench", "-w", "layernorm", "--size", "ROWS=64,COLS=1024", "-k", str(kernels / "layernorm_row.wgsl"),
+                 "-k", str(kernels / "layernorm_one_pass.wgsl"), "--json", "-q", *FAST]) == 0
+    status = {r["name"]: (r["status"], r["reason"]) for r in _json(capsys)["results"]}
+    assert status["baseline"][0] == status["layernorm_row"][0] == "verified", status
+    assert status["layernorm_one_pass"][0] == "rejected" and "out of tolerance" in status["layernorm_one_pass"][1]
