@@ -123,4 +123,5 @@ class RunControls:
                 if screen not in self.screen_stack:
                     self.uninstall_screen(name)
                     await screen.remove()
-        self.refresh_bindings()
+        if self.screen_stack:  # the switch to the picker may still be under way
+            self.refresh_bindings()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, cast
 
 from textual.binding import Binding
+from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import DataTable
 
@@ -26,9 +27,15 @@ class StateScreen(Screen):
         """Bring every widget up to date with state; must be cheap when nothing moved."""
 
     def redraw(self) -> None:
-        """Sync if composed (a resume or a tick can arrive before on_mount)."""
-        if self.ready:
+        """Sync if composed (a resume or a tick can arrive before on_mount) and still attached
+        (a tick can also arrive while the screen is being taken down, its widgets gone)."""
+        if not self.ready or not self.is_attached:
+            return
+        try:
             self.sync(self.vapp.state)
+        except NoMatches:
+            if self.is_attached and self.is_mounted and self.app.screen is self:
+                raise
 
     def mounted(self) -> None:
         """Subclasses call this at the end of on_mount."""
