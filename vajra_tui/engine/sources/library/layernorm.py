@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ...events import DeviceInfo
 from .base import Emitter, Params, Size, Template, storage_fits
-from .softmax import WX, _common_check, _entry, _reduce, _scratch
+from .softmax import WX, _common_check, _entry, _reduce, _regs_check, _scratch, vec_count
 
 EPS = "1e-5"
 
@@ -83,18 +83,6 @@ def _smem(p: Params, s: Size, d: DeviceInfo | None) -> str:
 
 
 # ---- C: one read of the row into vec4 registers ---------------------------------------
-def vec_count(p: Params, s: Size) -> int:
-    return -(-s["COLS"] // (4 * p["wx"]))
-
-
-def _regs_check(p: Params, s: Size, d: DeviceInfo | None) -> str | None:
-    if s["COLS"] % 4:
-        return "vec4 rows need COLS to be a multiple of 4"
-    if vec_count(p, s) > 32:
-        return "too many vec4 registers per invocation for this row length"
-    return _common_check(p, s, d, 1)
-
-
 def _regs(p: Params, s: Size, d: DeviceInfo | None) -> str:
     wx, sg = p["wx"], p["sg"]
     v = vec_count(p, s)
