@@ -152,3 +152,34 @@ async def test_a_long_recording_streams_through_the_ui_in_bounded_memory(tmp_pat
         assert app.is_running
         await pilot.press("q")
     assert queued < 1000, queued
+
+
+async def _variant_widths(events, step: bool) -> list[int]:
+    """The variants table's column widths after folding ``events``, drawn after every
+    event (a fast host: rows appear early and are updated) or once at the end."""
+    from vajra_tui.state import RunState
+
+    app = VajraApp(Settings(), replay_events=[], replay_label="widths", speed=0)
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.goto("variants")
+        await wait_for(pilot, lambda: app.current == "variants", "the variants screen")
+        await pilot.pause(0.2)  # composed
+        screen, state = app.screen, RunState()
+        table = screen.query_one("#variant-list")
+        for event in events:
+            state.apply(event)
+            if step:
+                rows = len(table.rows)
+                screen.sync(state)
+                if len(table.rows) != rows:
+                    await pilot.pause()  # the table measures a new row when idle, as it is then
+        screen.sync(state)
+        await pilot.pause()
+        return [column.get_render_width(table) for column in table.columns.values()]
+
+
+async def test_variant_table_widths_do_not_depend_on_host_speed():
+    """Found on the H200: cells updated in place kept the width of their first value, so
+    a column's width (and the 80×24 snapshot) depended on how events were batched."""
+    _, events = read_recording(FIXTURE)
+    assert await _variant_widths(events, step=True) == await _variant_widths(events, step=False)

@@ -102,7 +102,9 @@ class VariantsScreen(ListScreen):
             if view.id in table.rows:
                 for column, value, old in zip(COLUMNS, cells, self._rows[view.id]):
                     if value != old:
-                        table.update_cell(view.id, column, value)
+                        # widths only grow, to the widest value ever shown: the same on a fast
+                        # host (rows added early, then updated) as on a slow one (added finished)
+                        table.update_cell(view.id, column, value, update_width=True)
             else:
                 table.add_row(*cells, key=view.id)
             self._rows[view.id] = cells
