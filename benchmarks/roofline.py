@@ -31,9 +31,11 @@ from vajra_tui.engine.workloads import WORKLOADS  # noqa: E402
 from vajra_tui.settings import TimingSettings  # noqa: E402
 
 AWKWARD = {"sgemm": "M=517,N=509,K=250", "softmax": "ROWS=257,COLS=1031",
-           "conv1d": "N=100003,K=64", "sobel": "H=1001,W=1003"}
+           "conv1d": "N=100003,K=64", "sobel": "H=1001,W=1003",
+           "layernorm": "ROWS=257,COLS=1031", "gemv": "M=1001,K=1031"}
 CEILING_NAMES = {"sgemm": "torch.matmul fp32 (cuBLAS, TF32 off)", "softmax": "torch.softmax",
-                 "conv1d": "F.conv1d (cuDNN, TF32 off)", "sobel": "replicate pad + conv2d + sqrt"}
+                 "conv1d": "F.conv1d (cuDNN, TF32 off)", "sobel": "replicate pad + conv2d + sqrt",
+                 "layernorm": "F.layer_norm", "gemv": "torch.mv"}
 
 
 # ---- torch ceilings ----------------------------------------------------------------
@@ -87,6 +89,13 @@ def torch_ceiling(torch, name: str, s: dict[str, int]) -> float | None:
             g = F.conv2d(F.pad(img, (1, 1, 1, 1), mode="replicate"), k)
             return torch.sqrt(g[:, 0] * g[:, 0] + g[:, 1] * g[:, 1])
         return time_torch(torch, sobel)
+    if name == "layernorm":
+        x = torch.randn(s["ROWS"], s["COLS"], device=dev)
+        g, b = torch.rand(s["COLS"], device=dev) + 0.5, torch.rand(s["COLS"], device=dev) - 0.5
+        return time_torch(torch, lambda: F.layer_norm(x, (s["COLS"],), g, b, 1e-5))
+    if name == "gemv":
+        a, x = torch.rand(s["M"], s["K"], device=dev) - 0.5, torch.rand(s["K"], device=dev) - 0.5
+        return time_torch(torch, lambda: torch.mv(a, x))
     return None
 
 
@@ -107,8 +116,11 @@ def slug(device) -> str:
 def general_sibling(params: dict) -> dict | None:
     """The bounds-checked version of a size-specialised kernel's params."""
     name = params["template"]
-    if name == "softmax/regs":
-        return {**template("softmax/rows").complete({"wx": params["wx"], "rows": 1, "sg": params["sg"]})}
+    if name in ("softmax/regs", "layernorm/regs"):  # vec4 rows: the row-walking template instead
+        rows = name.split("/")[0] + "/rows"
+        return {**template(rows).complete({"wx": params["wx"], "rows": 1, "sg": params["sg"]})}
+    if name == "gemv/vec4":  # vec4 loads need K % 4 == 0: the scalar split kernel instead
+        return template("gemv/split").complete(params)
     t = template(name)
     q = t.point(params)
     for flag in ("spec", "v4out"):
@@ -306,7 +318,7 @@ if __name__ == "__main__":
     ap.add_argument("--generations", type=int, default=2)
     ap.add_argument("--budget", type=int, default=6)
     ap.add_argument("--extra-sgemm", type=int, default=1, help="extra generations for sgemm")
-    ap.add_argument("--workloads", default="sgemm,softmax,conv1d,sobel")
+    ap.add_argument("--workloads", default="sgemm,softmax,conv1d,sobel,layernorm,gemv")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
     ap.add_argument("--no-torch", action="store_true")
     ap.add_argument("--no-cold", action="store_true", help="skip the cold-cache re-timing of each winner")

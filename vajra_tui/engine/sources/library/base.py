@@ -68,20 +68,25 @@ class Template:
     render: Callable[[Params, Size, DeviceInfo | None], str]
     check: Callable[[Params, Size, DeviceInfo | None], str | None]  # None: usable
     general: Callable[[Params], bool] = field(default=lambda p: True)
+    # Axes added after configurations were first recorded, with the value that reproduces
+    # the kernel such a configuration generated then: an older params dict stays usable.
+    late: dict[str, Any] = field(default_factory=dict)
 
     @property
     def full_name(self) -> str:
         return f"{self.workload}/{self.name}"
 
     def key(self, params: Params) -> str:
-        return self.full_name + " " + " ".join(f"{a}={params[a]}" for a in self.axes)
+        point = self.point(params)
+        return self.full_name + " " + " ".join(f"{a}={point[a]}" for a in self.axes)
 
     def describe(self, params: Params) -> str:
-        return " ".join(f"{a}={params[a]}" for a in self.axes)
+        point = self.point(params)
+        return " ".join(f"{a}={point[a]}" for a in self.axes)
 
     def point(self, params: Params) -> Params:
-        """The template's own axes out of a (possibly richer) params dict."""
-        return {a: params[a] for a in self.axes}
+        """The template's own axes out of a (possibly richer, possibly older) params dict."""
+        return {a: params[a] if a in params else self.late[a] for a in self.axes}
 
     def complete(self, params: Params) -> Params:
         """The params dict a candidate carries: axes, template, key, general."""
@@ -90,9 +95,12 @@ class Template:
                 "general": bool(self.general(point))}
 
     def usable(self, params: Params, size: Size, device: DeviceInfo | None) -> bool:
-        if any(params.get(a) not in vals for a, vals in self.axes.items()):
+        if any(a not in params and a not in self.late for a in self.axes):
             return False
-        return self.check(params, size, device) is None
+        point = self.point(params)
+        if any(point[a] not in vals for a, vals in self.axes.items()):
+            return False
+        return self.check(point, size, device) is None
 
 
 class Emitter:

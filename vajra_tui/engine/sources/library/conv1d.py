@@ -4,13 +4,16 @@ sliding windows in registers (C).
 C: every invocation owns ``groups`` runs of 4 consecutive outputs (runs strided by
 the workgroup, so shared reads stay conflict-free); per 4 taps it reads one vec4 of
 X and one vec4 of W from workgroup memory and issues 4 vec4 FMAs on swizzles of the
-two-vec4 window it carries in registers, so the inner loop is FMA-bound.
+two-vec4 window it carries in registers, so the inner loop is FMA-bound. Runs of
+several vec4 (``run``) are conv1d_run.py; scalar sliding windows (``slide``, ``wsrc``,
+``xsrc``) are conv1d_slide.py.
 """
 
 from __future__ import annotations
 
 from ...events import DeviceInfo
-from .base import Emitter, Params, Size, Template, storage_fits, workgroup_fits
+from . import conv1d_run, conv1d_slide
+from .base import Emitter, Params, Size, Template, big_gpu, storage_fits, workgroup_fits
 
 HEAD = ("@compute @workgroup_size({wg})\n"
         "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {{")
@@ -86,16 +89,34 @@ def _k4(s: Size) -> int:
 
 
 def _regs_bytes(p: Params, s: Size) -> int:
+    if p["slide"]:
+        return conv1d_slide.smem_bytes(p, s)
+    if p["run"] > 1:
+        return 16 * (conv1d_run.nx(p, s) + _k4(s))
     return 16 * (p["wg"] * p["groups"] + _k4(s) + 1 + _k4(s))
 
 
 def _regs_check(p: Params, s: Size, d: DeviceInfo | None) -> str | None:
     if p["v4out"] and s["N"] % 4:
         return "vec4 stores need N to be a multiple of 4"
+    if p["slide"]:
+        why = conv1d_slide.check(p, s)
+    elif p["wsrc"] or p["xsrc"]:
+        why = "wsrc and xsrc choose the sliding-window kernel's sources (slide > 0)"
+    else:
+        why = None
+    if why:
+        return why
+    if p["run"] > 1 and not p["slide"] and conv1d_run.check(p, s):
+        return conv1d_run.check(p, s)
     return workgroup_fits(d, p["wg"]) or storage_fits(d, _regs_bytes(p, s))
 
 
 def _regs(p: Params, s: Size, d: DeviceInfo | None) -> str:
+    if p["slide"]:
+        return conv1d_slide.render(p, s, d)
+    if p["run"] > 1:
+        return conv1d_run.render(p, s, d)
     wg, g, v4 = p["wg"], p["groups"], p["v4out"]
     k4 = _k4(s)
     tile = 4 * wg * g
@@ -145,21 +166,34 @@ def _regs(p: Params, s: Size, d: DeviceInfo | None) -> str:
 
 
 WG = (32, 64, 128, 256, 512, 1024)
+# run: vec4 outputs per run sharing one window (conv1d_run.py), or with slide > 0 tiles per
+# workgroup in turn (conv1d_slide.py: slide, wsrc, xsrc)
+RUNS = (1, 2, 3, 4, 5, 6, 7, 8)
 TEMPLATES = [
     Template("conv1d", "direct", "A", "workgroup geometry + outputs per invocation",
              {"wg": WG, "opt": (1, 2, 4, 8)}, _direct, _direct_check),
     Template("conv1d", "smem", "B", "X window and W in workgroup memory",
              {"wg": WG, "opt": (1, 2, 4, 8, 16)}, _smem, _smem_check),
     Template("conv1d", "regs", "C", "vec4 register windows, vec4 FMAs",
-             {"wg": WG, "groups": (1, 2, 3, 4, 6, 8), "v4out": (0, 1)}, _regs, _regs_check,
-             general=lambda p: not p["v4out"]),
+             {"wg": WG, "groups": (1, 2, 3, 4, 6, 8), "v4out": (0, 1), "run": RUNS,
+              "slide": conv1d_slide.SLIDES, "wsrc": (0, 1, 2), "xsrc": (0, 1)}, _regs, _regs_check,
+             general=lambda p: not p["v4out"], late={"run": 1, "slide": 0, "wsrc": 0, "xsrc": 0}),
 ]
 
 
 def priors(s: Size, d: DeviceInfo | None) -> dict[str, list[Params]]:
     v4 = 1 if s["N"] % 4 == 0 else 0
-    c = [{"wg": 256, "groups": 4, "v4out": v4}, {"wg": 128, "groups": 4, "v4out": v4},
-         {"wg": 256, "groups": 2, "v4out": v4}, {"wg": 64, "groups": 2, "v4out": 0}]
+    # runs of 5 vec4 share one window (odd: conflict-free); short inputs keep more workgroups
+    run = [{"wg": 256, "groups": 1, "run": 5}, {"wg": 128, "groups": 1, "run": 3}]
+    if s["N"] < 1 << 22:
+        run.reverse()
+    elif big_gpu(d):
+        # H200 at 2^25: run=2 measured best (26.5-26.7 TF/s in two sweeps); longer runs and every
+        # scalar sliding window (conv1d_slide.py, 13-19 TF/s) were slower: kept for evolution
+        run = [{"wg": 256, "groups": 1, "run": 2}, {"wg": 256, "groups": 1, "run": 1, "slide": 7}] + run
+    c = [{**r, "v4out": v4} for r in run] + [
+        {"wg": 256, "groups": 4, "v4out": v4, "run": 1}, {"wg": 128, "groups": 4, "v4out": v4, "run": 1},
+        {"wg": 256, "groups": 2, "v4out": v4, "run": 1}, {"wg": 64, "groups": 2, "v4out": 0, "run": 1}]
     b = [{"wg": 256, "opt": 4}, {"wg": 128, "opt": 4}, {"wg": 64, "opt": 2}]
     a = [{"wg": 256, "opt": 2}, {"wg": 128, "opt": 1}, {"wg": 64, "opt": 1}]
     return {"A": a, "B": b, "C": c}

@@ -74,9 +74,7 @@ def _split(p: Params, s: Size, d: DeviceInfo | None, vec4: bool = False) -> str:
     e("let t = vajra_tile(wid);", "if (t.y >= TILES_Y) {", "    return;", "}",
       f"let row = min(t.x * {rows}u + lid.y, M - 1u);", "var sum = 0.0;")
     if vec4:
-        e("let k4 = K / 4u;", "let base = row * k4;", "var acc = vec4<f32>(0.0);",
-          f"for (var k = lid.x; k < k4; k = k + {lanes}u) {{ acc = fma(A[base + k], X[k], acc); }}",
-          "sum = (acc.x + acc.y) + (acc.z + acc.w);")
+        _vec4_body(e, lanes, p.get("unroll", 1))
     else:
         e("let base = row * K;",
           f"for (var k = lid.x; k < K; k = k + {lanes}u) {{ sum = fma(A[base + k], X[k], sum); }}")
@@ -86,15 +84,32 @@ def _split(p: Params, s: Size, d: DeviceInfo | None, vec4: bool = False) -> str:
     return e.text()
 
 
+def _vec4_body(e: Emitter, lanes: int, u: int) -> None:
+    """Each lane's share of the row: ``u`` independent vec4 loads of A in flight per step
+    (a loop the compiler need not unroll still keeps u loads outstanding), then the tail."""
+    e("let k4 = K / 4u;", "let base = row * k4;")
+    e(*[f"var acc{j} = vec4<f32>(0.0);" for j in range(u)])
+    if u > 1:
+        e("var k = lid.x;")
+        e.open(f"for (; k + {(u - 1) * lanes}u < k4; k = k + {u * lanes}u) {{")
+        e(*[f"acc{j} = fma(A[base + k + {j * lanes}u], X[k + {j * lanes}u], acc{j});" for j in range(u)])
+        e.close()
+        e(f"for (; k < k4; k = k + {lanes}u) {{ acc0 = fma(A[base + k], X[k], acc0); }}")
+    else:
+        e(f"for (var k = lid.x; k < k4; k = k + {lanes}u) {{ acc0 = fma(A[base + k], X[k], acc0); }}")
+    e("let acc = " + " + ".join(f"acc{j}" for j in range(u)) + ";",
+      "sum = (acc.x + acc.y) + (acc.z + acc.w);")
+
+
 TEMPLATES = [
     Template("gemv", "rows", "A", "one row per invocation, unrolled accumulators",
              {"wg": WG, "unroll": (1, 2, 4, 8)}, _rows, _rows_check),
     Template("gemv", "split", "B", "lanes split each row along K, tree sum",
              {"lanes": LANES, "rows": (1, 2, 4, 8), "sg": (0, 1)}, _split, _split_check),
     Template("gemv", "vec4", "C", "lanes split each row, vec4 loads, tree sum",
-             {"lanes": LANES, "rows": (1, 2, 4, 8), "sg": (0, 1)},
+             {"lanes": LANES, "rows": (1, 2, 4, 8), "sg": (0, 1), "unroll": (1, 2, 4)},
              lambda p, s, d: _split(p, s, d, vec4=True), _vec_check,
-             general=lambda p: False),  # needs K % 4 == 0
+             general=lambda p: False, late={"unroll": 1}),  # needs K % 4 == 0
 ]
 
 
@@ -106,5 +121,5 @@ def priors(s: Size, d: DeviceInfo | None) -> dict[str, list[Params]]:
                 "C": [{"lanes": 8, "rows": 8, "sg": 0}, {"lanes": 4, "rows": 8, "sg": 0}]}
     return {"A": [{"wg": 128, "unroll": 4}, {"wg": 256, "unroll": 2}],
             "B": [{"lanes": 256, "rows": 1, "sg": sg}, {"lanes": 64, "rows": 4, "sg": 0}],
-            "C": [{"lanes": 128, "rows": 1, "sg": sg}, {"lanes": 32, "rows": 8, "sg": 0},
-                  {"lanes": 64, "rows": 4, "sg": 0}]}
+            "C": [{"lanes": 128, "rows": 1, "sg": sg, "unroll": 2}, {"lanes": 128, "rows": 1, "sg": sg},
+                  {"lanes": 32, "rows": 8, "sg": 0, "unroll": 2}, {"lanes": 64, "rows": 4, "sg": 0}]}

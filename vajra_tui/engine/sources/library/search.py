@@ -1,9 +1,10 @@
 """Neighbourhood search over a template's parameter space, guided by measured times.
 
 Moves change one axis by one step (distance 1), then two axes at once (distance
-2). The first seeds are the measured winner and the next-best measured points;
-an axis whose step in one direction was measured slower than the winner is
-tried last in that direction, one whose step improved is pushed further first.
+2); axes a template added late (new design switches) are stepped first. The first
+seeds are the measured winner and the next-best measured points; an axis whose
+step in one direction was measured slower than the winner is tried last in that
+direction, one whose step improved is pushed further first.
 """
 
 from __future__ import annotations
@@ -23,7 +24,10 @@ def steps(t: Template, p: Params, axis: str) -> list[Any]:
 def neighbours(t: Template, p: Params, times: dict[str, float], best: float) -> Iterator[Params]:
     """Distance-1 moves (promising directions first), then distance-2 moves."""
     ranked: list[tuple[float, Params]] = []
-    for order, axis in enumerate(t.axes):
+    # design switches added late (t.late) first: the configurations that won before they
+    # existed were tuned over every other axis already, so theirs is the untried direction
+    axes = [a for a in t.axes if a in t.late] + [a for a in t.axes if a not in t.late]
+    for order, axis in enumerate(axes):
         for value in steps(t, p, axis):
             q = {**p, axis: value}
             # a measured point beyond q in the same direction says which way is downhill

@@ -1,0 +1,93 @@
+"""Conv1d C with runs longer than one vec4 (``run=R > 1``): R consecutive vec4 outputs per
+run share one sliding window of X in registers.
+
+With ``run=1`` each run of 4 outputs reads one vec4 of X from workgroup memory per 4
+taps and does 16 FMAs with it: 1 byte of shared traffic per FMA, exactly what an
+NVIDIA SM's shared memory delivers per FMA slot, so that kernel sits at about half
+the FMA roof (25 TFLOP/s on the H200). A run of R vec4 needs only the window
+X[v .. v+R] for taps 4s..4s+3, and the next step's window shifts by one vec4: one
+new shared read per 16R FMAs. The K loop is unrolled completely (K/4 steps, known
+when the kernel is generated), so every window vec4 has its own name and the taps
+of W are read at constant indices (no bounds clamps). Runs are laid out R vec4
+apart, so a quarter-warp's 8 reads land R x 16 bytes apart: conflict-free for odd
+R, 2- or 4-way bank conflicts for even R (kept in the space to measure that).
+"""
+
+from __future__ import annotations
+
+from ...events import DeviceInfo
+from .base import Emitter, Params, Size
+
+MAX_STEPS = 64  # K up to 256: the unrolled kernel stays a few thousand lines at most
+
+
+def nx(p: Params, s: Size) -> int:
+    """vec4 slots of the X window one workgroup stages (its outputs plus K-1 taps, padded)."""
+    return p["run"] * p["wg"] * p["groups"] + -(-s["K"] // 4) + 1
+
+
+def check(p: Params, s: Size) -> str | None:
+    if -(-s["K"] // 4) > MAX_STEPS:
+        return f"runs longer than one vec4 unroll the taps: K up to {4 * MAX_STEPS}"
+    return None
+
+
+def _stage(e: Emitter, wg: int, n: int, k4: int) -> None:
+    """X window and W (zero-padded to whole vec4) into workgroup memory."""
+    e.open(f"for (var i = lid.x; i < {n}u; i = i + {wg}u) {{")
+    e("let g0 = base + i * 4u;")
+    parts = [f"select(0.0, X[min(g0 + {c}u, xlen - 1u)], g0 + {c}u < xlen)" for c in range(4)]
+    e(f"xs[i] = vec4<f32>({', '.join(parts)});")
+    e.close()
+    e.open(f"for (var i = lid.x; i < {k4}u; i = i + {wg}u) {{")
+    parts = [f"select(0.0, W[min(i * 4u + {c}u, K - 1u)], i * 4u + {c}u < K)" for c in range(4)]
+    e(f"ws[i] = vec4<f32>({', '.join(parts)});")
+    e.close()
+    e("workgroupBarrier();")
+
+
+def _taps(e: Emitter, acc: str, w: str, p: str, n: str) -> None:
+    """4 taps of one output vec4: the window pair (p, n) shifted by 0..3 lanes."""
+    e(f"{acc} = fma({p}, vec4<f32>({w}.x), {acc});",
+      f"{acc} = fma(vec4<f32>({p}.yzw, {n}.x), vec4<f32>({w}.y), {acc});",
+      f"{acc} = fma(vec4<f32>({p}.zw, {n}.xy), vec4<f32>({w}.z), {acc});",
+      f"{acc} = fma(vec4<f32>({p}.w, {n}.xyz), vec4<f32>({w}.w), {acc});")
+
+
+def render(p: Params, s: Size, d: DeviceInfo | None) -> str:
+    wg, g, r, v4 = p["wg"], p["groups"], p["run"], p["v4out"]
+    k4 = -(-s["K"] // 4)
+    tile = 4 * r * wg * g
+    e = Emitter()
+    e(f"// Conv1d regs, runs of {r} vec4: {tile} outputs per workgroup of {wg}; each invocation",
+      f"// owns {g} run(s) of {4 * r} consecutive outputs sharing one register window of X;",
+      f"// K unrolled: per 4 taps one new vec4 of X and {4 * r} vec4 FMAs per run.",
+      f"// tile: {tile}")
+    if v4:
+        e("@group(0) @binding(2) var<storage, read_write> Y: array<vec4<f32>>;")
+    e(f"var<workgroup> xs: array<vec4<f32>, {nx(p, s)}>;", f"var<workgroup> ws: array<vec4<f32>, {k4}>;")
+    e(f"@compute @workgroup_size({wg})",
+      "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {")
+    e.depth = 1
+    e("let t = vajra_tile(wid);", "if (t.y >= TILES_Y) {", "    return;", "}",
+      f"let base = t.x * {tile}u;", "let xlen = N + K - 1u;")
+    _stage(e, wg, nx(p, s), k4)
+    for j in range(g):
+        e(f"let v{j} = (lid.x + {j * wg}u) * {r}u;")
+        e(*[f"var a{j}_{i} = vec4<f32>(0.0);" for i in range(r)])
+        e(*[f"let x{j}_{i} = xs[v{j} + {i}u];" for i in range(r)])
+    for step in range(k4):  # one scope: a vec4 this step reads is the next step's window too
+        e(f"let w{step} = ws[{step}u];")
+        for j in range(g):
+            e(f"let x{j}_{step + r} = xs[v{j} + {step + r}u];")
+            for i in range(r):
+                _taps(e, f"a{j}_{i}", f"w{step}", f"x{j}_{step + i}", f"x{j}_{step + i + 1}")
+    for j in range(g):
+        for i in range(r):
+            e(f"let o{j}_{i} = base + (v{j} + {i}u) * 4u;")
+            if v4:
+                e(f"if (o{j}_{i} < N) {{ Y[o{j}_{i} / 4u] = a{j}_{i}; }}")
+            else:
+                e(*[f"if (o{j}_{i} + {c}u < N) {{ Y[o{j}_{i} + {c}u] = a{j}_{i}[{c}]; }}" for c in range(4)])
+    e.close()
+    return e.text()
