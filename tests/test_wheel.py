@@ -70,6 +70,7 @@ def test_wheel_holds_the_recordings_and_honest_metadata(built):
     assert any(r.startswith("rich>=") for r in requires), "rich is imported, so it is declared"
     assert any(r.startswith("textual>=6.2") for r in requires)
     assert any(r.startswith("tomli") and "python_version < \"3.11\"" in r for r in requires)
+    assert any(r.startswith("ray>=") and 'extra == "ray"' in r for r in requires)  # optional: `vajra-tui[ray]`
     assert "License-Expression: MIT" in metadata and "Classifier: Environment :: Console" in metadata
     assert wheel.stat().st_size < 2_000_000
 

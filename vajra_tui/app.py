@@ -43,8 +43,9 @@ SCREENS_BY_NAME: dict[str, type[StateScreen]] = {
 REFRESH_HZ = 15
 
 
-_PROBE = ("import json, sys; from vajra_tui.engine.gpu.runtime import device_info, pick_adapter; "
-          "print(json.dumps(device_info(pick_adapter(sys.argv[1] or None)).model_dump()))")
+_PROBE = ("import json, sys; from vajra_tui.engine.gpu.runtime import device_info; "
+          "from vajra_tui.engine.gpu.adapters import pick; i, a = pick(sys.argv[1] or None); "
+          "print(json.dumps(device_info(a, index=i).model_dump()))")
 
 
 def probe_adapter(prefer: str | None = None) -> DeviceInfo:
@@ -83,8 +84,10 @@ class VajraApp(RunControls, App[int]):
                  size: str | None = None, source: str = "auto", adapter: str | None = None,
                  record: Path | None = None, kernels: list[Path] | None = None,
                  replay_events: Iterable[Event] | None = None, replay_label: str = "",
-                 speed: float = 1.0, probe: Callable[[], DeviceInfo] | None = None) -> None:
+                 speed: float = 1.0, probe: Callable[[], DeviceInfo] | None = None,
+                 gpus: str | None = None) -> None:
         super().__init__()
+        self.gpus = gpus  # --gpus: one worker per adapter (engine/scale/lanes.py)
         self.settings = settings or Settings()
         self.state = RunState()
         self.driver: LiveDriver | ReplayDriver | None = None
@@ -124,7 +127,8 @@ class VajraApp(RunControls, App[int]):
             self.notify("a run is already in progress", severity="warning")
             return
         config = RunConfig(workload=workload, size=size, source=source, adapter=self.adapter,
-                           record=self.record, extra_kernels=self.kernels, timing=self.settings.timing)
+                           record=self.record, extra_kernels=self.kernels, timing=self.settings.timing,
+                           gpus=self.gpus)
         driver = LiveDriver(self, config, self.settings)
         try:
             driver.start()
@@ -321,7 +325,7 @@ class VajraApp(RunControls, App[int]):
 def run_app(settings: Settings, *, workload: str | None = None, size: str | None = None,
             source: str = "auto", replay: Path | None = None, speed: float = 1.0,
             record: Path | None = None, adapter: str | None = None,
-            kernels: list[Path] | None = None) -> int:
+            kernels: list[Path] | None = None, gpus: str | None = None) -> int:
     """The CLI's entry: 0 on a normal quit, 2 on a bad recording/argument (one line on stderr)."""
     from .engine.workloads import SizeError, WorkloadError, get_workload
 
@@ -348,7 +352,7 @@ def run_app(settings: Settings, *, workload: str | None = None, size: str | None
         return 2
     app = VajraApp(settings, workload=workload, size=size, source=source, adapter=adapter,
                    record=record, kernels=kernels, replay_events=events, replay_label=label,
-                   speed=speed)
+                   speed=speed, gpus=gpus)
     app.run()
     for path in app.saved_recordings:  # after the UI: a print while it runs never shows
         print(f"recording saved: {one_line(path)}", file=sys.stderr)

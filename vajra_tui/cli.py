@@ -35,7 +35,8 @@ def _timing_args(p: argparse.ArgumentParser) -> None:
                    help="skip kernels already measured on this device with these settings")
     p.add_argument("--no-cache", dest="no_cache", action="store_true",
                    help="neither read nor write the measured-results cache")
-    p.add_argument("--adapter", help="use the adapter whose name contains this text")
+    p.add_argument("--adapter", help="the adapter's index (see 'vajra-tui devices') or a name it alone "
+                                     "contains; no match, or several, is an error")
     p.add_argument("--json", action="store_true", help="print one JSON document instead of a table")
     p.add_argument("--record", type=Path, help="record the session's events to this JSONL file")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
@@ -57,12 +58,17 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--size", help="size to preselect in the TUI")
     parser.add_argument("--source", choices=["library", "llm", "auto"], default="auto")
     parser.add_argument("--record", type=Path, help="where to record the TUI session")
-    parser.add_argument("--adapter", help="use the adapter whose name contains this text")
+    parser.add_argument("--adapter", help="the adapter's index (see 'vajra-tui devices') or a name "
+                                          "it alone contains")
     parser.add_argument("--kernel", "-k", action="append", default=[], type=Path,
                         help="also measure this WGSL file in generation 1 (repeatable)")
+    parser.add_argument("--gpus", metavar="all|N|i,j", help="one GPU worker per adapter (see tune --gpus)")
     sub = parser.add_subparsers(dest="command")
 
-    sub.add_parser("devices", help="list the adapters wgpu sees").add_argument("--json", action="store_true")
+    devices = sub.add_parser("devices", help="list the adapters wgpu sees, by index")
+    devices.add_argument("--json", action="store_true")
+    devices.add_argument("--probe", action="store_true",
+                         help="tell which NVML GPU each NVIDIA adapter is (a busy kernel, ~1 s each)")
 
     bench = sub.add_parser("bench", help="compile, verify and time the baseline and your kernels")
     _timing_args(bench)
@@ -80,6 +86,13 @@ def build_parser() -> argparse.ArgumentParser:
                            "configurations in all")
     tune.add_argument("--kernel", "-k", action="append", default=[], type=Path)
     tune.add_argument("--export", type=Path, help="export the winner into this directory")
+    tune.add_argument("--gpus", metavar="all|N|i,j",
+                      help="one worker per adapter: all (every adapter of the --adapter one's model), "
+                           "the first N of them, or these indices (0,0: two workers on adapter 0); "
+                           "each batch is timed on one adapter, the shoot-out on the first")
+    from .fleet_command import add_fleet_parser, add_ray_arguments
+    add_ray_arguments(tune)
+    add_fleet_parser(sub)
 
     replay = sub.add_parser("replay", help="replay a recorded session in the TUI")
     replay.add_argument("file", type=Path, nargs="?",
@@ -191,6 +204,9 @@ def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         args.file = _recording_path(args.file)
     if args.command == "export":
         args.recording = _recording_path(args.recording)
+    if args.command == "fleet":
+        from .fleet_command import fleet
+        return asyncio.run(fleet(args, settings))
     if args.command == "lock" and args.lock_command == "diff":
         from .lock_diff import lock_diff
         return lock_diff(args)

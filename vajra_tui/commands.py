@@ -10,8 +10,9 @@ from typing import Any, Callable
 
 from .cli import UsageError
 from .engine.candidate import Candidate
+from .devices import lanes_for, print_lanes
 from .engine.events import Event
-from .engine.gpu.client import GPUClient, WorkerCrashed, WorkerError, WorkerTimeout
+from .engine.gpu.client import WorkerCrashed, WorkerError, WorkerTimeout
 from .engine import damage
 from .engine.kernel_file import KernelFileError, read_kernel_file
 from .engine.outputs import OutputPathError, check_export_folder, check_new_file
@@ -100,7 +101,12 @@ class _Run:
             sinks.append(self.progress)
         if self.recorder:
             sinks.append(self.recorder)
-        self.client = GPUClient(args.adapter)
+        if getattr(args, "ray", None):  # one pinned actor per adapter of the cluster (fleet_command.py)
+            from .fleet_command import ray_lanes_for
+            self.lanes = ray_lanes_for(args)
+        else:
+            self.lanes = lanes_for(args)  # --adapter / --gpus resolved here: a bad choice is one line, exit 2
+        self.client = self.lanes[0]
         self.session = Session(self.workload, self.size, self.client, _fanout(sinks),
                                _timing(args, settings), source_mode=mode,
                                results_cache=None if getattr(args, "no_cache", False) else cache_dir(),
@@ -109,7 +115,8 @@ class _Run:
     def close(self) -> None:
         if self.progress is not None and hasattr(self.progress, "close"):
             self.progress.close()
-        self.client.close()
+        for lane in self.lanes:
+            lane.close()
         if self.recorder:
             path = self.recorder.close()
             print(f"recorded {one_line(path)}", file=sys.stderr)
@@ -141,6 +148,8 @@ def _finish(args: argparse.Namespace, run: _Run, results: list, winner: Any,
             c = s.calibration
             print(f"roofline: copy {c.copy_gbps:.1f} GB/s, FMA {c.fma_gflops:.1f} GFLOP/s, "
                   f"launch floor {fmt.ms(c.launch_floor_ms)} ({c.method}); seeds {list(s.seeds)}")
+        if extra and "lanes" in extra:
+            print_lanes(extra)
     return 0
 
 
@@ -196,7 +205,12 @@ async def tune(args: argparse.Namespace, settings: Settings) -> int:
     grounding = Grounding(settings.tavily, run.session.emit, cache_dir())
     run.session.source_mode = "nemotron" if llm else ("params" if params else "library")
     run.session.grounding = grounding.enabled and llm is not None
-    tuner = Tuner(run.session, params or LibrarySource(), llm=llm, grounding=grounding, budget=args.budget)
+    if args.gpus or getattr(args, "ray", None):  # whole batches per lane; the shoot-out on the first
+        from .engine.scale.lanes import LaneTuner
+        tuner = LaneTuner(run.session, run.lanes, params or LibrarySource(), llm=llm, grounding=grounding,
+                          budget=args.budget)
+    else:
+        tuner = Tuner(run.session, params or LibrarySource(), llm=llm, grounding=grounding, budget=args.budget)
     tuner.extra = [] if params else run.kernels  # params: the kernels are the search spaces
     generations = params.planned_rounds - 1 if params else max(args.generations, 0)
     try:
@@ -210,6 +224,7 @@ async def tune(args: argparse.Namespace, settings: Settings) -> int:
             await llm.aclose()
         await grounding.aclose()
         run.close()
+    run.session = tuner.session  # the lane the shoot-out ran on (another if the first was lost)
     results = list(run.session.results.values())
     winner = ranked[0] if ranked else None
     if args.export and winner is not None:
@@ -220,6 +235,9 @@ async def tune(args: argparse.Namespace, settings: Settings) -> int:
     note = getattr(tuner.library, "note", "")
     if note:
         extra["library"] = note
+    board = getattr(tuner, "board", None)
+    if board is not None:
+        extra.update(board.summary())
     return _finish(args, run, results, winner, extra)
 
 
@@ -346,31 +364,18 @@ def lock(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def devices(args: argparse.Namespace, settings: Settings) -> int:
-    import wgpu
+    from .devices import devices as list_devices
 
-    from .engine.gpu.runtime import device_info
-
-    infos = [device_info(a) for a in wgpu.gpu.enumerate_adapters_sync()]
-    if args.json:
-        print(json.dumps([i.model_dump() for i in infos], indent=2))
-        return 0
-    if not infos:
-        print("no WebGPU adapter found (install a Vulkan driver, e.g. Debian's mesa-vulkan-drivers)")
-        return 1
-    for info in infos:
-        kind = "SOFTWARE" if info.software else info.adapter_type
-        print(clean(f"{info.name}\n  backend {info.backend}, type {kind}, vendor {info.vendor or '-'}"
-                    f" ({info.vendor_id:#x}), driver {info.driver}"))
-        print(f"  timestamps {'yes' if info.timestamp_query else 'no'}, subgroups "
-              f"{'yes' if info.subgroups else 'no'}")
-        for key, value in info.limits.items():
-            print(f"  {key}: {value}")
-        print(clean(f"  features: {', '.join(info.features)}"))
-    return 0
+    return list_devices(args)
 
 
 def tui(args: argparse.Namespace, settings: Settings) -> int:
     from .app import run_app
 
+    adapter = args.adapter
+    if args.gpus:  # checked before the UI starts: one line, exit 2
+        lanes_for(args)
+    elif adapter is not None and adapter.strip():
+        adapter = str(lanes_for(args)[0].adapter_index)
     return run_app(settings, workload=args.workload, size=args.size, source=args.source,
-                   record=args.record, adapter=args.adapter, kernels=args.kernel or None)
+                   record=args.record, adapter=adapter, kernels=args.kernel or None, gpus=args.gpus)

@@ -29,7 +29,8 @@ from .safe_text import clean, one_line
 MARKS = {"ok": ("✓", "green"), "warn": ("!", "yellow"), "fail": ("✗", "red"), "info": ("·", "dim")}
 
 _ADAPTERS = ("import json, wgpu; from vajra_tui.engine.gpu.runtime import device_info; "
-             "print(json.dumps([device_info(a).model_dump() for a in wgpu.gpu.enumerate_adapters_sync()]))")
+             "print(json.dumps([device_info(a, index=i).model_dump() "
+             "for i, a in enumerate(wgpu.gpu.enumerate_adapters_sync())]))")
 
 
 @dataclass
@@ -59,7 +60,8 @@ def _adapters() -> list[Check]:
     for d in infos:
         kind = "SOFTWARE adapter: CPU timings" if d.get("software") else d.get("adapter_type", "")
         out.append(Check("adapter", "warn" if d.get("software") else "ok",
-                         one_line(f"{d['name']} · {d.get('backend', '')} · {kind} · driver {d.get('driver') or '?'}")))
+                         one_line(f"[{d.get('adapter_index')}] {d['name']} · {d.get('backend', '')} · {kind} · "
+                                  f"driver {d.get('driver') or '?'}")))
         stamps = "yes: device timestamps" if d.get("timestamp_query") else "no: wall clock around each dispatch"
         out.append(Check("timestamps", "ok" if d.get("timestamp_query") else "warn", stamps))
     return out

@@ -56,6 +56,7 @@ class RunConfig:
     record: Path | None = None
     extra_kernels: list[Path] = field(default_factory=list)
     timing: TimingSettings | None = None
+    gpus: str | None = None  # --gpus all|N|i,j: one worker (lane) per adapter, engine/scale/lanes.py
 
 
 def default_recording(workload: str) -> Path:
@@ -93,6 +94,7 @@ class LiveDriver:
         self.record_path = Path(config.record) if config.record else default_recording(config.workload)
         self.recorder: Recorder | None = None
         self.client: Any = None
+        self.lanes: list[Any] = []  # every GPU worker: [client], or one per adapter with --gpus
         self.tuner: Any = None
         self._closers: list[Any] = []
         self._llm_source: Any = None
@@ -146,7 +148,14 @@ class LiveDriver:
 
         workload = get_workload(self.config.workload)
         size = workload.size(self.config.size)
-        self.client = GPUClient(prefer=self.config.adapter, nice=WORKER_NICE)
+        if self.config.gpus:  # several lanes; the first is the session's (its shoot-outs)
+            from .engine.scale.local import local_lanes
+
+            self.lanes = local_lanes(self.config.gpus, self.config.adapter, nice=WORKER_NICE)
+            self.client = self.lanes[0]
+        else:
+            self.client = GPUClient(prefer=self.config.adapter, nice=WORKER_NICE)
+            self.lanes = [self.client]
         self._llm_source = self._llm()
         self._grounding = None
         if self._llm_source is not None:
@@ -191,10 +200,19 @@ class LiveDriver:
 
             session = self._session()
             device = await session.start()
-            self.tuner = Tuner(session, library=self._library(device), llm=self._llm_source,
-                               grounding=self._grounding)
+            if self.config.gpus:
+                from .engine.scale.lanes import LaneTuner
+
+                self.tuner = LaneTuner(session, self.lanes, self._library(device), llm=self._llm_source,
+                                       grounding=self._grounding)
+            else:
+                self.tuner = Tuner(session, library=self._library(device), llm=self._llm_source,
+                                   grounding=self._grounding)
             self.tuner.extra = user_candidates(self.config.extra_kernels)  # timed beside A/B/C
-            await session.run_baseline(time=True)
+            if self.config.gpus:
+                await self.tuner.start()  # every other lane: started, with its own baseline
+            else:
+                await session.run_baseline(time=True)
             await self.tuner.first_generation()
             self.ready = True
         except asyncio.CancelledError:
@@ -239,8 +257,8 @@ class LiveDriver:
         if not self.busy or self._running is None:
             return "nothing is running"
         self._running.cancel()
-        if self.client is not None:
-            self.client.interrupt(forget=tuple(self._open))
+        for lane in self.lanes:
+            lane.interrupt(forget=tuple(self._open))
         return None
 
     def _stopped(self) -> None:
@@ -257,9 +275,9 @@ class LiveDriver:
             result.status, result.reason = "cancelled", "cancelled by the user before it was judged"
             self.emit(StageChanged(id=queued.id, stage="done", detail="cancelled"))
             self.emit(CandidateFinished(result=result))
-            if session is not None:  # forgotten: a later generation may propose it again
-                for table in (session.results, session.stitched, session.candidates):
-                    table.pop(queued.id, None)
+            for each in getattr(self.tuner, "sessions", [session] if session is not None else []):
+                for table in (each.results, each.stitched, each.candidates):  # forgotten: a later
+                    table.pop(queued.id, None)  # generation may propose it again
         self._open.clear()
         what = f"generation {generation}" if generation else "the run"
         then = "e evolves again" if self.ready else "escape returns to the picker"
@@ -284,8 +302,8 @@ class LiveDriver:
                 await asyncio.wait_for(self._on_engine(closer.aclose()), 5)
             except Exception:
                 pass
-        if self.client is not None:
-            await asyncio.to_thread(self.client.close)
+        for lane in self.lanes:
+            await asyncio.to_thread(lane.close)
         if self._loop is not None and self._thread is not None:
             self._loop.call_soon_threadsafe(self._loop.stop)
             await asyncio.to_thread(self._thread.join, 5)

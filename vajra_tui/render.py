@@ -18,7 +18,8 @@ from .widgets import fmt
 
 from .engine.events import (
     Calibration, CandidateFinished, CandidateQueued, CandidateResult, CompileFinished, DeviceInfo, Event,
-    GenerationStarted, GroundingResult, ModelFailover, Notice, RankingReady, SanitizerRewrite, SessionStarted,
+    GenerationStarted, GroundingResult, LanesUpdated, ModelFailover, Notice, RankingReady, SanitizerRewrite,
+    SessionStarted,
     VerificationFinished, WorkloadInfo,
 )
 
@@ -28,14 +29,15 @@ RESULT_FIELDS = (
     "pct_of_roofline", "regime", "suspicious", "workgroup_size", "grid", "speedup",
     "source_sha256", "strategy", "origin", "generation", "rewrites", "deadline_s", "browser",
     "browser_diagnostics", "browser_invalid", "over_dispatch", "duplicate_of", "batch", "warmup",
-    "cache_state", "telemetry", "history", "params", "constants",
+    "cache_state", "telemetry", "history", "params", "constants", "lane", "adapter_index",
 )
 
 
 def device_label(device: DeviceInfo) -> str:
     # the flag leads: where a narrow terminal wraps the line, it splits the name, never the flag
     soft = "SOFTWARE adapter (CPU timings): " if device.software else ""
-    return f"{soft}{device.name} ({device.backend}, {device.adapter_type})"
+    index = f"#{device.adapter_index} " if device.adapter_index is not None else ""
+    return f"{soft}{index}{device.name} ({device.backend}, {device.adapter_type})"
 
 
 class ProgressPrinter:
@@ -81,12 +83,25 @@ class ProgressPrinter:
         elif isinstance(event, CandidateFinished):
             r = event.result
             if r.status == "verified":
-                self._say(f"result   {r.name}: {fmt.ms(r.median_ms)} ({r.timing}, batch {r.batch})")
+                lane = f", {r.lane}" if r.lane and getattr(self, "_lane_shape", None) else ""
+                self._say(f"result   {r.name}: {fmt.ms(r.median_ms)} ({r.timing}, batch {r.batch}{lane})")
             else:
                 self._say(f"result   {r.name}: {r.status} - {r.reason}")
+        elif isinstance(event, LanesUpdated):
+            self._lanes(event)
         elif isinstance(event, RankingReady) and event.final:
             batch = f" (batch {event.batch}: every speedup divides that batch's baseline)" if event.batch else ""
             self._say(f"final    {event.headline}{batch}")
+
+
+    def _lanes(self, event: LanesUpdated) -> None:
+        """One line when the set of lanes or a lane's liveness changes, not on every state."""
+        shape = [(i.label, i.adapter_index, i.state == "lost") for i in event.lanes]
+        if shape == getattr(self, "_lane_shape", None) or any(i.state == "starting" for i in event.lanes):
+            return
+        self._lane_shape = shape
+        self._say("lanes    " + ", ".join(
+            f"{i.label}=#{i.adapter_index}{' LOST' if i.state == 'lost' else ''}" for i in event.lanes))
 
 
 def result_dict(r: CandidateResult) -> dict[str, Any]:
@@ -100,6 +115,8 @@ def document(device: DeviceInfo, workload: WorkloadInfo, results: list[Candidate
         "device": {
             "name": device.name, "backend": device.backend, "adapter_type": device.adapter_type,
             "vendor": device.vendor, "driver": device.driver, "software": device.software,
+            "adapter_index": device.adapter_index,
+            "nvml": device.nvml.model_dump() if device.nvml else None,
         },
         "workload": {"name": workload.name, "size": workload.size, "flops": workload.flops,
                      "min_bytes": workload.min_bytes, "origin": workload.origin},

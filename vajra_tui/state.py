@@ -15,7 +15,7 @@ from typing import Any
 from .engine.events import (
     Calibration, CalibrationReady, CandidateFinished, CandidateQueued, CandidateResult,
     CandidateSource, CompileFinished, DeviceInfo, Diagnostic, DispatchTimed, Event,
-    GenerationStarted, GroundingResult, ModelFailover, Notice, RankingReady, SanitizerRewrite,
+    GenerationStarted, GroundingResult, LanesUpdated, ModelFailover, Notice, RankingReady, SanitizerRewrite,
     SessionFinished, SessionStarted, StageChanged, StreamDelta, VerificationFinished, WorkloadInfo,
 )
 
@@ -96,6 +96,7 @@ class RunState:
     grounding: list[GroundingResult] = field(default_factory=list)
     ranking: RankingReady | None = None
     finished: SessionFinished | None = None
+    lanes: LanesUpdated | None = None  # several adapters (tune --gpus, --ray): the latest state
     events: int = 0
     version: int = 0
 
@@ -283,6 +284,9 @@ class RunState:
 
     def _on_session_finished(self, e: SessionFinished) -> None:
         self.finished = e
+
+    def _on_lanes(self, e: LanesUpdated) -> None:
+        self.lanes = e
 
 
 def fold(events: list[Event]) -> RunState:

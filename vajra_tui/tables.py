@@ -85,7 +85,7 @@ CSV_FIELDS = ("name", "status", "reason", "median_ms", "iqr_ms", "p25_ms", "p75_
               "max_ms", "timing", "gflops", "gbps", "intensity", "pct_of_roofline", "regime",
               "suspicious", "speedup", "workgroup_size", "grid", "batch", "warmup", "cache_state",
               "max_rel_error", "worst_index", "generation", "strategy", "origin", "browser",
-              "source_sha256")
+              "source_sha256", "lane", "adapter_index")
 
 
 def results_csv(results: list[Any], device: Any, workload: Any) -> str:

@@ -195,7 +195,7 @@ class Admission:
             self.emit(VerificationFinished(id=result.id, seed=seed, passed=verdict["passed"],
                                            max_rel_error=verdict["max_rel_error"],
                                            worst_index=verdict["worst_index"],
-                                           reason=verdict["reason"]))
+                                           reason=verdict["reason"], judged_by=verdict.get("judged_by", "")))
             if not verdict["passed"]:
                 return self._fail(result, "rejected", f"seed {seed}: {verdict['reason']}")
         return True

@@ -48,6 +48,22 @@ class DeviceInfo(_Model):
     enabled_features: list[str] = Field(default_factory=list)
     subgroup_min_size: int | None = None
     subgroup_max_size: int | None = None
+    # Position in wgpu's enumeration (stable for one environment and driver only), and the
+    # NVML GPU a busy probe found it to be (None: not probed, or no NVML). See gpu/adapters.py.
+    adapter_index: int | None = None
+    nvml: NvmlMatch | None = None
+
+
+class NvmlMatch(_Model):
+    """Which NVML GPU an adapter is, found by running a busy kernel on it (not by its name)."""
+
+    index: int
+    pci_bus_id: str = ""
+    uuid: str = ""
+    name: str = ""
+    rise: float = 0.0  # utilization points it gained while the probe ran
+    runner_up: float = 0.0  # the largest rise of any other GPU (near `rise`: not conclusive)
+    method: str = "utilization"
 
 
 class DiagnosticLabel(_Model):
@@ -161,6 +177,10 @@ class CandidateResult(_Model):
     history: list[dict[str, Any]] = Field(default_factory=list)  # earlier batches' numbers
     from_cache: bool = False  # measured in an earlier run on this device (--resume)
     browser_diagnostics: list[Diagnostic] = Field(default_factory=list)
+    # Which worker timed these numbers (``gpu0``, ``node-2/gpu1``) and its adapter index:
+    # with several GPUs, a kernel's timings never mix adapters.
+    lane: str = ""
+    adapter_index: int | None = None
 
 
 class WorkloadInfo(_Model):
@@ -286,6 +306,7 @@ class VerificationFinished(_Event):
     worst_index: int | None = None
     reason: str = ""
     phase: Literal["pre", "timed"] = "pre"
+    judged_by: str = ""  # "gpu", "cpu" (gpu/gpu_verify.py); "" in older recordings
 
 
 class DispatchTimed(_Event):
@@ -329,6 +350,33 @@ class RankingReady(_Event):
     headline: str = ""
 
 
+class LaneInfo(_Model):
+    """One GPU worker of a run over several adapters (``tune --gpus``, ``--ray``)."""
+
+    label: str
+    adapter_index: int | None = None
+    name: str = ""
+    driver: str = ""
+    host: str = ""
+    state: Literal["starting", "idle", "admitting", "timing", "lost"] = "starting"
+    baseline_median_ms: float | None = None  # median of this lane's own baseline medians
+    baseline_medians_ms: list[float] = Field(default_factory=list)  # one per batch it timed
+    batches: int = 0
+    timed: int = 0  # candidates whose numbers this lane measured
+    lost: list[str] = Field(default_factory=list)  # candidates in flight when it died
+    nvml_index: int | None = None
+
+
+class LanesUpdated(_Event):
+    """The lanes of a run and what each is doing; ``spread`` = max/min of their baselines."""
+
+    type: Literal["lanes"] = "lanes"
+    lanes: list[LaneInfo]
+    timing: list[str] = Field(default_factory=list)  # labels of the lanes timing right now
+    spread: float | None = None
+    final_lane: str = ""  # the lane whose shoot-out the report shows
+
+
 class SessionFinished(_Event):
     type: Literal["session_finished"] = "session_finished"
     ok: bool = True
@@ -353,6 +401,7 @@ Event = Annotated[
         CandidateFinished,
         Notice,
         RankingReady,
+        LanesUpdated,
         SessionFinished,
     ],
     Field(discriminator="type"),

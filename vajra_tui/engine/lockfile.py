@@ -78,11 +78,27 @@ def verified_sha(result: CandidateResult) -> str:
     return sha
 
 
+def _adapter(result: CandidateResult, device: DeviceInfo) -> dict[str, Any]:
+    """Which adapter timed the entry (its index holds for one environment and driver only;
+    with several GPUs, the lane that timed it). Never part of the key: identical GPUs are one
+    device to a lockfile."""
+    index = result.adapter_index if result.adapter_index is not None else device.adapter_index
+    out: dict[str, Any] = {"adapter_index": index,
+                           "adapter": f"#{index} {device.name} ({device.backend}, {device.driver})"
+                           if index is not None else f"{device.name} ({device.backend}, {device.driver})"}
+    if result.lane:
+        out["lane"] = result.lane
+    if device.nvml is not None and (result.adapter_index is None or result.adapter_index == device.adapter_index):
+        out["nvml"] = {"index": device.nvml.index, "pci_bus_id": device.nvml.pci_bus_id, "uuid": device.nvml.uuid}
+    return out
+
+
 def lock_entry(result: CandidateResult, device: DeviceInfo, workload: WorkloadInfo) -> dict[str, Any]:
     """One lockfile entry: which kernel, on which adapter, how fast, how verified."""
     sha = verified_sha(result)
     entry: dict[str, Any] = {
-        "device": {"key": device_key(device), **{f: getattr(device, f) for f in _DEVICE_FIELDS}},
+        "device": {"key": device_key(device), **{f: getattr(device, f) for f in _DEVICE_FIELDS},
+                   **_adapter(result, device)},
         "workload": {"name": workload.name, "size": dict(workload.size),
                      "flops": workload.flops, "min_bytes": workload.min_bytes},
         "kernel": {

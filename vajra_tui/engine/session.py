@@ -72,6 +72,9 @@ class Session(Admission):
         self.stitched: dict[str, Stitched] = {}
         self.baseline_ms: float | None = None
         self.batch = 0  # timing batches so far; every result names the one its numbers come from
+        # Where the next batch number comes from: several lanes share one counter, so a batch
+        # number names one batch on one adapter across the whole run (scale/lanes.py).
+        self.next_batch: Callable[[], int] = lambda: self.batch + 1
         self.last_ranking: Ranking | None = None
         self._cache_folder, self.resume = results_cache, resume
         self.measured: ResultCache | None = None  # results of earlier runs on this device
@@ -159,7 +162,7 @@ class Session(Admission):
         keeps its clocks); a timeout or implausible timestamps fall back to one
         dispatch per request, which also finds the kernel that hung.
         """
-        self.batch += 1
+        self.batch = self.next_batch()
         runs = {cid: _Timed(cid) for cid in ids}
         stamps = self.device is not None and self.device.timestamp_query and self.timing.method == "auto"
         if not (stamps and await self._time_stream(runs)):
@@ -247,7 +250,8 @@ class Session(Admission):
         self.emit(VerificationFinished(id=run.cid, seed=self.seeds[0], passed=verdict["passed"],
                                        max_rel_error=verdict["max_rel_error"],
                                        worst_index=verdict["worst_index"],
-                                       reason=verdict["reason"], phase="timed"))
+                                       reason=verdict["reason"], phase="timed",
+                                       judged_by=verdict.get("judged_by", "")))
         if not verdict["passed"]:
             result.max_rel_error, result.worst_index = verdict["max_rel_error"], verdict["worst_index"]
             where = verdict.get("where") or "last timed dispatch"  # the worker checks every one
@@ -264,6 +268,8 @@ class Session(Admission):
             result = self.results[run.cid]
             _keep_history(result)
             result.batch, result.warmup = self.batch, self.timing.warmup
+            result.lane = getattr(self.client, "label", "")  # which adapter these numbers are from
+            result.adapter_index = self.device.adapter_index if self.device else None
             result.cache_state = self.timing.cache
             result.telemetry = run.telemetry or BatchTelemetry(note="no telemetry: timed one dispatch at a time")
             result.times_ms = [float(t) for t in times]
@@ -416,4 +422,4 @@ def _keep_history(result: CandidateResult) -> None:
         return
     result.history.append({"batch": result.batch, "median_ms": result.median_ms,
                            "iqr_ms": result.iqr_ms, "speedup": result.speedup,
-                           "timing": result.timing, "reps": len(result.times_ms)})
+                           "timing": result.timing, "reps": len(result.times_ms), "lane": result.lane})

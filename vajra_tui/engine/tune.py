@@ -106,7 +106,7 @@ class Tuner:
             note = getattr(self.library, "note", "")  # e.g. no templates for a user's workload
             if note:
                 self.session.emit(Notice(message=note))
-        await self.session.evaluate(candidates + self.extra, generation=1)
+        await self._evaluate(candidates + self.extra, generation=1)
         return await self._ranked(1)
 
     async def evolve(self) -> list[CandidateResult]:
@@ -125,8 +125,12 @@ class Tuner:
         if not candidates:
             self.session.emit(Notice(message=getattr(self.library, "exhausted", "") or
                                      "the library's neighbourhood is exhausted: no new configuration to try"))
-        await self.session.evaluate(candidates, generation=self.generation)
+        await self._evaluate(candidates, generation=self.generation)
         return await self._ranked(self.generation)
+
+    async def _evaluate(self, candidates: list[Candidate], generation: int) -> None:
+        """Measure one generation's candidates; several adapters spread them (scale/lanes.py)."""
+        await self.session.evaluate(candidates, generation=generation)
 
     async def _ranked(self, generation: int):
         """The generation's verdict from the final shoot-out: finalists beside one baseline sample."""

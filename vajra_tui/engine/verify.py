@@ -14,6 +14,7 @@ kernel never writes holds the wrong value on at least one of them.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from typing import Any, Callable
 
 import numpy as np
 
@@ -42,6 +43,9 @@ class Verdict:
     reason: str = ""
     unwritten: int = 0  # elements still holding the poison pattern
     nonfinite: int = 0  # NaN or Inf the kernel computed and wrote
+    # Who judged it: "cpu" (read back, float64 here), "gpu" (gpu/gpu_verify.py: counted on the
+    # device against the float64 reference held as f32 hi + lo), "gpu+cpu" when outputs differ.
+    judged_by: str = "cpu"
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -59,10 +63,32 @@ class _Tally:
     first_nonfinite: int | None = None
 
 
+def floor_of(atol: float, rtol: float) -> float:
+    """The |ref| below which the relative error is measured against atol/rtol instead."""
+    return atol / rtol if rtol > 0 else max(atol, 1e-30)
+
+
+def measures(o: np.ndarray, r: np.ndarray, finite: np.ndarray, atol: float, rtol: float,
+             floor: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per element: out of tolerance?, error over the limit, relative error (float64).
+
+    The one definition both judges use: the CPU scan over everything, and the GPU
+    judge's host step over the few elements it reads back (borderline ones, the
+    candidates for the worst), so both paths decide every element alike.
+    """
+    diff = np.abs(np.where(finite, o, np.inf) - r)
+    limit = atol + rtol * np.abs(r)
+    bad = ~(diff <= limit)
+    finite_diff = np.where(finite, diff, 0.0)
+    with np.errstate(over="ignore"):  # an exact workload (atol = rtol = 0): any miss is inf
+        ratio = finite_diff / np.maximum(limit, 1e-300)
+    return bad, ratio, finite_diff / np.maximum(np.abs(r), floor)
+
+
 def _scan(out: np.ndarray, ref: np.ndarray, atol: float, rtol: float, poison: int) -> _Tally:
     """One pass over the output in chunks, so 8192² outputs need no gigabytes of temporaries."""
     tally = _Tally()
-    floor = atol / rtol if rtol > 0 else max(atol, 1e-30)
+    floor = floor_of(atol, rtol)
     integer = np.issubdtype(out.dtype, np.integer)
     bits = out.view(np.uint16 if out.dtype == np.float16 else np.uint32)
     for start in range(0, ref.size, _CHUNK):
@@ -81,16 +107,12 @@ def _scan(out: np.ndarray, ref: np.ndarray, atol: float, rtol: float, poison: in
             tally.nonfinite += int(np.count_nonzero(computed_bad))
             if tally.first_nonfinite is None:
                 tally.first_nonfinite = start + int(np.argmax(computed_bad))
-        diff = np.abs(np.where(finite, o, np.inf) - r)
-        limit = atol + rtol * np.abs(r)
-        tally.bad += int(np.count_nonzero(~(diff <= limit)))
-        finite_diff = np.where(finite, diff, 0.0)
-        with np.errstate(over="ignore"):  # an exact workload (atol = rtol = 0): any miss is inf
-            ratio = finite_diff / np.maximum(limit, 1e-300)
+        bad, ratio, rel = measures(o, r, finite, atol, rtol, floor)
+        tally.bad += int(np.count_nonzero(bad))
         i = int(np.argmax(ratio))
         if ratio[i] > tally.worst_ratio:
             tally.worst_ratio, tally.worst_index = float(ratio[i]), start + i
-        tally.max_rel = max(tally.max_rel, float(np.max(finite_diff / np.maximum(np.abs(r), floor))))
+        tally.max_rel = max(tally.max_rel, float(np.max(rel)))
     return tally
 
 
@@ -109,24 +131,35 @@ def compare(out: np.ndarray, ref: np.ndarray, atol: float, rtol: float = RTOL,
     out = np.ascontiguousarray(out[: ref.size], dtype=_NUMPY[dtype])
     word = poison_word(dtype) if poison is None else poison
     t = _scan(out, ref, atol, rtol, word & 0xFFFF if dtype == "f16" else word)
+    return verdict_of(t, ref, lambda i: out[i])
+
+
+def verdict_of(t: _Tally, ref: np.ndarray, got: Callable[[int], Any], judged_by: str = "cpu") -> Verdict:
+    """The verdict (and its one-line reason) from a tally, whoever counted it.
+
+    ``got(i)`` is the output's element ``i``: the CPU path has the whole output, the
+    GPU path reads back just that element.
+    """
     if not t.bad:
-        return Verdict(True, t.max_rel, t.worst_index)
+        return Verdict(True, t.max_rel, t.worst_index, judged_by=judged_by)
     count = f"{t.bad} of {ref.size} elements out of tolerance"
     if t.unwritten:
         i = t.first_unwritten
         return Verdict(False, float("inf"), i,
                        f"{t.unwritten} of {ref.size} elements never written, first at element {i} "
-                       f"(want {float(ref[i]):.6g}; {count})", t.unwritten, t.nonfinite)
+                       f"(want {float(ref[i]):.6g}; {count})", t.unwritten, t.nonfinite, judged_by)
     if t.nonfinite:
         i = t.first_nonfinite
-        what = "NaN" if np.isnan(out[i]) else f"{float(out[i])}"
+        value = got(i)
+        what = "NaN" if np.isnan(value) else f"{float(value)}"
         return Verdict(False, float("inf"), i,
                        f"non-finite output: {t.nonfinite} elements computed as NaN or Inf, first at "
                        f"element {i} (got {what}, want {float(ref[i]):.6g}: an overflow or an "
-                       f"invalid operation; {count})", 0, t.nonfinite)
+                       f"invalid operation; {count})", 0, t.nonfinite, judged_by)
     i = t.worst_index
     return Verdict(False, t.max_rel, i,
-                   f"{count}; worst at {i} (got {float(out[i]):.6g}, want {float(ref[i]):.6g})")
+                   f"{count}; worst at {i} (got {float(got(i)):.6g}, want {float(ref[i]):.6g})",
+                   judged_by=judged_by)
 
 
 def combine(verdicts: dict[str, Verdict]) -> Verdict:
@@ -136,6 +169,12 @@ def combine(verdicts: dict[str, Verdict]) -> Verdict:
     for name, v in verdicts.items():
         if not v.passed:
             return Verdict(False, v.max_rel_error, v.worst_index, f"output {name}: {v.reason}",
-                           v.unwritten, v.nonfinite)
+                           v.unwritten, v.nonfinite, judged_by(verdicts))
     worst = max(verdicts.values(), key=lambda v: v.max_rel_error or 0.0)
-    return Verdict(True, worst.max_rel_error, worst.worst_index)
+    return Verdict(True, worst.max_rel_error, worst.worst_index, judged_by=judged_by(verdicts))
+
+
+def judged_by(verdicts: dict[str, Verdict]) -> str:
+    """"gpu" or "cpu" when one judge judged every output, else "gpu+cpu"."""
+    judges = sorted({v.judged_by for v in verdicts.values()})
+    return judges[0] if len(judges) == 1 else "gpu+cpu"

@@ -14,6 +14,7 @@ from textual.widgets import Footer, Header, Static
 from ..state import CandidateView, RunState
 from ..widgets import fmt
 from ..widgets.banner import Banner
+from ..widgets.lanes import lanes_text
 from ..widgets.sparkline import DispatchSpark
 from ..widgets.stats import result_table
 from . import StateScreen
@@ -81,6 +82,9 @@ class BaselineScreen(StateScreen):
                                    ("\nWorkload ", "bold"), fmt.workload_label(session.workload),
                                    f"  ({fmt.si(session.workload.flops, 'FLOP')}, "
                                    f"{fmt.si(session.workload.min_bytes, 'B')})")
+        lanes = lanes_text(state.lanes)  # several adapters: which are in use, which is timing
+        if lanes:
+            device.append("\n").append_text(lanes)
         self.query_one("#baseline-device", Static).update(device)
         cal = state.calibration
         self.query_one("#baseline-calibration", Static).update(

@@ -18,6 +18,7 @@ from ..safe_text import plain
 from ..state import CandidateView, RunState
 from ..widgets import fmt
 from ..widgets.banner import Banner
+from ..widgets.lanes import lanes_text
 from ..widgets.lists import ListTable
 from ..widgets.stream import CandidatePanel
 from . import ListScreen
@@ -86,6 +87,9 @@ class VariantsScreen(ListScreen):
         evolve_hint = "   e evolves the winner" if state.ranking and not replaying else ""
         heading = Text.assemble(("Generation ", "bold"), str(state.generation or "—"),
                                 f" · candidates from {source}" if source else "", (evolve_hint, "dim"))
+        lanes = lanes_text(state.lanes)  # several adapters: which are in use, which is timing
+        if lanes:
+            heading.append("\n").append_text(lanes)
         heading.append_text(grounding_lines(state))
         self.query_one("#variants-heading", Static).update(heading)
         grid = self.query_one("#panels", Grid)

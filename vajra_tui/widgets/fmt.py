@@ -77,7 +77,8 @@ def device_label(device: DeviceInfo | None) -> str:
         return "no adapter"
     backend = f" ({device.backend})" if device.backend else ""
     flag = " · SOFTWARE (CPU timings)" if device.software else ""
-    return f"{device.name}{backend}{flag}"
+    index = f"#{device.adapter_index} " if device.adapter_index is not None else ""  # what --adapter takes
+    return f"{index}{device.name}{backend}{flag}"
 
 
 def workload_label(workload: WorkloadInfo | None) -> str:

@@ -19,7 +19,7 @@ from typing import Any
 
 from ...settings import cache_dir
 from ..damage import open_log
-from ..events import DeviceInfo
+from ..events import DeviceInfo, NvmlMatch
 
 STARTUP_TIMEOUT_S = 120.0
 # Drivers keep memory for every pipeline ever built (lavapipe: megabytes of JIT code per
@@ -41,10 +41,18 @@ class WorkerCrashed(Exception):
 
 
 class GPUClient:
-    def __init__(self, prefer: str | None = None, nice: int = 0) -> None:
-        """``nice`` lowers the worker's CPU priority: on a software adapter the GPU work *is*
-        CPU work, and an interactive UI must win the cores when it needs them."""
-        self.prefer = prefer
+    def __init__(self, prefer: str | int | None = None, nice: int = 0, label: str | None = None,
+                 nvml: NvmlMatch | None = None) -> None:
+        """``prefer`` names the adapter: an index (exact; see gpu/adapters.py) or a name
+        substring the worker resolves (an unknown or ambiguous one fails the start, never
+        falls back). ``nice`` lowers the worker's CPU priority: on a software adapter the
+        GPU work *is* CPU work, and an interactive UI must win the cores when it needs them.
+        ``label`` names this worker among the lanes of a run; ``nvml`` is what a probe
+        found the adapter to be (telemetry then samples that GPU)."""
+        self.prefer = None if prefer is None or str(prefer).strip() == "" else prefer
+        self.adapter_index: int | None = int(prefer) if str(prefer).strip().isdigit() else None
+        self.nvml = nvml
+        self._label = label
         self.nice = nice
         self.device: DeviceInfo | None = None
         self.restarts = 0
@@ -61,8 +69,9 @@ class GPUClient:
     def start(self) -> DeviceInfo:
         ours, theirs = socket.socketpair()
         args = [sys.executable, "-m", "vajra_tui.engine.gpu.worker", str(theirs.fileno())]
-        if self.prefer:
-            args.append(self.prefer)
+        args.append("" if self.prefer is None else str(self.prefer))
+        if self.nvml is not None:
+            args.append(str(self.nvml.index))
         # driver chatter must never reach the terminal UI; a damaged cache folder never stops a run
         with open_log(cache_dir() / "worker.log") as err:
             self._proc = subprocess.Popen(args, pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL,
@@ -82,7 +91,17 @@ class GPUClient:
             self._kill()
             raise WorkerError(hello.get("error", "the GPU worker failed to start"))
         self.device = DeviceInfo(**self._roundtrip({"op": "hello"}, STARTUP_TIMEOUT_S)["device"])
+        self.adapter_index = self.device.adapter_index
+        if self.nvml is not None:
+            self.device.nvml = self.nvml
         return self.device
+
+    @property
+    def label(self) -> str:
+        """This worker among the lanes of a run: ``gpu<adapter index>`` unless named."""
+        if self._label:
+            return self._label
+        return f"gpu{self.adapter_index}" if self.adapter_index is not None else "gpu"
 
     def _lower_priority(self) -> None:
         os.nice(self.nice)  # runs in the child between fork and exec
@@ -198,6 +217,8 @@ class GPUClient:
     def _remember(self, op: str, request: dict[str, Any], reply: dict[str, Any]) -> None:
         if op == "prepare":
             self._prepare, self._compiled = request, {}
+            # a new workload's buffers are not growth: measure from its first candidate anew
+            self._settled_rss = None
         elif op == "compile" and reply.get("compiled"):
             self._compiled[request["cid"]] = request
         elif op == "drop":

@@ -158,12 +158,14 @@ class Outputs:
 
     # ---- checks --------------------------------------------------------------
     def prepare_check(self, counts: dict[str, int], atol: float, rtol: float) -> None:
-        """One check pass per output: ``counts[name]`` elements against its reference."""
+        """One check pass per output: ``counts[name]`` elements against its reference.
+
+        The reference it reads is bound per seed (``bind_references``): the buffers
+        belong to gpu/references.py, which uploads every seed once in ``prepare``.
+        """
         words = 2 * len(self.items)
         for k, o in enumerate(self.items):
             count = int(counts[o.name])
-            o.want = self.device.create_buffer(
-                size=4 * max(count, 1), usage=wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_DST)
             module = self.device.create_shader_module(code=CHECK.format(
                 words=words, count=count, atol=f"{atol:.9e}", rtol=f"{rtol:.9e}", base=2 * k,
                 compare=COMPARE[o.dtype]))
@@ -179,19 +181,17 @@ class Outputs:
                 compute={"module": module, "entry_point": "main"})
             o.checker = (pipe, layout, _grid(count))
 
-    def upload_references(self, queue: wgpu.GPUQueue, refs: dict[str, np.ndarray]) -> None:
+    def bind_references(self, wants: dict[str, wgpu.GPUBuffer]) -> None:
+        """The loaded seed's references (``want_words`` of each output) for the check pass."""
         for o in self.items:
-            if o.want is not None and o.name in refs:
-                queue.write_buffer(o.want, 0, as_words(want_words(refs[o.name], o.dtype)))
+            o.want = wants.get(o.name)
 
     @property
     def checks(self) -> bool:
         return all(o.checker is not None and o.want is not None for o in self.items)
 
     def destroy_checks(self) -> None:
-        for o in self.items:
-            if o.want is not None:
-                o.want.destroy()
+        for o in self.items:  # the references are the reference store's to release
             o.want, o.checker = None, None
 
     def slots(self, count: int) -> wgpu.GPUBuffer:

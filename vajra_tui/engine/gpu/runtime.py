@@ -12,6 +12,7 @@ import numpy as np
 import wgpu
 
 from ..events import DeviceInfo
+from .adapters import pick
 from .flush import CacheFlusher
 from .outputs import Outputs, as_words, padded
 
@@ -21,7 +22,8 @@ SOFTWARE_HINTS = ("llvmpipe", "lavapipe", "swiftshader", "software", "warp")
 KERNEL_FEATURES = ("timestamp-query", "subgroup", "shader-f16")
 
 
-def device_info(adapter: wgpu.GPUAdapter, enabled: list[str] | None = None) -> DeviceInfo:
+def device_info(adapter: wgpu.GPUAdapter, enabled: list[str] | None = None,
+                index: int | None = None) -> DeviceInfo:
     info = adapter.info
     name = info.get("device", "") or info.get("description", "") or "unknown adapter"
     kind = str(info.get("adapter_type", ""))
@@ -48,6 +50,7 @@ def device_info(adapter: wgpu.GPUAdapter, enabled: list[str] | None = None) -> D
         enabled_features=sorted(enabled or []),
         subgroup_min_size=_subgroup_size(info, "min"),
         subgroup_max_size=_subgroup_size(info, "max"),
+        adapter_index=index,
     )
 
 
@@ -60,16 +63,11 @@ def _subgroup_size(info: dict, which: str) -> int | None:
     return None
 
 
-def pick_adapter(prefer: str | None = None) -> wgpu.GPUAdapter:
-    """The high-performance adapter, or the one whose name contains ``prefer``."""
-    if prefer:
-        for adapter in wgpu.gpu.enumerate_adapters_sync():
-            if prefer.lower() in str(adapter.info.get("device", "")).lower():
-                return adapter
-    adapter = wgpu.gpu.request_adapter_sync(power_preference="high-performance")
-    if adapter is None:
-        raise RuntimeError("no WebGPU adapter found")
-    return adapter
+def pick_adapter(prefer: str | int | None = None) -> wgpu.GPUAdapter:
+    """The adapter ``prefer`` names (an index or a name substring; see adapters.py), or the
+    high-performance one. A name that matches nothing, or several, is an error, never a
+    silent fallback."""
+    return pick(prefer)[1]
 
 
 @dataclass
@@ -92,14 +90,14 @@ class StreamTiming:
 class Runtime:
     """One device with the workload's buffers bound through an explicit layout."""
 
-    def __init__(self, prefer: str | None = None) -> None:
-        self.adapter = pick_adapter(prefer)
+    def __init__(self, prefer: str | int | None = None) -> None:
+        self.index, self.adapter = pick(prefer)
         wanted = [f for f in KERNEL_FEATURES if f in self.adapter.features]
         limits = {k: self.adapter.limits[k] for k in self.adapter.limits}
         self.device = self.adapter.request_device_sync(
             required_features=wanted, required_limits=limits
         )
-        self.info = device_info(self.adapter, wanted)
+        self.info = device_info(self.adapter, wanted, self.index)
         self.queue = self.device.queue
         self.timestamps = "timestamp-query" in wanted
         self.period = _timestamp_period(self.queue) if self.timestamps else 1.0
@@ -185,9 +183,10 @@ class Runtime:
         if self._one_slot is None:
             self._one_slot = self.outs.slots(1)
 
-    def upload_references(self, refs: dict[str, np.ndarray]) -> None:
+    def bind_references(self, wants: dict[str, wgpu.GPUBuffer]) -> None:
+        """The loaded seed's references for the check pass (gpu/references.py owns them)."""
         if self.outs is not None:
-            self.outs.upload_references(self.queue, refs)
+            self.outs.bind_references(wants)
 
     @property
     def checks(self) -> bool:
@@ -299,8 +298,9 @@ class Runtime:
         resolve = self.device.create_buffer(
             size=16 * n * reps, usage=wgpu.BufferUsage.QUERY_RESOLVE | wgpu.BufferUsage.COPY_SRC)
         outs = [self.buffers[name] for name in self.outs.names]
-        snapshots = [[self.device.create_buffer(
-            size=out.size, usage=wgpu.BufferUsage.COPY_DST | wgpu.BufferUsage.COPY_SRC) for out in outs]
+        snapshots = [[self.device.create_buffer(  # STORAGE: the GPU judge reads them where they are
+            size=out.size, usage=wgpu.BufferUsage.COPY_DST | wgpu.BufferUsage.COPY_SRC
+            | wgpu.BufferUsage.STORAGE) for out in outs]
             for _ in entries]
         enc = self.device.create_command_encoder()
         for pipeline, grid in entries:

@@ -20,19 +20,24 @@ from typing import Any
 
 import numpy as np
 
-from ..verify import combine, compare
+from ..verify import combine, compare, poison_word
 from ..wgsl.memory import workgroup_memory_problem, zero_init_source
 from ..workloads import WorkloadError, get_workload
 from .calibrate import calibrate, quick_copy_gbps
+from .clock import Clock as _Clock
+from .gpu_verify import GPUJudge, disagreement, judge_path
+from .references import ReferenceStore
 from .runtime import Runtime
 from .telemetry import Telemetry
 from .telemetry import summarize as summarize_telemetry
 
 
 class Worker:
-    def __init__(self, prefer: str | None) -> None:
+    def __init__(self, prefer: str | None, nvml_index: int | None = None) -> None:
+        """``prefer``: an adapter index or a name substring (gpu/adapters.py); ``nvml_index``:
+        the NVML GPU a probe found that adapter to be, so telemetry samples the right one."""
         self.rt = Runtime(prefer)
-        self.telemetry = Telemetry(self.rt.info)
+        self.telemetry = Telemetry(self.rt.info, nvml_index)
         self.workload = None
         self.size: dict[str, int] = {}
         self.pipelines: dict[str, tuple[Any, tuple[int, int, int]]] = {}
@@ -44,6 +49,11 @@ class Worker:
         self.refs: dict[int, dict[str, np.ndarray]] = {}  # per seed, per output: float64
         self.seeds: list[int] = []  # in order: integer outputs are poisoned per seed's place
         self.loaded_seed: int | None = None
+        # Who judges verification (VAJRA_VERIFY=gpu|cpu|auto; gpu_verify.py), the references
+        # every seed keeps on the GPU, and the judge's pipelines for the prepared workload.
+        self.judge = judge_path(self.rt.info.software)
+        self.store: ReferenceStore | None = None
+        self.gpu_judge: GPUJudge | None = None
 
     # Each op_* takes keyword arguments from the request and returns a dict.
     def op_hello(self) -> dict:
@@ -67,26 +77,51 @@ class Worker:
         outputs = {b.name for b in self.workload.outputs}
         self.rt.allocate(self.workload.checked_lengths(size), outputs, order,
                          {b.name: b.dtype for b in self.workload.bindings})
-        for seed in seeds:
-            self._load(seed)
+        clock = _Clock()
+        self._new_judge()
+        for seed in seeds:  # inputs and float64 references once per seed; references to the GPU
+            self._load(seed, clock)
         if seeds:  # every timed dispatch is checked on the GPU against the reference
-            self.rt.prepare_check({n: int(r.size) for n, r in self.refs[seeds[0]].items()},
-                                  self.workload.tolerance(size), float(self.workload.rtol))
-            self.loaded_seed = None  # upload the reference with the inputs
-            self._load(seeds[0])
+            with clock("pipelines"):
+                atol, rtol = self.workload.tolerance(size), float(self.workload.rtol)
+                counts = {n: int(r.size) for n, r in self.refs[seeds[0]].items()}
+                self.rt.prepare_check(counts, atol, rtol)
+                if self.judge in ("gpu", "check"):
+                    self.gpu_judge = GPUJudge(self.rt.device, [(b.name, b.dtype, counts[b.name])
+                                                               for b in self.workload.outputs], atol, rtol)
+            self.loaded_seed = None  # bind the first seed's reference with its inputs
+            self._load(seeds[0], clock)
         _trim()
-        return {"rss_mb": _rss_mb()}
+        return {"rss_mb": _rss_mb(), "judge": self.judge, "seconds": clock.seconds}
 
-    def _load(self, seed: int) -> None:
+    def _new_judge(self) -> None:
+        """Release the previous workload's references and judge; hold every seed's anew."""
+        if self.store is not None:
+            self.store.release()
+        if self.gpu_judge is not None:
+            self.gpu_judge.destroy()
+        self.gpu_judge = None
+        self.store = ReferenceStore(self.rt.device, with_lo=self.judge in ("gpu", "check"))
+
+    def _load(self, seed: int, clock: "_Clock | None" = None) -> None:
+        """Make ``seed`` the loaded one: its inputs uploaded, its references bound."""
+        clock = clock or _Clock()
         if seed not in self.inputs:
-            rng = np.random.default_rng(seed)
-            self.inputs[seed] = self.workload.checked_inputs(self.size, rng)
-            self.refs[seed] = self.workload.checked_references(self.size, self.inputs[seed])
+            with clock("inputs"):
+                rng = np.random.default_rng(seed)
+                self.inputs[seed] = self.workload.checked_inputs(self.size, rng)
+            with clock("references"):
+                self.refs[seed] = self.workload.checked_references(self.size, self.inputs[seed])
+        assert self.store is not None
+        if seed not in self.store.refs:  # once per seed: switching seeds uploads inputs only
+            with clock("upload_references"):
+                self.store.upload(seed, self.refs[seed], self.rt.dtypes, self.workload.tolerance(self.size))
         if self.loaded_seed != seed:
-            self.rt.upload(self.inputs[seed])
-            self.rt.upload_references(self.refs[seed])
-            self.rt.set_seed(self._seed_index(seed))
-            self.rt.wait()
+            with clock("upload_inputs"):
+                self.rt.upload(self.inputs[seed])
+                self.rt.bind_references(self.store.hi(seed))
+                self.rt.set_seed(self._seed_index(seed))
+                self.rt.wait()
             self.loaded_seed = seed
 
     def _seed_index(self, seed: int) -> int:
@@ -145,29 +180,42 @@ class Worker:
             return str(exc) or exc.__class__.__name__
         return ""
 
-    def _check(self, seed: int) -> dict:
-        refs = self.refs[seed]
-        outs = self.rt.read_outputs({n: r.size for n, r in refs.items()})
-        return self._judge(outs, seed).as_dict()
+    def _check(self, seed: int, judge: str | None = None) -> dict:
+        """The verdict on the outputs as the last dispatch left them."""
+        return self._verdict(seed, {n: self.rt.buffers[n] for n in self.rt.outs.names}, judge)
 
-    def _judge(self, outs: dict[str, np.ndarray], seed: int):  # -> Verdict
-        """Every output against its reference, with the poison pattern of this seed."""
-        from ..verify import poison_word
-
+    def _verdict(self, seed: int, buffers: dict[str, Any], judge: str | None = None) -> dict:
+        """Every output (in ``buffers``: the outputs or copies of them) against its reference,
+        with the poison pattern of this seed: on the GPU where it judges (``judge`` overrides
+        the worker's choice), read back and judged here otherwise."""
+        judge = judge or self.judge
+        if judge == "check":  # both judges, which must agree (VAJRA_VERIFY=check: the tests)
+            gpu, cpu = self._verdict(seed, buffers, "gpu"), self._verdict(seed, buffers, "cpu")
+            why = disagreement(gpu, cpu)
+            if why:
+                raise RuntimeError(f"the GPU and CPU judges disagree: {why}")
+            return {**gpu, "judged_by": f"{gpu['judged_by']}={cpu['judged_by']}"}
         atol, rtol, index = self.workload.tolerance(self.size), float(self.workload.rtol), self._seed_index(seed)
-        return combine({b.name: compare(outs[b.name], self.refs[seed][b.name], atol, rtol, b.dtype,
-                                        poison_word(b.dtype, index))
-                        for b in self.workload.outputs})
+        poison = {b.name: poison_word(b.dtype, index) for b in self.workload.outputs}
+        verdicts: dict[str, Any] = {}
+        if judge == "gpu" and self.gpu_judge is not None and self.store is not None:
+            verdicts = self.gpu_judge.judge(buffers, self.store.refs[seed], self.refs[seed], poison)
+        for b in self.workload.outputs:
+            if verdicts.get(b.name) is None:
+                out = self.rt.read(buffers[b.name], b.dtype)
+                verdicts[b.name] = compare(out, self.refs[seed][b.name], atol, rtol, b.dtype, poison[b.name])
+        return combine({b.name: verdicts[b.name] for b in self.workload.outputs}).as_dict()
 
     def _total(self, seed: int) -> int:
         return int(sum(r.size for r in self.refs[seed].values()))
 
-    def op_verify(self, cid: str, seed: int, grid: list[int] | None = None) -> dict:
-        """One poisoned dispatch, checked; ``grid`` overrides the planned one (coverage probes)."""
+    def op_verify(self, cid: str, seed: int, grid: list[int] | None = None, judge: str | None = None) -> dict:
+        """One poisoned dispatch, checked; ``grid`` overrides the planned one (coverage probes);
+        ``judge`` ("gpu" or "cpu") overrides who judges it (the tests cross-check the two)."""
         self._load(seed)
         pipeline, planned = self.pipelines[cid]
         self.rt.dispatch(pipeline, tuple(grid) if grid else planned)
-        return self._check(seed)
+        return self._check(seed, judge)
 
     def op_parse(self, source: str) -> dict:
         """Only the compiler's front end: does this text parse and validate as a module?"""
@@ -206,8 +254,7 @@ class Worker:
         verdicts = []
         names = self.rt.outs.names
         for index, snaps in enumerate(timing.snapshots):
-            outs = {n: self.rt.read(snap, self.rt.dtypes[n]) for n, snap in zip(names, snaps)}
-            verdict = self._judge(outs, seed).as_dict()
+            verdict = self._verdict(seed, dict(zip(names, snaps)))
             for snap in snaps:
                 snap.destroy()
             if timing.bad is not None:  # every timed dispatch, not only the last one read back
@@ -293,10 +340,10 @@ def _trim() -> None:
         _LIBC.malloc_trim(0)
 
 
-def serve(conn: Connection, prefer: str | None) -> None:
+def serve(conn: Connection, prefer: str | None, nvml_index: int | None = None) -> None:
     """Entry point of the child process."""
     try:
-        worker = Worker(prefer)
+        worker = Worker(prefer, nvml_index)
     except Exception as exc:
         conn.send({"ok": False, "error": f"no usable adapter: {exc}"})
         return
@@ -320,4 +367,5 @@ def serve(conn: Connection, prefer: str | None) -> None:
 
 
 if __name__ == "__main__":
-    serve(Connection(int(sys.argv[1])), sys.argv[2] if len(sys.argv) > 2 else None)
+    serve(Connection(int(sys.argv[1])), sys.argv[2] if len(sys.argv) > 2 and sys.argv[2] else None,
+          int(sys.argv[3]) if len(sys.argv) > 3 else None)

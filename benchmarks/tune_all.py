@@ -1,0 +1,64 @@
+"""A library tune of every built-in workload, end to end: wall seconds per workload and total.
+
+Each workload is one ``vajra_tui.tune(name, size=..., source="library")`` call, as a user
+runs it: a fresh GPU worker, calibration (cached after the first), prepare, the baseline,
+generation 1 and evolution, each generation closed by a shoot-out. Issue #13's target on
+the H200: under 30 s for all six at seed size.
+
+    .venv/bin/python benchmarks/tune_all.py --out results/tune-all.json [--size seed]
+        [--judge auto|gpu|cpu] [--generations 2 --budget 6] [--workloads sgemm,gemv]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from pathlib import Path
+
+import vajra_tui
+from vajra_tui.engine.workloads import WORKLOADS
+
+
+def tune_one(name: str, size: str, generations: int, budget: int) -> dict:
+    """One workload's tune, timed from the call to the report."""
+    began = time.perf_counter()
+    report = vajra_tui.tune(name, size=size, source="library", generations=generations, budget=budget)
+    wall = time.perf_counter() - began
+    results = [r for r in report.results if r.id != "baseline"]
+    winner = report.winner
+    return {"workload": name, "wall_s": round(wall, 3), "candidates": len(results),
+            "verified": sum(r.status == "verified" for r in results),
+            "winner": winner.name if winner else None, "speedup": winner.speedup if winner else None,
+            "seconds_per_candidate": round(wall / max(1, len(results)), 3)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", type=Path, required=True, help="where the JSON goes")
+    parser.add_argument("--size", default="seed")
+    parser.add_argument("--judge", default=None, help="VAJRA_VERIFY for the workers (default: auto)")
+    parser.add_argument("--generations", type=int, default=2)
+    parser.add_argument("--budget", type=int, default=6)
+    parser.add_argument("--workloads", default=",".join(WORKLOADS))
+    args = parser.parse_args()
+    if args.judge:
+        os.environ["VAJRA_VERIFY"] = args.judge
+    rows, began = [], time.perf_counter()
+    for name in [n for n in args.workloads.split(",") if n]:
+        rows.append(tune_one(name, args.size, args.generations, args.budget))
+        r = rows[-1]
+        print(f"{name:<10} {r['wall_s']:>8.2f} s  {r['candidates']:>3} candidates  "
+              f"{r['seconds_per_candidate']:.3f} s/candidate  winner {r['winner']}", flush=True)
+    total = time.perf_counter() - began
+    print(f"{'total':<10} {total:>8.2f} s")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps({"size": args.size, "judge": os.environ.get("VAJRA_VERIFY", "auto"),
+                                    "generations": args.generations, "budget": args.budget,
+                                    "total_s": round(total, 3), "workloads": rows}, indent=2) + "\n")
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,172 @@
+"""Several GPU workers in one tune: whole batches per lane, one shoot-out lane, faults as events.
+
+Two lanes on the one real adapter (``--gpus 0,0``) exercise everything but the hardware:
+two worker processes, two sessions with their own baselines, and a worker killed for real.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import json
+import os
+import signal
+import time
+
+import pytest
+
+from vajra_tui.cli import main
+from vajra_tui.engine.events import (
+    CandidateFinished, LanesUpdated, Notice, RankingReady, StageChanged,
+)
+from vajra_tui.engine.gpu.client import GPUClient
+from vajra_tui.engine.record import read_recording
+from vajra_tui.engine.scale.lanes import LaneTuner
+from vajra_tui.engine.session import Session
+from vajra_tui.engine.sources.library import LibrarySource
+from vajra_tui.engine.workloads import get_workload
+from vajra_tui.settings import TimingSettings
+
+FAST = ["--size", "32x256", "--source", "library", "--reps", "3", "--warmup", "1"]
+
+
+@pytest.fixture(scope="module")
+def lanes_run(tmp_path_factory) -> tuple[dict, list, object]:
+    """One ``tune --gpus 0,0`` (two workers on the one adapter), recorded."""
+    record = tmp_path_factory.mktemp("lanes") / "lanes.jsonl"
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(["tune", "-w", "softmax", *FAST, "--generations", "1", "--budget", "4", "--gpus", "0,0",
+                     "--json", "-q", "--record", str(record)])
+    assert code == 0
+    _, events = read_recording(record)  # a recording like any other: it opens with the session
+    return json.loads(out.getvalue()), events, record
+
+
+def test_gpus_spreads_batches_and_says_which_lane_timed_what(lanes_run):
+    doc, events, _ = lanes_run
+    assert [lane["label"] for lane in doc["lanes"]] == ["gpu0", "gpu0.2"]
+    assert all(lane["adapter_index"] == 0 and lane["baseline_median_ms"] > 0 for lane in doc["lanes"])
+    assert doc["baseline_spread"] >= 1.0 and doc["final_lane"] == "gpu0"
+    assert all(lane["timed"] >= 1 for lane in doc["lanes"])  # both lanes measured candidates
+    finished = [e.result for e in events if isinstance(e, CandidateFinished) and e.result.status == "verified"]
+    by_batch: dict[int, set[str]] = {}
+    for r in finished:
+        by_batch.setdefault(r.batch, set()).add(r.lane)
+    assert all(len(lanes) == 1 for lanes in by_batch.values())  # a batch never mixes lanes
+    assert {"gpu0", "gpu0.2"} <= {r.lane for r in finished}
+    final = [e for e in events if isinstance(e, RankingReady) and e.final][-1]
+    in_final = [r for r in finished if r.batch == final.batch]
+    assert in_final and {r.lane for r in in_final} == {"gpu0"}  # the shoot-out: one adapter
+    results = {r["name"]: r for r in doc["results"]}
+    assert results["baseline"]["lane"] == "gpu0" and results["baseline"]["batch"] == final.batch
+    assert any(isinstance(e, LanesUpdated) and e.timing == ["gpu0.2"] for e in events)
+    assert sum(isinstance(e, CandidateFinished) and e.result.id == "baseline" and e.result.lane == "gpu0.2"
+               for e in events) == 0  # a second lane's baseline is its own, not the report's
+
+
+def test_the_lockfile_says_which_adapter_and_lane_timed_the_winner(lanes_run, tmp_path, capsys):
+    _, _, record = lanes_run
+    assert main(["export", str(record), "--out", str(tmp_path / "out")]) == 0
+    lock = json.loads((tmp_path / "out" / "vajra.lock.json").read_text())
+    device = lock["entries"][0]["device"]
+    assert device["adapter_index"] == 0 and device["lane"] == "gpu0" and device["adapter"].startswith("#0 ")
+
+
+@pytest.mark.parametrize("restart_fails", [True, False], ids=["lane-lost", "worker-restarted"])
+def test_a_lane_whose_worker_dies_loses_only_its_batch(restart_fails):
+    """Kill lane 2's worker while it verifies a candidate (and, first, make its restart fail)."""
+    events: list = []
+    lanes = [GPUClient(0, label="gpu0"), GPUClient(0, label="gpu0.2")]
+    workload = get_workload("softmax")
+    timing = TimingSettings(warmup=1, reps=3)
+    session = Session(workload, workload.size("32x256"), lanes[0], events.append, timing)
+    tuner = LaneTuner(session, lanes, LibrarySource(), budget=3)
+    second = tuner.sessions[1]
+    forward, killed = second._sink, []
+
+    def sabotage(event) -> None:
+        if isinstance(event, StageChanged) and event.stage == "verifying" and event.id != "baseline" \
+                and not killed:
+            killed.append(event.id)
+            if restart_fails:
+                lanes[1].prefer = "99"  # no such adapter: the restart fails, the lane is gone
+            os.kill(lanes[1].pid, signal.SIGKILL)
+        forward(event)
+
+    second._sink = sabotage
+    try:
+        ranked = asyncio.run(tuner.run(0))
+    finally:
+        tuner.close()
+    assert killed, "lane 2 never verified a candidate"
+    second_lane = tuner.board.infos[1]
+    notices = [e.message for e in events if isinstance(e, Notice)]
+    if restart_fails:
+        assert second_lane.state == "lost" and second_lane.lost and tuner.board.infos[0].state != "lost"
+        assert any(m.startswith("gpu0.2 lost:") and "retried once elsewhere" in m for m in notices)
+    else:  # the lane lives on; only the candidate under the kill was tried again, elsewhere
+        assert second_lane.state != "lost"
+        assert any(m.startswith("gpu0.2: retrying") and "once on another lane" in m for m in notices)
+    victim = tuner.session.results[killed[0]]
+    assert victim.status == "verified" and victim.lane == "gpu0"  # retried once, on the other lane
+    assert all(r.status != "crashed" for r in tuner.session.results.values())
+    assert ranked or tuner.session.last_ranking is not None  # the run went on to its verdict
+
+
+async def test_the_screens_show_the_lanes_and_which_one_times(lanes_run):
+    from vajra_tui.app import VajraApp
+    from vajra_tui.settings import Settings
+    from vajra_tui.widgets.lanes import lanes_text
+
+    _, events, _ = lanes_run
+    timing = next(e for e in events if isinstance(e, LanesUpdated) and e.timing == ["gpu0.2"])
+    line = lanes_text(timing).plain
+    assert line.startswith("Lanes ") and "▶gpu0.2#0" in line and "·gpu0#0" in line
+    app = VajraApp(Settings(), replay_events=events, replay_label="lanes", speed=0)
+    async with app.run_test(size=(80, 24)) as pilot:
+        deadline = time.monotonic() + 30
+        while app.state.events < len(events):
+            assert time.monotonic() < deadline, "the replay did not finish"
+            await pilot.pause(0.05)
+        await pilot.press("b")
+        await pilot.pause(0.2)
+        shown = str(app.screen.query_one("#baseline-device").render())
+        assert "Lanes" in shown and "gpu0.2#0" in shown and "spread" in shown
+        await pilot.press("v")
+        await pilot.pause(0.2)
+        assert "gpu0.2#0" in str(app.screen.query_one("#variants-heading").render())
+        await pilot.press("q")
+
+
+async def test_the_tui_runs_on_two_lanes_live(tmp_path, monkeypatch):
+    """``vajra-tui --gpus 0,0``: the live screens show both lanes, then e evolves on both."""
+    from vajra_tui.app import VajraApp
+    from vajra_tui.settings import Settings
+
+    monkeypatch.chdir(tmp_path)
+    record = tmp_path / "tui.jsonl"
+    app = VajraApp(Settings(timing=TimingSettings(warmup=1, reps=3)), workload="softmax", size="32x256",
+                   source="library", record=record, gpus="0,0")
+
+    async def until(condition, what: str) -> None:
+        deadline = time.monotonic() + 90
+        while not condition():
+            assert time.monotonic() < deadline, f"timed out waiting for {what}"
+            await pilot.pause(0.05)
+
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(lambda: app.adapter_info is not None, "the adapter probe")
+        await pilot.press("enter")
+        await until(lambda: app.driver is not None and app.driver.ready and not app.driver.busy, "generation 1")
+        assert [lane.label for lane in app.state.lanes.lanes] == ["gpu0", "gpu0.2"]
+        assert "gpu0.2#0" in str(app.screen.query_one("#variants-heading").render())
+        await pilot.press("e")
+        await until(lambda: app.state.generation == 2 and not app.driver.busy, "generation 2")
+        assert app.state.ranking.generation == 2 and app.state.ranking.final
+        await pilot.press("q")
+        await until(lambda: record.exists(), "the recording")
+    _, events = read_recording(record)
+    lanes = {e.result.lane for e in events if isinstance(e, CandidateFinished) and e.result.batch}
+    assert {"gpu0", "gpu0.2"} <= lanes

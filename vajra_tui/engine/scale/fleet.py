@@ -1,0 +1,132 @@
+"""The same tune on every device model of a cluster, one merged lockfile, one comparison.
+
+``vajra-tui fleet -w W`` answers "which kernel should ship for each GPU we have?". The
+cluster's adapters are grouped by device model (:func:`.ray_cluster.by_model`); each
+model gets a whole tune of its own on its own lanes (a :class:`~.lanes.LaneTuner`), so
+every number in a model's row divides a baseline timed on that model. The models run
+concurrently (they are different machines), and one model's failure is a line in its row,
+not the end of the others.
+
+The merged lockfile holds one entry per device model: its winner (or, where nothing beat
+the baseline, the baseline itself, so every device has a measured kernel to ship).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ..events import CandidateResult, DeviceInfo, Event, WorkloadInfo
+from ..lockfile import build_lock, lock_entry
+from ..session import Session
+from ..workloads import Size, Workload
+from .lane import Lane
+
+EmitFor = Callable[[str], Callable[[Event], None]]
+
+
+@dataclass
+class DeviceOutcome:
+    """One device model's tune, as the table, the JSON and the lockfile need it."""
+
+    model: str
+    lanes: list[str]
+    device: DeviceInfo | None = None
+    workload: WorkloadInfo | None = None
+    baseline: CandidateResult | None = None
+    winner: CandidateResult | None = None
+    ranking: list[str] = field(default_factory=list)
+    lanes_summary: dict[str, Any] = field(default_factory=dict)
+    generations: int = 0
+    error: str = ""
+
+    @property
+    def shipped(self) -> CandidateResult | None:
+        """What this device's lockfile entry holds: the winner, else the verified baseline."""
+        if self.winner is not None and self.winner.status == "verified":
+            return self.winner
+        if self.baseline is not None and self.baseline.status == "verified":
+            return self.baseline
+        return None
+
+    def row(self) -> dict[str, Any]:
+        """The comparison's row (also the JSON document's ``devices`` item)."""
+        shipped, base = self.shipped, self.baseline
+        return {
+            "model": self.model, "lanes": self.lanes, "error": self.error or None,
+            "device": self.device.model_dump(include={"name", "backend", "driver", "vendor", "software"})
+            if self.device else None,
+            "baseline_ms": base.median_ms if base else None,
+            "winner": self.winner.name if self.winner else None,
+            "winner_ms": self.winner.median_ms if self.winner else None,
+            "speedup": self.winner.speedup if self.winner else None,
+            "gflops": shipped.gflops if shipped else None,
+            "gbps": shipped.gbps if shipped else None,
+            "pct_of_roofline": shipped.pct_of_roofline if shipped else None,
+            "kernel_sha256": shipped.source_sha256 if shipped else None,
+            "baseline_spread": self.lanes_summary.get("baseline_spread"),
+            "generations": self.generations, "ranking": self.ranking,
+        }
+
+
+async def tune_model(model: str, workload: Workload, size: Size, lanes: list[Lane], emit: Callable[[Event], None],
+                     make_library: Callable[[], Any], generations: int, session_options: dict[str, Any],
+                     tuner_options: dict[str, Any]) -> DeviceOutcome:
+    """A whole tune on one model's lanes; any failure is kept in the outcome, not raised."""
+    from .lanes import LaneTuner
+
+    outcome = DeviceOutcome(model=model, lanes=[lane.label for lane in lanes])
+    session = Session(workload, size, lanes[0], emit, **session_options)  # type: ignore[arg-type]
+    try:
+        tuner = LaneTuner(session, lanes, make_library(), **tuner_options)
+        ranked = await tuner.run(generations)
+    except Exception as exc:  # noqa: BLE001 - one device's failure is its row's text
+        outcome.error = " ".join(f"{type(exc).__name__}: {exc}".split())
+        _fill(outcome, session)
+        return outcome
+    _fill(outcome, tuner.session)
+    outcome.winner = ranked[0] if ranked else None
+    outcome.ranking = [r.name for r in ranked]
+    outcome.lanes_summary = tuner.board.summary()
+    outcome.generations = tuner.generation
+    return outcome
+
+
+def _fill(outcome: DeviceOutcome, session: Session) -> None:
+    outcome.device, outcome.workload = session.device, session.info
+    outcome.baseline = session.results.get("baseline")
+
+
+async def run_fleet(groups: dict[str, list[Lane]], workload: Workload, size: Size, emit_for: EmitFor,
+                    make_library: Callable[[], Any], generations: int = 2,
+                    session_options: dict[str, Any] | None = None,
+                    tuner_options: dict[str, Any] | None = None) -> list[DeviceOutcome]:
+    """Every model's tune at once (they run on different adapters); outcomes in ``groups`` order."""
+    return list(await asyncio.gather(*(
+        tune_model(model, workload, size, lanes, emit_for(model), make_library, generations,
+                   dict(session_options or {}), dict(tuner_options or {}))
+        for model, lanes in groups.items())))
+
+
+def fleet_lock(outcomes: list[DeviceOutcome]) -> dict[str, Any]:
+    """One lockfile, an entry per device model that has a verified kernel to ship."""
+    entries = []
+    for o in outcomes:
+        shipped = o.shipped
+        if shipped is not None and o.device is not None and o.workload is not None:
+            entries.append(lock_entry(shipped, o.device, o.workload))
+    return build_lock(entries)
+
+
+def comparison(outcomes: list[DeviceOutcome]) -> dict[str, Any]:
+    """The side-by-side document: one row per device, and which kernels won where."""
+    rows = [o.row() for o in outcomes]
+    timed = [r for r in rows if r["winner_ms"] or r["baseline_ms"]]
+    fastest = min(timed, key=lambda r: r["winner_ms"] or r["baseline_ms"])["model"] if timed else None
+    distinct = {r["kernel_sha256"] for r in rows if r["kernel_sha256"]}
+    return {"devices": rows, "fastest_device": fastest, "distinct_winners": len(distinct),
+            "lost_devices": [r["model"] for r in rows if r["error"]]}
+
+
+__all__ = ["DeviceOutcome", "run_fleet", "tune_model", "fleet_lock", "comparison"]

@@ -1,0 +1,267 @@
+"""One tuning run over several lanes (GPU workers): ``tune --gpus`` and ``--ray``.
+
+Public API (what the CLI and the Ray lanes call)::
+
+    tuner = LaneTuner(session, lanes, library, llm=..., grounding=..., budget=6)
+    ranked = await tuner.run(generations)      # the Tuner's loop, spread over the lanes
+    # or, building the primary session too:
+    tuner = await tune_on_lanes(workload, size, lanes, emit, library, generations=2, ...)
+
+``session`` is the primary :class:`~..session.Session`, whose client must be ``lanes[0]``.
+A lane is anything :class:`.lane.Lane`-like; ``acall("hello", ...)`` is its health check after
+each batch (a GPUClient restarts a dead worker there), and the optional attributes
+``adapter_index`` and ``host`` label it in ``LanesUpdated``. Lanes are closed by the caller
+(or :meth:`LaneTuner.close`).
+
+Why it is shaped this way:
+
+* Each lane has a Session of its own, with its own calibration and its own baseline,
+  because a speedup divides the baseline timed *in the same batch on the same adapter*.
+  A timing batch is admitted (compile, verify) and timed on one lane only, so the
+  timings of one kernel never mix GPUs; compilation and verification spread with it.
+* The generation logic stays :class:`~..tune.Tuner`'s: this class only replaces how one
+  generation's candidates are measured (``_evaluate``) and where the shoot-out runs.
+* The shoot-out of each generation (what the report, JSON, lockfile and export show) is
+  timed on one lane, the primary (lane 0 unless it was lost), beside its one baseline.
+* Batch numbers come from one counter shared by the lanes, so a batch number names one
+  batch on one adapter and the shoot-out knows which finalists it must time again.
+* Faults are events: a candidate whose worker died under it (``crashed``) is retried
+  once on another lane; a lane whose worker cannot be restarted is marked lost, its
+  in-flight candidates retried elsewhere, a Notice says what was lost, and the run goes
+  on. Only when every lane is lost does the run fail (``WorkerCrashed``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from typing import Any, Sequence
+
+from ..candidate import Candidate
+from ..events import Notice
+from ..gpu.client import WorkerCrashed, WorkerError, WorkerTimeout
+from ..session import Emit, Session
+from ..tune import Tuner
+from ..workloads import Size, Workload
+from .lane import Lane
+from .lanes_state import LaneBoard, filtered_emit
+
+HEALTH_TIMEOUT_S = 120.0
+DROP_TIMEOUT_S = 30.0
+FAULTS = (WorkerCrashed, WorkerError, WorkerTimeout)
+
+
+class LaneTuner(Tuner):
+    """A :class:`Tuner` whose generations are measured on several lanes at once."""
+
+    def __init__(self, session: Session, lanes: Sequence[Lane], library: Any, llm: Any = None,
+                 grounding: Any = None, budget: int = 6) -> None:
+        if not lanes or session.client is not lanes[0]:
+            raise ValueError("the primary session's client must be lanes[0]")
+        super().__init__(session, library, llm=llm, grounding=grounding, budget=budget)
+        self.lanes = list(lanes)
+        self.primary = 0
+        self.board = LaneBoard(self.lanes, session.emit)
+        counter = itertools.count(1)
+        self.sessions = [session] + [self._secondary(session, k) for k in range(1, len(self.lanes))]
+        for s in self.sessions:
+            s.next_batch = lambda: next(counter)
+        self.owner: dict[str, int] = {}  # candidate id -> the lane that measured it last
+        self.retried: set[str] = set()
+
+    def _secondary(self, primary: Session, k: int) -> Session:
+        """A session like the primary on lane ``k``; its run-level events are held back."""
+        emit = filtered_emit(primary.emit, lambda: self.primary == k, self.lanes[k].label)
+        return Session(primary.workload, primary.size, self.lanes[k], emit, primary.timing,
+                       seeds=primary.seeds, source_mode=primary.source_mode,
+                       grounding=primary.grounding, results_cache=primary._cache_folder,
+                       resume=primary.resume)
+
+    # ---- start: every lane calibrated, prepared and with a baseline ---------------
+    async def start(self):
+        """The primary's session first (its ``SessionStarted`` opens a recording, before any
+        lane's event), then every lane at once; a secondary lane that fails to start is lost,
+        not fatal."""
+        primary = self.sessions[self.primary]
+        if primary.device is None:  # the TUI starts it itself, to build its library first
+            await primary.start()
+        self.board.started(self.primary, primary.device)
+        others = [k for k in range(len(self.lanes)) if k != self.primary]
+        outcomes = await asyncio.gather(self._baseline(self.primary), *(self._start_lane(k) for k in others),
+                                        return_exceptions=True)
+        if isinstance(outcomes[0], BaseException):
+            raise outcomes[0]  # the primary's failure (a failing baseline) ends the run as before
+        for k, outcome in zip(others, outcomes[1:]):
+            if isinstance(outcome, BaseException):
+                self._lose(k, f"could not start: {outcome}", [])
+        return outcomes[0]
+
+    async def _start_lane(self, k: int):
+        session = self.sessions[k]
+        await session.start()
+        self.board.started(k, session.device)
+        return await self._baseline(k)
+
+    async def _baseline(self, k: int):
+        session = self.sessions[k]
+        result = await session.run_baseline(time=True)
+        self.board.timed(k, session.baseline_ms, batch=True)
+        return result
+
+    # ---- one generation: whole batches, one lane each ---------------------------
+    async def _evaluate(self, candidates: list[Candidate], generation: int) -> None:
+        pending: list[tuple[list[Candidate], str]] = [(chunk, "") for chunk in self._chunks(candidates)]
+        while pending:
+            plan = self._assign(pending)
+            pending = []
+            if not plan:  # no live lane took them (_assign said so)
+                break
+            retries = await asyncio.gather(*(self._batch(k, chunk) for k, chunk in plan))
+            for k, again in zip([k for k, _ in plan], retries):
+                if again:
+                    pending.append((again, self.lanes[k].label))
+        self._merge()
+        self._reprimary()
+
+    def _chunks(self, candidates: list[Candidate]) -> list[list[Candidate]]:
+        """One batch per live lane, dealt round-robin (neighbouring configurations apart)."""
+        live = self.board.live()
+        n = max(1, min(len(live), len(candidates)))
+        return [chunk for chunk in (candidates[i::n] for i in range(n)) if chunk]
+
+    def _assign(self, pending: list[tuple[list[Candidate], str]]) -> list[tuple[int, list[Candidate]]]:
+        """Each chunk to a free live lane, a retry away from the lane it failed on where possible."""
+        free = list(self.board.live())
+        plan: list[tuple[int, list[Candidate]]] = []
+        for chunk, avoid in pending:
+            if not free:
+                free = list(self.board.live())  # more chunks than lanes: a lane takes two
+            if not free:
+                self._give_up(chunk)
+                continue
+            k = next((k for k in free if self.lanes[k].label != avoid), free[0])
+            free.remove(k)
+            match = next((p for p in plan if p[0] == k), None)
+            if match is not None:
+                match[1].extend(chunk)
+            else:
+                plan.append((k, list(chunk)))
+        return plan
+
+    async def _batch(self, k: int, chunk: list[Candidate]) -> list[Candidate]:
+        """Admit and time ``chunk`` on lane ``k``; return what must be retried elsewhere."""
+        session, lane = self.sessions[k], self.lanes[k]
+        self.board.state(k, "admitting")
+        admitted = []
+        for cand in chunk:
+            self.owner[cand.id] = k
+            if await session.admit(cand):
+                admitted.append(cand.id)
+        self.board.state(k, "timing")
+        await session.time_batch(["baseline", *admitted])
+        for cid in [c.id for c in chunk if c.id in session.stitched]:
+            try:
+                await lane.acall("drop", DROP_TIMEOUT_S, cid=cid)
+            except FAULTS:
+                break  # the health check below says whether the lane is still there
+        base_ok = session.results["baseline"].status == "verified"
+        timed = sum(1 for c in chunk if session.results[c.id].batch == session.batch)
+        self.board.timed(k, session.baseline_ms if base_ok else None, batch=True, candidates=timed)
+        crashed = [c for c in chunk if session.results[c.id].status == "crashed"]
+        if not await self._healthy(k):
+            self._lose(k, "its worker died and could not be restarted", crashed)
+        else:
+            self.board.state(k, "idle")
+        again = [c for c in crashed if c.id not in self.retried]
+        self.retried.update(c.id for c in again)
+        if again and self.board.is_live(k):
+            self._notice(f"{lane.label}: retrying {_names(again)} once on another lane "
+                         "(the worker died under them)")
+        return again
+
+    async def _healthy(self, k: int) -> bool:
+        try:
+            await self.lanes[k].acall("hello", HEALTH_TIMEOUT_S)
+            return True
+        except FAULTS:
+            return False
+
+    def _lose(self, k: int, why: str, in_flight: list[Candidate]) -> None:
+        self.board.lose(k, [c.name for c in in_flight])
+        what = f"; in flight: {_names(in_flight)} (retried once elsewhere)" if in_flight else ""
+        self._notice(f"{self.lanes[k].label} lost: {why}{what}", "warning")
+        try:
+            self.lanes[k].close()
+        except Exception:  # noqa: BLE001 - a dead lane's close is best effort
+            pass
+        if not self.board.live():
+            raise WorkerCrashed("every GPU lane was lost")
+
+    def _give_up(self, chunk: list[Candidate]) -> None:
+        if chunk:
+            self._notice(f"no lane left to retry {_names(chunk)}: they stay crashed", "warning")
+
+    def _notice(self, message: str, level: str = "info") -> None:
+        self.sessions[self.primary].emit(Notice(level=level, message=message))  # type: ignore[arg-type]
+
+    # ---- the shared view, and the lane the shoot-out runs on -----------------------
+    def _merge(self) -> None:
+        """Every lane's results in every session (each keeps its own baseline)."""
+        for cid, k in self.owner.items():
+            src = self.sessions[k]
+            if cid not in src.results:  # cancelled in the TUI and forgotten there
+                continue
+            for dst in self.sessions:
+                if dst is src:
+                    continue
+                dst.results[cid], dst.candidates[cid] = src.results[cid], src.candidates[cid]
+                if cid in src.stitched:
+                    dst.stitched[cid] = src.stitched[cid]
+
+    def _reprimary(self) -> None:
+        """A lost primary hands the shoot-out to the first live lane (said in a notice)."""
+        if self.board.is_live(self.primary):
+            return
+        old, self.primary = self.primary, self.board.live()[0]
+        self.session = self.sessions[self.primary]
+        self.board.final = self.primary
+        self._notice(f"{self.lanes[old].label} was lost: shoot-outs are timed on "
+                     f"{self.lanes[self.primary].label} from now on", "warning")
+
+    async def _ranked(self, generation: int):
+        """The shoot-out on the primary lane alone: one adapter, one baseline sample."""
+        self.board.state(self.primary, "timing")
+        try:
+            return await super()._ranked(generation)
+        finally:
+            s = self.session
+            self.board.timed(self.primary, s.baseline_ms, batch=True)
+            self.board.state(self.primary, "idle")
+
+    def close(self) -> None:
+        for lane in self.lanes:
+            lane.close()
+
+
+def _names(cands: list[Candidate]) -> str:
+    return ", ".join(c.name for c in cands)
+
+
+async def tune_on_lanes(workload: Workload, size: Size, lanes: Sequence[Lane], emit: Emit, library: Any,
+                        generations: int = 2, **options: Any) -> LaneTuner:
+    """Build the primary session on ``lanes[0]`` and run a whole tune over every lane.
+
+    ``options``: Session's (``timing``, ``seeds``, ``source_mode``, ``results_cache``,
+    ``resume``) and Tuner's (``llm``, ``grounding``, ``budget``). The tuner comes back with
+    ``.ranked`` (best first), ``.session`` (the primary: results, last ranking) and
+    ``.board`` (per-lane baselines and their spread). Lanes are not closed here.
+    """
+    tuner_keys = {"llm", "grounding", "budget"}
+    session = Session(workload, size, lanes[0], emit,  # type: ignore[arg-type]
+                      **{k: v for k, v in options.items() if k not in tuner_keys})
+    tuner = LaneTuner(session, lanes, library, **{k: v for k, v in options.items() if k in tuner_keys})
+    tuner.ranked = await tuner.run(generations)  # type: ignore[attr-defined]
+    return tuner
+
+
+__all__ = ["LaneTuner", "tune_on_lanes"]
