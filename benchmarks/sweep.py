@@ -27,6 +27,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from sweep_configs import CONFIGS  # noqa: E402
+from torch_ceilings import CEILING_NAMES, load_torch, torch_ceiling as torch_ms, torch_copy_gbps  # noqa: E402
 
 from vajra_tui.engine.gpu.client import GPUClient  # noqa: E402
 from vajra_tui.engine.sources.library import LibrarySource, template  # noqa: E402
@@ -34,69 +35,7 @@ from vajra_tui.engine.session import Session  # noqa: E402
 from vajra_tui.engine.workloads import WORKLOADS  # noqa: E402
 from vajra_tui.settings import TimingSettings  # noqa: E402
 
-CEILING_NAMES = {"sgemm": "torch.matmul fp32 (cuBLAS, TF32 off)", "conv1d": "F.conv1d (cuDNN, TF32 off)",
-                 "layernorm": "F.layer_norm", "gemv": "torch.mv", "softmax": "torch.softmax",
-                 "sobel": "replicate pad + conv2d + sqrt"}
 MEMORY_BOUND = {"layernorm", "gemv", "softmax", "sobel"}
-
-
-# ---- torch ---------------------------------------------------------------------------
-def load_torch():
-    try:
-        import torch
-
-        return torch if torch.cuda.is_available() else None
-    except Exception:
-        return None
-
-
-def time_torch(torch, fn, warmup: int = 5, reps: int = 15) -> float:
-    """Median of CUDA-event-timed calls after warm-ups (ms)."""
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b))
-    return float(statistics.median(times))
-
-
-def torch_ms(torch, name: str, s: dict[str, int]) -> float | None:
-    """The workload done by torch at this size, fp32 with TF32 off."""
-    import torch.nn.functional as F
-
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
-    dev = "cuda"
-    if name == "sgemm":
-        a, b = torch.rand(s["M"], s["K"], device=dev) - 0.5, torch.rand(s["K"], s["N"], device=dev) - 0.5
-        return time_torch(torch, lambda: torch.matmul(a, b))
-    if name == "conv1d":
-        x, w = torch.randn(1, 1, s["N"] + s["K"] - 1, device=dev), torch.randn(1, 1, s["K"], device=dev)
-        return time_torch(torch, lambda: F.conv1d(x, w))
-    if name == "layernorm":
-        x = torch.randn(s["ROWS"], s["COLS"], device=dev)
-        g, b = torch.rand(s["COLS"], device=dev) + 0.5, torch.rand(s["COLS"], device=dev) - 0.5
-        return time_torch(torch, lambda: F.layer_norm(x, (s["COLS"],), g, b, 1e-5))
-    if name == "gemv":
-        a, x = torch.rand(s["M"], s["K"], device=dev) - 0.5, torch.rand(s["K"], device=dev) - 0.5
-        return time_torch(torch, lambda: torch.mv(a, x))
-    if name == "softmax":
-        x = torch.randn(s["ROWS"], s["COLS"], device=dev)
-        return time_torch(torch, lambda: torch.softmax(x, dim=1))
-    return None
-
-
-def torch_copy_gbps(torch) -> float:
-    x = torch.empty(128 << 20, device="cuda")  # 512 MiB
-    y = torch.empty_like(x)
-    ms = time_torch(torch, lambda: y.copy_(x))
-    return 2 * x.numel() * 4 / (ms / 1e3) / 1e9
 
 
 # ---- the engine -----------------------------------------------------------------------
