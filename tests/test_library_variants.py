@@ -48,17 +48,10 @@ def general(params: dict) -> dict:
     return {**params, **{f: 0 for f in ("spec", "v4out") if f in params}}
 
 
-@pytest.fixture(scope="module")
-def client():
-    from vajra_tui.engine.gpu.client import GPUClient
-
-    c = GPUClient()
-    try:
-        c.start()
-    except Exception as exc:  # pragma: no cover - no adapter at all
-        pytest.skip(f"no WebGPU adapter: {exc}")
-    yield c
-    c.close()
+@pytest.fixture
+def client(gpu):
+    """conftest's worker for this module, under the name the tests use."""
+    return gpu
 
 
 async def _verify(client, name: str, spec: str | None, params: dict) -> None:

@@ -133,16 +133,7 @@ def _regs(p: Params, s: Size, d: DeviceInfo | None) -> str:
     e.depth = 1
     e(*START)
     e(f"let base = t.x * {tile}u;", "let xlen = N + K - 1u;")
-    e.open(f"for (var i = lid.x; i < {nx}u; i = i + {wg}u) {{")
-    e("let g0 = base + i * 4u;")
-    parts = [f"select(0.0, X[min(g0 + {c}u, xlen - 1u)], g0 + {c}u < xlen)" for c in range(4)]
-    e(f"xs[i] = vec4<f32>({', '.join(parts)});")
-    e.close()
-    e.open(f"for (var i = lid.x; i < {k4}u; i = i + {wg}u) {{")
-    parts = [f"select(0.0, W[min(i * 4u + {c}u, K - 1u)], i * 4u + {c}u < K)" for c in range(4)]
-    e(f"ws[i] = vec4<f32>({', '.join(parts)});")
-    e.close()
-    e("workgroupBarrier();")
+    conv1d_run.stage_window(e, wg, nx, k4)
     for j in range(g):
         e(f"var acc{j} = vec4<f32>(0.0);", f"var p{j} = xs[lid.x + {j * wg}u];")
     e.open(f"for (var kc = 0u; kc < {k4}u; kc = kc + 1u) {{")

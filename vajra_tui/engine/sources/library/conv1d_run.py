@@ -32,8 +32,9 @@ def check(p: Params, s: Size) -> str | None:
     return None
 
 
-def _stage(e: Emitter, wg: int, n: int, k4: int) -> None:
-    """X window and W (zero-padded to whole vec4) into workgroup memory."""
+def stage_window(e: Emitter, wg: int, n: int, k4: int) -> None:
+    """X window and W (zero-padded to whole vec4) into workgroup memory: every run length
+    stages the same way (conv1d.py's runs of one vec4 too)."""
     e.open(f"for (var i = lid.x; i < {n}u; i = i + {wg}u) {{")
     e("let g0 = base + i * 4u;")
     parts = [f"select(0.0, X[min(g0 + {c}u, xlen - 1u)], g0 + {c}u < xlen)" for c in range(4)]
@@ -71,7 +72,7 @@ def render(p: Params, s: Size, d: DeviceInfo | None) -> str:
     e.depth = 1
     e("let t = vajra_tile(wid);", "if (t.y >= TILES_Y) {", "    return;", "}",
       f"let base = t.x * {tile}u;", "let xlen = N + K - 1u;")
-    _stage(e, wg, nx(p, s), k4)
+    stage_window(e, wg, nx(p, s), k4)
     for j in range(g):
         e(f"let v{j} = (lid.x + {j * wg}u) * {r}u;")
         e(*[f"var a{j}_{i} = vec4<f32>(0.0);" for i in range(r)])
