@@ -114,3 +114,28 @@ def test_tile_header():
     assert tile_header("/* tile: 4x4 */ fn main() {}") is None
     assert tile_header("// tiles are fun") is None
     assert tile_header("// tile: 64x0") == (64, 0)
+
+
+def test_ascii_and_unicode_sources_split_alike() -> None:
+    """An all-ASCII source takes the lexer's one-regex path, any other the character-class
+    path: a non-ASCII comment at the end must not change a single earlier token."""
+    from vajra_tui.engine.sources.library import LibrarySource, templates
+    from vajra_tui.engine.workloads import WORKLOADS
+
+    tricky = ("a>>=b<<=c->d _ x__ _x 1.5e3f .5 0x1p4 0x1.8p1h 7u 3e-2 whilex while\r\n\r"
+              "/* a /* b */ c\r\n */ x\v\f@y $ ` ~!= ;\n")
+    sources = [KERNEL, tricky]
+    library = LibrarySource()
+    for name, w in WORKLOADS.items():  # the library's kernels, every template's first configuration
+        for t in templates(name):
+            first = t.complete({axis: values[0] for axis, values in t.axes.items()})
+            cand = library.instantiate(first, w.size("seed"))
+            if cand is not None:
+                sources.append(cand.source)
+    assert len(sources) > 12
+    for src in sources:
+        plain = tokenize(src)
+        marked = tokenize(src + "// é")
+        assert src.isascii() and not (src + "// é").isascii()
+        assert [tuple(t) for t in marked[:len(plain)]] == [tuple(t) for t in plain]
+        assert "".join(t.text for t in plain) == src

@@ -26,6 +26,32 @@ class Admission:
 
     async def admit(self, cand: Candidate) -> bool:
         """Prepare a candidate for timing; False (with its result emitted) if it failed."""
+        staged = await self._stage(cand)
+        return staged is not None and await self._admit_staged(cand, *staged)
+
+    async def admit_many(self, candidates: list[Candidate]) -> list[str]:
+        """Admit a generation; the ids that survived, in order.
+
+        Every candidate is sanitized and stitched first, then the worker builds all their
+        pipelines at once on threads (a driver compiles one per thread), and each is then
+        compiled (found built), verified and probed as :meth:`admit` does.
+        """
+        staged = [(cand, await self._stage(cand)) for cand in candidates]
+        ready = [(cand, st) for cand, st in staged if st is not None]
+        if len(ready) > 1 and not self.resume:  # resumed kernels are mostly not compiled at all
+            await self._prebuild([st for _, (_, st, _) in ready])
+        return [cand.id for cand, st in ready if await self._admit_staged(cand, *st)]
+
+    async def _prebuild(self, stitched: list[Stitched]) -> None:
+        """Best effort: a failure here costs only time, as admission compiles each again."""
+        items = [{"source": st.source, "constants": st.constants} for st in stitched]
+        try:
+            await self.client.acall("prebuild", COMPILE_TIMEOUT_S * len(items), items=items)
+        except (WorkerTimeout, WorkerCrashed, WorkerError):
+            pass
+
+    async def _stage(self, cand: Candidate) -> tuple[CandidateResult, Stitched, str] | None:
+        """Sanitize and stitch; None when the candidate already failed (its result emitted)."""
         self.candidates[cand.id] = cand
         result = CandidateResult(id=cand.id, name=cand.name, strategy=cand.strategy,
                                  origin=cand.origin, generation=cand.generation,
@@ -37,14 +63,24 @@ class Admission:
                                       origin=cand.origin, generation=cand.generation,
                                       params=cand.params))
         if not cand.source.strip():
-            return self._fail(result, "no_kernel", cand.no_kernel_reason or "no kernel in response")
+            self._fail(result, "no_kernel", cand.no_kernel_reason or "no kernel in response")
+            return None
         source = self._sanitized(cand, result)
         if source is None:
-            return False
+            return None
         try:
             st = self._stitch(source, constants=cand.constants)
         except ContractError as exc:
-            return await self._contract_failed(result, exc, source)
+            await self._contract_failed(result, exc, source)
+            return None
+        return result, st, source
+
+    async def _admit_staged(self, cand: Candidate, result: CandidateResult, st: Stitched, source: str) -> bool:
+        """Compile, verify (two seeds) and probe the grid of a staged candidate.
+
+        A copy is judged against the candidates admitted before it, here rather than when
+        staged: an earlier twin that crashed under a dying worker leaves this one its run.
+        """
         twin = duplicate_of(st.sha256, cand.id, self.stitched, self.results)
         self.stitched[cand.id] = st
         self._publish(result, st, source)

@@ -101,6 +101,7 @@ class Calibration(_Model):
     device_key: str = ""
     driver: str = ""
     measured_at: float | None = None  # unix time; the age a screen shows
+    copy_shape: int | None = None  # vec4s per invocation of the fastest copy kernel
 
 
 class TelemetrySample(_Model):

@@ -32,6 +32,7 @@ from .workloads import Size, Workload, WorkloadError, provenance
 
 Emit = Callable[[Event], None]
 BASELINE_TIMEOUT_S = 300.0
+DROP_TIMEOUT_S = 30.0
 PREPARE_TIMEOUT_S = 900.0
 RECALIBRATE_DRIFT = 0.15  # a cached roofline whose copy rate is further off than this is redone
 
@@ -121,7 +122,8 @@ class Session(Admission):
         assert self.device is not None
         cached = calibration_cache.load(self.device)
         if cached is not None:
-            quick = (await self.client.acall("quick_copy", PREPARE_TIMEOUT_S))["copy_gbps"]
+            quick = (await self.client.acall("quick_copy", PREPARE_TIMEOUT_S,
+                                             shape=cached.copy_shape))["copy_gbps"]
             drift = abs(quick - cached.copy_gbps) / max(cached.copy_gbps, 1e-9)
             if drift <= RECALIBRATE_DRIFT:
                 self.emit(CalibrationReady(calibration=cached, cached=True))
@@ -326,11 +328,15 @@ class Session(Admission):
 
     async def evaluate(self, candidates: list[Candidate], generation: int = 1) -> list[CandidateResult]:
         """Admit every candidate, then time the survivors side by side with the baseline."""
-        admitted = [c.id for c in candidates if await self.admit(c)]
+        admitted = await self.admit_many(candidates)
         await self.time_batch(["baseline", *admitted])
-        for cid in [c.id for c in candidates if c.id in self.stitched]:  # failed ones too: no leak
-            await self.client.acall("drop", 30.0, cid=cid)
+        await self.drop([c.id for c in candidates if c.id in self.stitched])  # failed ones too: no leak
         return [self.results[c.id] for c in candidates]
+
+    async def drop(self, ids: list[str]) -> None:
+        """Release finished candidates' pipelines in the worker, in one request."""
+        if ids:
+            await self.client.acall("drop", DROP_TIMEOUT_S, cids=ids)
 
     def standings(self, generation: int, ids: list[str] | None = None,
                   final: bool = False) -> Ranking:
@@ -371,14 +377,14 @@ class Session(Admission):
         if not ids or base is None:
             return self.standings(generation, final=True)
         if {r.batch for r in candidates} != {base.batch}:
+            await self._prebuild([self.stitched[cid] for cid in ids])
             for cid in ids:
                 st = self.stitched[cid]
                 await self.client.acall("compile", max(COMPILE_TIMEOUT_S, self.deadline_s), cid=cid,
                                         source=st.source, dispatch=list(st.dispatch),
                                         constants=st.constants)
             await self.time_batch(["baseline", *ids])
-            for cid in ids:
-                await self.client.acall("drop", 30.0, cid=cid)
+            await self.drop(ids)
         return self.standings(generation, ["baseline", *ids], final=True)
 
     async def check_browser(self, cid: str) -> CandidateResult:

@@ -102,14 +102,18 @@ def _copy_bytes(rt: Runtime) -> int:
     return size - size % 4096
 
 
-def quick_copy_gbps(rt: Runtime, reps: int = 5) -> float:
-    """One copy shape, a few reps: a cheap check of the copy ceiling at session start."""
+def quick_copy_gbps(rt: Runtime, reps: int = 5, shape: int | None = None) -> float:
+    """A few reps of the copy: a cheap check of the copy ceiling at session start.
+
+    ``shape``: the one the calibration found fastest (then only it is built and timed);
+    without it, every shape the calibration tries, so the two numbers compare.
+    """
     storage = wgpu.BufferUsage.STORAGE
     copy_bytes = _copy_bytes(rt)
     src = rt.device.create_buffer(size=copy_bytes, usage=storage)
     dst = rt.device.create_buffer(size=copy_bytes, usage=storage)
     best = 0.0
-    for per in COPY_SHAPES:  # the same shapes as the calibration, so the two compare
+    for per in [shape] if shape in COPY_SHAPES else COPY_SHAPES:
         pipe, group = _pipeline(rt, COPY.replace("PER", str(per)), [src, dst])
         ms, _ = _median_ms(rt, pipe, group, _grid(-(-copy_bytes // 16 // 256 // per)), reps, warmup=2)
         best = max(best, 2 * copy_bytes / (ms / 1e3) / 1e9)
@@ -124,12 +128,12 @@ def calibrate(rt: Runtime, reps: int = 9) -> Calibration:
     copy_bytes = _copy_bytes(rt)
     src = rt.device.create_buffer(size=copy_bytes, usage=storage)
     dst = rt.device.create_buffer(size=copy_bytes, usage=storage)
-    copy_gbps, method = 0.0, "wall"
+    copy_gbps, method, copy_shape = 0.0, "wall", COPY_SHAPES[0]
     for per in COPY_SHAPES:
         pipe, group = _pipeline(rt, COPY.replace("PER", str(per)), [src, dst])
         ms, how = _median_ms(rt, pipe, group, _grid(-(-copy_bytes // 16 // 256 // per)), reps)
         if 2 * copy_bytes / (ms / 1e3) / 1e9 > copy_gbps:
-            copy_gbps, method = 2 * copy_bytes / (ms / 1e3) / 1e9, how
+            copy_gbps, method, copy_shape = 2 * copy_bytes / (ms / 1e3) / 1e9, how, per
 
     threads = (1 << 14) if software else (1 << 20)
     sink = rt.device.create_buffer(size=threads * 16, usage=storage)
@@ -146,4 +150,5 @@ def calibrate(rt: Runtime, reps: int = 9) -> Calibration:
     for buf in (src, dst, sink, tiny):
         buf.destroy()
     return Calibration(copy_gbps=copy_gbps, fma_gflops=fma_gflops, launch_floor_ms=floor_ms,
-                       method=method, driver=rt.info.driver, measured_at=time.time())
+                       method=method, driver=rt.info.driver, measured_at=time.time(),
+                       copy_shape=copy_shape)

@@ -222,7 +222,8 @@ class GPUClient:
         elif op == "compile" and reply.get("compiled"):
             self._compiled[request["cid"]] = request
         elif op == "drop":
-            self._compiled.pop(request["cid"], None)
+            for cid in [request.get("cid"), *request.get("cids", [])]:
+                self._compiled.pop(cid, None)
 
     def interrupt(self, forget: list[str] | tuple[str, ...] = ()) -> None:
         """Stop the request in flight by killing the worker under it (a user's cancel).

@@ -9,23 +9,20 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import gc
-import hashlib
-import json
 import os
 import sys
 import traceback
-from collections import OrderedDict
 from multiprocessing.connection import Connection
 from typing import Any
 
 import numpy as np
 
 from ..verify import combine, compare, poison_word
-from ..wgsl.memory import workgroup_memory_problem, zero_init_source
 from ..workloads import WorkloadError, get_workload
 from .calibrate import calibrate, quick_copy_gbps
 from .clock import Clock as _Clock
 from .gpu_verify import GPUJudge, disagreement, judge_path
+from .pipelines import PipelineStore
 from .references import ReferenceStore
 from .runtime import Runtime
 from .telemetry import Telemetry
@@ -40,11 +37,7 @@ class Worker:
         self.telemetry = Telemetry(self.rt.info, nvml_index)
         self.workload = None
         self.size: dict[str, int] = {}
-        self.pipelines: dict[str, tuple[Any, tuple[int, int, int]]] = {}
-        # Pipelines of finished candidates by the hash of what was compiled, newest last: the
-        # shoot-out recompiles finalists, and every pipeline a driver builds costs memory.
-        self.recent: OrderedDict[str, Any] = OrderedDict()
-        self.keys: dict[str, str] = {}  # cid -> hash of its compiled source
+        self.pipelines = PipelineStore(self.rt)
         self.inputs: dict[int, dict[str, np.ndarray]] = {}
         self.refs: dict[int, dict[str, np.ndarray]] = {}  # per seed, per output: float64
         self.seeds: list[int] = []  # in order: integer outputs are poisoned per seed's place
@@ -66,9 +59,7 @@ class Worker:
         the size that runs: a broken one is a ``WorkloadError`` naming the field.
         """
         self.workload, self.size = get_workload(workload), size
-        self.pipelines.clear()
-        self.recent.clear()  # built against the previous buffers' layout
-        self.keys.clear()
+        self.pipelines.clear()  # built against the previous buffers' layout
         self.inputs.clear()
         self.refs.clear()
         self.loaded_seed = None
@@ -129,56 +120,12 @@ class Worker:
 
     def op_compile(self, cid: str, source: str, dispatch: list[int],
                    constants: dict[str, Any] | None = None) -> dict:
-        """Compile what runs: ``source`` with its workgroup memory zeroed (WebGPU's rule).
+        """See PipelineStore.compile: what runs is ``source`` with its workgroup memory zeroed."""
+        return self.pipelines.compile(cid, source, dispatch, constants)
 
-        A kernel over the adapter's workgroup-memory limit, or one whose workgroup
-        memory cannot be sized, is refused here whatever the contract said: wgpu
-        would build it and lavapipe would run it. Compile errors are reported for
-        ``source`` as given, so their lines and columns are the caller's. ``constants``
-        set the kernel's ``override``s as pipeline constants (never by editing the text).
-        """
-        ints = {k: int(v) for k, v in (constants or {}).items() if isinstance(v, int) and not isinstance(v, bool)}
-        self.pipelines.pop(cid, None)  # a recompile replaces (and releases) the old pipeline
-        self.keys.pop(cid, None)
-        limit = self.rt.info.limits.get("max-compute-workgroup-storage-size")
-        try:
-            problem = workgroup_memory_problem(source, limit, ints)
-            guarded = zero_init_source(source, ints) if problem is None else source
-        except Exception as exc:  # noqa: BLE001 - a declaration this front end cannot follow
-            problem, guarded = (f"cannot read its workgroup memory ({exc})", 1, 1), source
-        if problem is not None:
-            own = self._compile_error(source, constants)
-            if own:  # the compiler's own complaint first, at its own line
-                return {"compiled": False, "error": own}
-            message, line, column = problem
-            return {"compiled": False, "error": _located(message, source, line, column)}
-        key = hashlib.sha256((guarded + json.dumps(constants or {}, sort_keys=True)).encode(
-            "utf-8", "surrogatepass")).hexdigest()
-        reused = self.recent.pop(key, None) or next(
-            (self.pipelines[c][0] for c, k in self.keys.items() if k == key and c in self.pipelines), None)
-        if reused is not None:  # built before (a finalist timed again, a copy): not built twice
-            self.pipelines[cid], self.keys[cid] = (reused, tuple(dispatch)), key
-            return {"compiled": True, "zero_init": guarded is not source, "reused": True}
-        try:
-            pipeline = self.rt.compile(guarded, constants)
-        except Exception as exc:  # wgpu raises GPUValidationError and friends
-            own = str(exc) if guarded is source else self._compile_error(source, constants)
-            if own:  # located in the caller's text, not in the zero-initialised one
-                return {"compiled": False, "error": own}
-            first = (str(exc).strip().splitlines() or ["?"])[0]
-            return {"compiled": False, "error": _located(
-                f"its workgroup memory could not be zero-initialised ({first}): a kernel that could "
-                "read what an earlier dispatch left there is not run", source, 1, 1)}
-        self.pipelines[cid], self.keys[cid] = (pipeline, tuple(dispatch)), key
-        return {"compiled": True, "zero_init": guarded is not source}
-
-    def _compile_error(self, source: str, constants: dict[str, Any] | None = None) -> str:
-        """The compiler's error for ``source`` as given, or '' when it compiles."""
-        try:
-            self.rt.compile(source, constants)
-        except Exception as exc:  # noqa: BLE001
-            return str(exc) or exc.__class__.__name__
-        return ""
+    def op_prebuild(self, items: list[dict[str, Any]]) -> dict:
+        """A generation's kernels built at once, on threads (PipelineStore.prebuild)."""
+        return self.pipelines.prebuild(items)
 
     def _check(self, seed: int, judge: str | None = None) -> dict:
         """The verdict on the outputs as the last dispatch left them."""
@@ -264,14 +211,11 @@ class Worker:
         return {"ts_ms": timing.ts_ms, "wall_ms": timing.wall_ms, "verdicts": verdicts,
                 "telemetry": telemetry.model_dump()}
 
-    def op_drop(self, cid: str) -> dict:
-        """A finished candidate: its pipeline (and the module, layout and JIT code under it) go."""
-        entry, key = self.pipelines.pop(cid, None), self.keys.pop(cid, None)
-        if entry is not None:
-            if key is not None and key not in self.keys.values():
-                self.recent[key] = entry[0]
-                while len(self.recent) > KEEP_RECENT:
-                    self.recent.popitem(last=False)
+    def op_drop(self, cid: str | None = None, cids: list[str] | None = None) -> dict:
+        """Finished candidates: their pipelines (and the module, layout and JIT code under
+        them) go. ``cids`` drops a whole batch with one poll and one trim."""
+        released = [self.pipelines.drop(c) for c in ([cid] if cid else []) + list(cids or [])]
+        if any(released):
             self.rt.wait()  # wgpu-native frees released objects when the device is polled
             _trim()
         return {"rss_mb": _rss_mb()}
@@ -279,9 +223,9 @@ class Worker:
     def op_calibrate(self) -> dict:
         return {"calibration": calibrate(self.rt).model_dump()}
 
-    def op_quick_copy(self) -> dict:
+    def op_quick_copy(self, shape: int | None = None) -> dict:
         """A few copy dispatches: enough to tell whether a cached calibration still holds."""
-        return {"copy_gbps": quick_copy_gbps(self.rt)}
+        return {"copy_gbps": quick_copy_gbps(self.rt, shape=shape)}
 
 
 def _with_dispatches(verdict: dict | None, bad: list[tuple[int, int, int]], total: int,
@@ -301,16 +245,6 @@ def _with_dispatches(verdict: dict | None, bad: list[tuple[int, int, int]], tota
             "unwritten": 0, "nonfinite": 0, "where": f"checked after every {what}"}
 
 
-def _located(message: str, source: str, line: int, column: int) -> str:
-    """A message in Naga's frame, so diagnostics place it at the line of the declaration."""
-    lines = source.splitlines()
-    text = lines[line - 1] if 0 < line <= len(lines) else ""
-    gutter = " " * len(str(line))
-    return (f"Shader validation error: {message}\n{gutter} ┌─ wgsl:{line}:{column}\n{gutter} │\n"
-            f"{line} │ {text}\n{gutter} │ {' ' * (column - 1)}^ {message}\n")
-
-
-KEEP_RECENT = 8
 _LIBC = None
 
 

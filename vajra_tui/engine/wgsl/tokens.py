@@ -1,4 +1,4 @@
-"""A small, real WGSL tokenizer plus the structural queries the engine needs.
+"""The structural queries the engine asks of WGSL, over the lexer's tokens.
 
 Candidates come from language models, so headers, bindings and workgroup sizes
 must be read from tokens (comments and strings of look-alike text ignored),
@@ -10,42 +10,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-IDENT, KEYWORD, NUMBER, PUNCT, ATTR = "ident", "keyword", "number", "punct", "attr"
-LINE_COMMENT, BLOCK_COMMENT, WS, NEWLINE, ERROR = "line_comment", "block_comment", "ws", "newline", "error"
-TRIVIA = frozenset({LINE_COMMENT, BLOCK_COMMENT, WS, NEWLINE})
+from .lexer import (  # noqa: F401 - the lexer's names are part of this module's interface
+    ATTR, BLOCK_COMMENT, ERROR, IDENT, KEYWORD, KEYWORDS, LINE_COMMENT, NEWLINE, NUMBER, PUNCT, TRIVIA, WS,
+    Token, significant, tokenize,
+)
 
-KEYWORDS = frozenset(
-    "alias break case const const_assert continue continuing default diagnostic discard else "
-    "enable false fn for if let loop override requires return struct switch true var while".split()
-)
-_PUNCTS = sorted(
-    ">>= <<= -> <= >= == != && || ++ -- += -= *= /= %= &= |= ^= << >> "
-    "( ) [ ] { } < > = ! ~ + - * / % & | ^ , . : ; _".split(),
-    key=len, reverse=True,
-)
-_NUMBER = re.compile(
-    r"0[xX](?:[0-9a-fA-F]+\.[0-9a-fA-F]*|\.[0-9a-fA-F]+|[0-9a-fA-F]+)(?:[pP][+-]?[0-9]+[fh]?)?[iu]?"
-    r"|(?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?[fh]?"
-    r"|[0-9]+[eE][+-]?[0-9]+[fh]?"
-    r"|[0-9]+[iufh]?"
-)
 # "// tile: 64x64", "// Tile: 64 x 64  (each workgroup computes a block)", "// tile: COLS x 1".
 # Case and spacing are free and a trailing remark is allowed; a value is a number or a name.
 TILE_HEADER = re.compile(
     r"^\s*tile\s*:\s*(-?\d+|[A-Za-z_]\w*)(?:\s*[xX×*,]\s*(-?\d+|[A-Za-z_]\w*))?(?!\w)", re.I)
-
-
-@dataclass(frozen=True, slots=True)
-class Token:
-    kind: str
-    text: str
-    line: int
-    column: int
-    offset: int
-
-    @property
-    def end(self) -> int:
-        return self.offset + len(self.text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,68 +45,6 @@ class FunctionSpan:
     body_open: int
     body_close: int
     line: int
-
-
-def tokenize(src: str) -> list[Token]:
-    """Split ``src`` into tokens, trivia included; concatenated texts equal ``src``."""
-    out: list[Token] = []
-    i, n, line, col = 0, len(src), 1, 1
-    while i < n:
-        c = src[i]
-        if c == "\n" or c == "\r":
-            j = i + 2 if src.startswith("\r\n", i) else i + 1
-            kind = NEWLINE
-        elif c in " \t\v\f":
-            j = i + 1
-            while j < n and src[j] in " \t\v\f":
-                j += 1
-            kind = WS
-        elif src.startswith("//", i):
-            j = i + 2
-            while j < n and src[j] not in "\r\n":
-                j += 1
-            kind = LINE_COMMENT
-        elif src.startswith("/*", i):
-            j, depth = i + 2, 1
-            while j < n and depth:
-                if src.startswith("/*", j):
-                    depth, j = depth + 1, j + 2
-                elif src.startswith("*/", j):
-                    depth, j = depth - 1, j + 2
-                else:
-                    j += 1
-            kind = BLOCK_COMMENT
-        elif c.isdigit() or (c == "." and i + 1 < n and src[i + 1].isdigit()):
-            m = _NUMBER.match(src, i)
-            j = m.end() if m else i + 1
-            kind = NUMBER
-        elif c == "_" or c.isalpha():
-            j = i + 1
-            while j < n and (src[j] == "_" or src[j].isalnum()):
-                j += 1
-            kind = KEYWORD if src[i:j] in KEYWORDS else IDENT
-            if src[i:j] == "_":
-                kind = PUNCT
-        elif c == "@":
-            j, kind = i + 1, ATTR
-        else:
-            p = next((p for p in _PUNCTS if src.startswith(p, i)), None)
-            j, kind = (i + len(p), PUNCT) if p else (i + 1, ERROR)
-        text = src[i:j]
-        out.append(Token(kind, text, line, col, i))
-        nl = text.count("\n") + (text.count("\r") if "\n" not in text else 0)
-        if nl:
-            line += nl
-            col = len(text) - max(text.rfind("\n"), text.rfind("\r"))
-        else:
-            col += len(text)
-        i = j
-    return out
-
-
-def significant(tokens: list[Token]) -> list[Token]:
-    """Tokens without whitespace and comments: what the grammar sees."""
-    return [t for t in tokens if t.kind not in TRIVIA]
 
 
 _OPEN = {"(": ")", "[": "]", "{": "}"}

@@ -1,0 +1,161 @@
+"""The worker's compiled pipelines: built once, reused by content, several at a time.
+
+A candidate's pipeline is keyed by what was compiled (its source with workgroup memory
+zeroed, and its pipeline constants), so a finalist timed again in a shoot-out, or a
+copy under another name, is never built twice. Drivers compile one pipeline per
+thread, and an NVIDIA compile of an unrolled library kernel takes 0.1-0.3 s, so a
+generation's kernels are built together on a thread pool (:meth:`PipelineStore.prebuild`)
+before they are admitted one by one; admission then finds each one built. Whatever
+fails there is left for :meth:`PipelineStore.compile` to report, on the worker's own
+thread, with its located message.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from ..wgsl.memory import workgroup_memory_problem, zero_init_source
+from .runtime import Runtime
+
+KEEP_RECENT = 8  # pipelines of finished candidates kept for a shoot-out
+MAX_BUILD_THREADS = 8
+
+
+class PipelineStore:
+    """Pipelines by candidate id, plus the recently finished and the prebuilt, by content."""
+
+    def __init__(self, rt: Runtime) -> None:
+        self.rt = rt
+        self.by_cid: dict[str, tuple[Any, tuple[int, int, int]]] = {}
+        self.keys: dict[str, str] = {}  # cid -> hash of its compiled source
+        self.recent: OrderedDict[str, Any] = OrderedDict()
+        self.prebuilt: dict[str, Any] = {}
+
+    def clear(self) -> None:
+        """A new workload: every pipeline was built against the previous buffers' layout."""
+        self.by_cid.clear()
+        self.keys.clear()
+        self.recent.clear()
+        self.prebuilt.clear()
+
+    def __getitem__(self, cid: str) -> tuple[Any, tuple[int, int, int]]:
+        return self.by_cid[cid]
+
+    def __contains__(self, cid: str) -> bool:
+        return cid in self.by_cid
+
+    # ---- building ------------------------------------------------------------
+    def compile(self, cid: str, source: str, dispatch: list[int],
+                constants: dict[str, Any] | None = None) -> dict:
+        """Compile what runs: ``source`` with its workgroup memory zeroed (WebGPU's rule).
+
+        A kernel over the adapter's workgroup-memory limit, or one whose workgroup
+        memory cannot be sized, is refused here whatever the contract said: wgpu
+        would build it and lavapipe would run it. Compile errors are reported for
+        ``source`` as given, so their lines and columns are the caller's. ``constants``
+        set the kernel's ``override``s as pipeline constants (never by editing the text).
+        """
+        self.by_cid.pop(cid, None)  # a recompile replaces (and releases) the old pipeline
+        self.keys.pop(cid, None)
+        problem, guarded = self._front_end(source, constants)
+        if problem is not None:
+            own = self._compile_error(source, constants)
+            if own:  # the compiler's own complaint first, at its own line
+                return {"compiled": False, "error": own}
+            message, line, column = problem
+            return {"compiled": False, "error": located(message, source, line, column)}
+        key = _key(guarded, constants)
+        reused = self.prebuilt.pop(key, None) or self.recent.pop(key, None) or next(
+            (self.by_cid[c][0] for c, k in self.keys.items() if k == key and c in self.by_cid), None)
+        if reused is not None:  # built before (prebuilt, a finalist timed again, a copy)
+            self.by_cid[cid], self.keys[cid] = (reused, tuple(dispatch)), key
+            return {"compiled": True, "zero_init": guarded is not source, "reused": True}
+        try:
+            pipeline = self.rt.compile(guarded, constants)
+        except Exception as exc:  # wgpu raises GPUValidationError and friends
+            own = str(exc) if guarded is source else self._compile_error(source, constants)
+            if own:  # located in the caller's text, not in the zero-initialised one
+                return {"compiled": False, "error": own}
+            first = (str(exc).strip().splitlines() or ["?"])[0]
+            return {"compiled": False, "error": located(
+                f"its workgroup memory could not be zero-initialised ({first}): a kernel that could "
+                "read what an earlier dispatch left there is not run", source, 1, 1)}
+        self.by_cid[cid], self.keys[cid] = (pipeline, tuple(dispatch)), key
+        return {"compiled": True, "zero_init": guarded is not source}
+
+    def prebuild(self, items: list[dict[str, Any]]) -> dict:
+        """Build these kernels (``source``, ``constants``) on a thread pool, for ``compile`` to find.
+
+        Leftovers of an earlier call are released first: they belonged to candidates that
+        never reached compile (duplicates, contract failures), and pipelines cost memory.
+        """
+        self.prebuilt.clear()
+        jobs: dict[str, tuple[str, dict[str, Any] | None]] = {}
+        for item in items:
+            constants = item.get("constants") or None
+            problem, guarded = self._front_end(item["source"], constants)
+            key = _key(guarded, constants)
+            if problem is None and key not in self.recent and key not in self.keys.values():
+                jobs.setdefault(key, (guarded, constants))
+        if not jobs:
+            return {"built": 0, "failed": 0}
+        threads = max(1, min(MAX_BUILD_THREADS, os.cpu_count() or 1, len(jobs)))
+        with ThreadPoolExecutor(threads, thread_name_prefix="vajra-build") as pool:
+            futures = {key: pool.submit(self.rt.compile, *job) for key, job in jobs.items()}
+        failed = 0
+        for key, future in futures.items():
+            try:
+                self.prebuilt[key] = future.result()
+            except Exception:  # noqa: BLE001 - compile() reports it, located, on this thread
+                failed += 1
+        return {"built": len(self.prebuilt), "failed": failed, "threads": threads}
+
+    def drop(self, cid: str) -> bool:
+        """A finished candidate's pipeline goes, unless another candidate shares it; it
+        stays among the recent few for a shoot-out. True when something was released."""
+        entry, key = self.by_cid.pop(cid, None), self.keys.pop(cid, None)
+        if entry is None:
+            return False
+        if key is not None and key not in self.keys.values():
+            self.recent[key] = entry[0]
+            while len(self.recent) > KEEP_RECENT:
+                self.recent.popitem(last=False)
+        return True
+
+    # ---- helpers ---------------------------------------------------------------
+    def _front_end(self, source: str, constants: dict[str, Any] | None) -> tuple[tuple | None, str]:
+        """(why it is refused or None, the source with its workgroup memory zeroed)."""
+        ints = {k: int(v) for k, v in (constants or {}).items() if isinstance(v, int) and not isinstance(v, bool)}
+        limit = self.rt.info.limits.get("max-compute-workgroup-storage-size")
+        try:
+            problem = workgroup_memory_problem(source, limit, ints)
+            return problem, (zero_init_source(source, ints) if problem is None else source)
+        except Exception as exc:  # noqa: BLE001 - a declaration this front end cannot follow
+            return (f"cannot read its workgroup memory ({exc})", 1, 1), source
+
+    def _compile_error(self, source: str, constants: dict[str, Any] | None = None) -> str:
+        """The compiler's error for ``source`` as given, or '' when it compiles."""
+        try:
+            self.rt.compile(source, constants)
+        except Exception as exc:  # noqa: BLE001
+            return str(exc) or exc.__class__.__name__
+        return ""
+
+
+def _key(guarded: str, constants: dict[str, Any] | None) -> str:
+    return hashlib.sha256((guarded + json.dumps(constants or {}, sort_keys=True)).encode(
+        "utf-8", "surrogatepass")).hexdigest()
+
+
+def located(message: str, source: str, line: int, column: int) -> str:
+    """A message in Naga's frame, so diagnostics place it at the line of the declaration."""
+    lines = source.splitlines()
+    text = lines[line - 1] if 0 < line <= len(lines) else ""
+    gutter = " " * len(str(line))
+    return (f"Shader validation error: {message}\n{gutter} ┌─ wgsl:{line}:{column}\n{gutter} │\n"
+            f"{line} │ {text}\n{gutter} │ {' ' * (column - 1)}^ {message}\n")
