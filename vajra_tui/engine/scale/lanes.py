@@ -47,7 +47,6 @@ from .lane import Lane
 from .lanes_state import LaneBoard, filtered_emit
 
 HEALTH_TIMEOUT_S = 120.0
-DROP_TIMEOUT_S = 30.0
 FAULTS = (WorkerCrashed, WorkerError, WorkerTimeout)
 
 
@@ -80,14 +79,23 @@ class LaneTuner(Tuner):
     # ---- start: every lane calibrated, prepared and with a baseline ---------------
     async def start(self):
         """The primary's session first (its ``SessionStarted`` opens a recording, before any
-        lane's event), then every lane at once; a secondary lane that fails to start is lost,
-        not fatal."""
+        lane's event) while the other lanes' workers start (a second or two each: imports,
+        adapters, device), then every lane's session at once; a secondary lane that fails
+        to start is lost, not fatal."""
         primary = self.sessions[self.primary]
-        if primary.device is None:  # the TUI starts it itself, to build its library first
-            await primary.start()
-        self.board.started(self.primary, primary.device)
         others = [k for k in range(len(self.lanes)) if k != self.primary]
-        outcomes = await asyncio.gather(self._baseline(self.primary), *(self._start_lane(k) for k in others),
+        workers = {k: asyncio.ensure_future(self.lanes[k].astart()) for k in others
+                   if self.lanes[k].device is None}
+        try:
+            if primary.device is None:  # the TUI starts it itself, to build its library first
+                await primary.start()
+        except BaseException:
+            for task in workers.values():
+                task.cancel()
+            raise
+        self.board.started(self.primary, primary.device)
+        outcomes = await asyncio.gather(self._baseline(self.primary),
+                                        *(self._start_lane(k, workers.get(k)) for k in others),
                                         return_exceptions=True)
         if isinstance(outcomes[0], BaseException):
             raise outcomes[0]  # the primary's failure (a failing baseline) ends the run as before
@@ -96,7 +104,9 @@ class LaneTuner(Tuner):
                 self._lose(k, f"could not start: {outcome}", [])
         return outcomes[0]
 
-    async def _start_lane(self, k: int):
+    async def _start_lane(self, k: int, worker: asyncio.Future | None = None):
+        if worker is not None:
+            await worker  # its start began with the primary's; a failure loses the lane
         session = self.sessions[k]
         await session.start()
         self.board.started(k, session.device)
@@ -152,18 +162,15 @@ class LaneTuner(Tuner):
         """Admit and time ``chunk`` on lane ``k``; return what must be retried elsewhere."""
         session, lane = self.sessions[k], self.lanes[k]
         self.board.state(k, "admitting")
-        admitted = []
         for cand in chunk:
             self.owner[cand.id] = k
-            if await session.admit(cand):
-                admitted.append(cand.id)
+        admitted = await session.admit_many(chunk)
         self.board.state(k, "timing")
         await session.time_batch(["baseline", *admitted])
-        for cid in [c.id for c in chunk if c.id in session.stitched]:
-            try:
-                await lane.acall("drop", DROP_TIMEOUT_S, cid=cid)
-            except FAULTS:
-                break  # the health check below says whether the lane is still there
+        try:
+            await session.drop([c.id for c in chunk if c.id in session.stitched])
+        except FAULTS:
+            pass  # the health check below says whether the lane is still there
         base_ok = session.results["baseline"].status == "verified"
         timed = sum(1 for c in chunk if session.results[c.id].batch == session.batch)
         self.board.timed(k, session.baseline_ms if base_ok else None, batch=True, candidates=timed)
