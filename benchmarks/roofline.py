@@ -30,6 +30,7 @@ from vajra_tui.engine.workloads import WORKLOADS  # noqa: E402
 from vajra_tui.settings import TimingSettings  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
+from cold_copy import cold_copy_ms  # noqa: E402
 from torch_ceilings import CEILING_NAMES, load_torch as _torch, torch_ceiling, torch_copy_gbps  # noqa: E402
 
 AWKWARD = {"sgemm": "M=517,N=509,K=250", "softmax": "ROWS=257,COLS=1031",
@@ -134,6 +135,7 @@ async def bench_one(client, name: str, spec: str, args, torch) -> dict:
     }
     if best is not None and not args.no_cold:
         entry.update(await time_cold(client, s, best))
+        entry.update(cold_floor(cal, info.min_bytes, entry["cold_ms"], client.device.adapter_index))
     if best is not None:
         entry["awkward"] = await check_awkward(client, name, best.params, timing)
     return entry
@@ -152,6 +154,16 @@ async def time_cold(client, s: Session, best) -> dict:
     return {"cold_ms": best.median_ms, "cold_baseline_ms": base.median_ms,
             "cold_speedup": best.speedup, "cold_batch": best.batch,
             "cold_status": best.status}
+
+
+def cold_floor(cal, min_bytes: float, cold_ms: float | None, adapter: int | None) -> dict:
+    """Issue #13's floor for a cold kernel (launch floor + bytes / copy bandwidth), and a plain
+    copy of the same bytes timed cold on this adapter, which shows how near that floor is."""
+    floor = cal.launch_floor_ms + min_bytes / (cal.copy_gbps * 1e9) * 1e3
+    copy = cold_copy_ms(int(min_bytes), adapter)
+    return {"cold_floor_ms": floor, "cold_vs_floor": cold_ms / floor if cold_ms else None,
+            "cold_copy_ms": copy, "cold_copy_vs_floor": copy / floor,
+            "cold_vs_cold_copy": cold_ms / copy if cold_ms else None}
 
 
 async def check_awkward(client, name: str, params: dict, timing) -> dict:
@@ -239,7 +251,8 @@ def row(e: dict) -> str:
             f"{f(e['best_gflops'], 0)} GF/s {f(e['best_gbps'], 0)} GB/s roof {f(e['pct_of_roofline'], 1)}% "
             f"ceil {f(e['ceiling_ms'], 4)} ratio {f(e['ratio_to_ceiling'], 2)} | {per} | "
             f"awk {awk.get('winner', {}).get('verified')}/{awk.get('general', {}).get('verified')} "
-            f"| {f(e['seconds_per_candidate'], 2)} s/cand")
+            f"| {f(e['seconds_per_candidate'], 2)} s/cand | cold {f(e.get('cold_ms'), 4)} "
+            f"x{f(e.get('cold_vs_floor'), 2)} floor, copy x{f(e.get('cold_copy_vs_floor'), 2)}")
 
 
 if __name__ == "__main__":
