@@ -139,3 +139,26 @@ def test_ascii_and_unicode_sources_split_alike() -> None:
         assert src.isascii() and not (src + "// é").isascii()
         assert [tuple(t) for t in marked[:len(plain)]] == [tuple(t) for t in plain]
         assert "".join(t.text for t in plain) == src
+
+
+def test_a_body_behind_another_prelude_splits_as_if_lexed_alone() -> None:
+    """The lexer reuses a long body's tokens behind a prelude (and a prelude'd text's tail
+    for the body): lines, columns and offsets must be those of lexing the text afresh,
+    which a non-ASCII comment at the end forces (no kept text ends that way)."""
+    body = "\n".join(f"fn f{i}(x: f32) -> f32 {{ /* {i} */ return x * {i}.0; }}" for i in range(200)) + "\n"
+    preludes = ["const M: u32 = 4u;\n", "// two\r\n// lines\n", "/* shut */\n", "x\r", "é\n"]
+    marks = iter(range(10**6))
+
+    def fresh(text: str) -> list:  # a mark of its own: no kept text ends like it
+        return tokenize(text + f"// é{next(marks)}")[:-1]
+
+    for order in ("body first", "whole first"):
+        for head in preludes:
+            whole = head + body + f"// {order} {preludes.index(head)}\n"
+            tail = whole[len(head):]
+            pair = [tail, whole] if order == "body first" else [whole, tail]
+            for text in pair:
+                assert [tuple(t) for t in tokenize(text)] == [tuple(t) for t in fresh(text)], (order, head)
+    tokenize(body)
+    opened = tokenize("/* open\n" + body)  # never closed: the whole text is one comment
+    assert len(opened) == 1 and opened[0].kind == "block_comment"

@@ -3,13 +3,20 @@
 Every structural question the engine asks of a kernel (tokens.py, memory.py, the
 sanitizer) starts here, many times over for the same few sources, and library kernels
 run to tens of thousands of tokens: so an all-ASCII source (nearly every one) is split
-by one regex, and the tokens of recent sources are kept.
+by one regex, the cycle collector waits while tokens are made, and the tokens of recent
+sources are kept, and reused for the same body behind another prelude.
 """
 
 from __future__ import annotations
 
+import gc
 import re
-from functools import lru_cache
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from itertools import repeat
+from operator import add
 from typing import NamedTuple
 
 IDENT, KEYWORD, NUMBER, PUNCT, ATTR = "ident", "keyword", "number", "punct", "attr"
@@ -56,8 +63,87 @@ def tokenize(src: str) -> list[Token]:
     return list(_tokens_of(src))
 
 
-@lru_cache(maxsize=64)
+KEEP = 64  # sources whose tokens are kept
+SHARED_MIN = 2048  # shorter texts are lexed afresh: looking for a shared part costs more
+_KEPT: OrderedDict[str, tuple[Token, ...]] = OrderedDict()
+_LOCK = threading.Lock()  # the GPU worker builds pipelines on threads
+
+
 def _tokens_of(src: str) -> tuple[Token, ...]:
+    """The tokens of ``src``: kept, or made from a kept text it ends with (or that ends
+    with it), or lexed. The engine reads one kernel as the author's text, behind the
+    sanitizer's prelude and behind the contract's, and a library kernel runs to 140 KB:
+    the shared body is lexed once, and only its lines and offsets move."""
+    with _LOCK:
+        kept = _KEPT.get(src)
+        if kept is not None:
+            _KEPT.move_to_end(src)
+            return kept
+        others = list(_KEPT.items()) if len(src) >= SHARED_MIN else []
+    tokens = _from_shared(src, others) or _lex(src)
+    with _LOCK:
+        _KEPT[src] = tokens
+        while len(_KEPT) > KEEP:
+            _KEPT.popitem(last=False)
+    return tokens
+
+
+def _from_shared(src: str, others: list[tuple[str, tuple[Token, ...]]]) -> tuple[Token, ...] | None:
+    for text, tokens in reversed(others):  # the newest first
+        if len(text) < SHARED_MIN:
+            continue
+        if len(text) < len(src) and src.endswith(text):
+            joined = _behind(src[:len(src) - len(text)], tokens)
+        elif len(text) > len(src) and text.endswith(src):
+            joined = _tail(tokens, len(text) - len(src))
+        else:
+            continue
+        if joined is not None:
+            return joined
+    return None
+
+
+def _behind(head: str, body: tuple[Token, ...]) -> tuple[Token, ...] | None:
+    """The tokens of ``head + body``, when ``head`` ends a line outside any comment."""
+    if not head.endswith("\n"):
+        return None
+    first = _tokens_of(head)
+    if not first or first[-1].kind != NEWLINE:
+        return None
+    return first + _moved(body, first[-1].line, len(head))
+
+
+def _tail(whole: tuple[Token, ...], cut: int) -> tuple[Token, ...] | None:
+    """The tokens of ``whole``'s text from offset ``cut``, when a line starts there."""
+    lo, hi = 0, len(whole)
+    while lo < hi:  # the first token at or after cut
+        mid = (lo + hi) // 2
+        if whole[mid].offset < cut:
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo == 0 or lo == len(whole) or whole[lo].offset != cut or whole[lo - 1].kind != NEWLINE \
+            or not whole[lo - 1].text.endswith("\n"):
+        return None
+    return _moved(whole[lo:], 1 - whole[lo].line, -cut)
+
+
+def _moved(tokens: tuple[Token, ...], lines: int, offset: int) -> tuple[Token, ...]:
+    """``tokens`` some lines and characters further on (columns stay: they start a line)."""
+    if not tokens:
+        return ()
+    with _gc_paused():
+        kinds, texts, old_lines, columns, offsets = zip(*tokens)
+        return tuple(map(tuple.__new__, repeat(Token), zip(
+            kinds, texts, map(add, old_lines, repeat(lines)), columns, map(add, offsets, repeat(offset)))))
+
+
+def _lex(src: str) -> tuple[Token, ...]:
+    with _gc_paused():
+        return _lexed(src)
+
+
+def _lexed(src: str) -> tuple[Token, ...]:
     spans = _ascii_spans(src) if src.isascii() else _spans(src)
     out: list[Token] = []
     append, make = out.append, tuple.__new__  # Token(...) through its Python __new__ is slower
@@ -71,6 +157,21 @@ def _tokens_of(src: str) -> tuple[Token, ...]:
                 line += breaks
                 line_start = i + max(text.rfind("\n"), text.rfind("\r")) + 1
     return tuple(out)
+
+
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Tens of thousands of new tuples would run the cycle collector over and over (half
+    the time of a long kernel's lexing); tokens hold no cycles, so it waits until after."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 _ASCII_TOKEN = re.compile(
