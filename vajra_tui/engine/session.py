@@ -1,15 +1,14 @@
 """One measuring session: a workload at one size on one adapter.
 
-Candidates go through sanitize → stitch → compile → verify (two seeds) and then
-are timed together in interleaved rounds with the baseline, so that drift over
-time favours nobody and every speedup is a side-by-side ratio.
+Candidates go through sanitize → stitch → compile → verify (two seeds) (admission.py)
+and then are timed together in interleaved rounds with the baseline (batch_timing.py),
+so that drift over time favours nobody and every speedup is a side-by-side ratio.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -17,17 +16,16 @@ from .. import __version__
 from ..settings import TimingSettings
 from . import calibration_cache
 from .admission import COMPILE_TIMEOUT_S, Admission
+from .batch_timing import BatchTiming
 from .candidate import Candidate
 from .contract import Stitched
 from .events import (
-    BatchTelemetry, Calibration, CalibrationReady, CandidateFinished, CandidateQueued, CandidateResult, DeviceInfo,
-    Diagnostic, DispatchTimed, Event, Notice, RankingReady, SessionStarted, StageChanged,
-    VerificationFinished,
+    Calibration, CalibrationReady, CandidateFinished, CandidateQueued, CandidateResult, DeviceInfo,
+    Diagnostic, Event, Notice, RankingReady, SessionStarted,
 )
-from .gpu.client import GPUClient, WorkerCrashed, WorkerError, WorkerTimeout
+from .gpu.client import GPUClient, WorkerError
 from .ranking import Ranking, rank
 from .result_cache import ResultCache, result_key
-from .stats import plausible_timestamp, score, summarize
 from .workloads import Size, Workload, WorkloadError, provenance
 
 Emit = Callable[[Event], None]
@@ -45,17 +43,10 @@ class WorkloadUnsupported(RuntimeError):
     """The adapter lacks what the workload needs (an f16 binding without shader-f16)."""
 
 
-@dataclass
-class _Timed:
-    cid: str
-    wall: list[float] = field(default_factory=list)
-    ts: list[float | None] = field(default_factory=list)
-    failed: CandidateResult | None = None
-    streamed: bool = False  # timestamps from one back-to-back submission, checked as a whole
-    telemetry: BatchTelemetry | None = None
+class Session(Admission, BatchTiming):
+    """Setup (calibration, prepare), results that outlive the run, and the flows; a candidate's
+    admission and the timing of batches are the two mixins' halves."""
 
-
-class Session(Admission):
     def __init__(self, workload: Workload, size: Size, client: GPUClient, emit: Emit,
                  timing: TimingSettings | None = None, seeds: tuple[int, ...] = (1, 2),
                  source_mode: str = "library", grounding: bool = False,
@@ -155,143 +146,6 @@ class Session(Admission):
         return Candidate(id="baseline", name="baseline", strategy="baseline",
                          origin=(f"builtin: {self.workload.name}/naive" if self.provenance.origin == "built-in"
                                  else f"{self.provenance.origin}: baseline"), source=self.workload.baseline)
-
-    # ---- timing --------------------------------------------------------------
-    async def time_batch(self, ids: list[str]) -> list[CandidateResult]:
-        """Warm up, then time all ids in rotating rounds; the baseline, if listed, is the reference.
-
-        With timestamps, the whole batch runs back to back in one submission (the GPU
-        keeps its clocks); a timeout or implausible timestamps fall back to one
-        dispatch per request, which also finds the kernel that hung.
-        """
-        self.batch = self.next_batch()
-        runs = {cid: _Timed(cid) for cid in ids}
-        stamps = self.device is not None and self.device.timestamp_query and self.timing.method == "auto"
-        if not (stamps and await self._time_stream(runs)):
-            await self._time_rounds(runs)
-        return self._finish_batch(runs)
-
-    async def _time_stream(self, runs: dict[str, _Timed]) -> bool:
-        ids = list(runs)
-        for cid in ids:
-            self.emit(StageChanged(id=cid, stage="timing"))
-        per = sum(self._deadline_for(c) for c in ids)
-        timeout = per * (self.timing.warmup + self.timing.reps) + COMPILE_TIMEOUT_S
-        try:
-            reply = await self.client.acall("time_stream", timeout, cids=ids, warmup=self.timing.warmup,
-                                            reps=self.timing.reps, seed=self.seeds[0],
-                                            cache=self.timing.cache)
-        except (WorkerTimeout, WorkerCrashed, WorkerError) as exc:
-            self.emit(Notice(level="warning", message=f"batched timing failed ({exc}); "
-                             "timing one dispatch at a time"))
-            return False
-        total = sum(sum(t) for t in reply["ts_ms"])
-        if any(t <= 0 for ts in reply["ts_ms"] for t in ts) or total > reply["wall_ms"] * 1.05:
-            self.emit(Notice(level="warning", message="implausible timestamps; timing with the wall clock"))
-            return False
-        telemetry = BatchTelemetry(**reply["telemetry"]) if reply.get("telemetry") else None
-        if telemetry is not None and telemetry.unstable:
-            self.emit(Notice(level="warning", message=(
-                f"batch {self.batch}: the SM clock moved {telemetry.sm_clock_drift:.0%} while it was "
-                "timed; its numbers are less comparable")))
-        for cid, times, verdict in zip(ids, reply["ts_ms"], reply["verdicts"]):
-            run = runs[cid]
-            run.telemetry = telemetry
-            run.ts, run.streamed = list(times), True
-            for rnd, ms in enumerate(times):
-                self.emit(DispatchTimed(id=cid, round=rnd, ms=ms, method="timestamp"))
-            self._timed_verdict(run, verdict)
-        return True
-
-    async def _time_rounds(self, runs: dict[str, _Timed]) -> None:
-        ids = list(runs)
-        seed = self.seeds[0]
-        for cid in ids:
-            self.emit(StageChanged(id=cid, stage="warmup"))
-            await self._time_one(runs[cid], self.timing.warmup, seed, warmup=True, check=False)
-        for rnd in range(self.timing.reps):
-            live = [cid for cid in ids if runs[cid].failed is None]
-            shift = rnd % max(len(live), 1)
-            for cid in live[shift:] + live[:shift]:
-                if rnd == 0:
-                    self.emit(StageChanged(id=cid, stage="timing"))
-                await self._time_one(runs[cid], 1, seed, warmup=False,
-                                     check=rnd == self.timing.reps - 1, rnd=rnd)
-
-    async def _time_one(self, run: _Timed, n: int, seed: int, warmup: bool, check: bool,
-                        rnd: int = 0) -> None:
-        if run.failed is not None or n <= 0:
-            return
-        result = self.results[run.cid]
-        timeout = self._deadline_for(run.cid) * n
-        try:
-            reply = await self.client.acall("time", timeout, cid=run.cid, n=n, seed=seed, check=check,
-                                            cache=self.timing.cache)
-        except WorkerTimeout:
-            result.deadline_s = timeout
-            self._fail(result, "timeout", f"killed after its {timeout:.1f} s deadline while timed")
-            run.failed = result
-            return
-        except (WorkerCrashed, WorkerError) as exc:
-            self._fail(result, "crashed", str(exc))
-            run.failed = result
-            return
-        for wall, ts in zip(reply["wall_ms"], reply["ts_ms"]):
-            good = self.timing.method == "auto" and plausible_timestamp(ts, wall)
-            self.emit(DispatchTimed(id=run.cid, round=rnd, ms=ts if good else wall,
-                                    method="timestamp" if good else "wall", warmup=warmup))
-            if not warmup:
-                run.wall.append(wall)
-                run.ts.append(ts)
-        if reply.get("verdict") is not None:
-            self._timed_verdict(run, reply["verdict"])
-
-    def _timed_verdict(self, run: _Timed, verdict: dict) -> None:
-        """The output of the last timed dispatch must verify too."""
-        result = self.results[run.cid]
-        self.emit(VerificationFinished(id=run.cid, seed=self.seeds[0], passed=verdict["passed"],
-                                       max_rel_error=verdict["max_rel_error"],
-                                       worst_index=verdict["worst_index"],
-                                       reason=verdict["reason"], phase="timed",
-                                       judged_by=verdict.get("judged_by", "")))
-        if not verdict["passed"]:
-            result.max_rel_error, result.worst_index = verdict["max_rel_error"], verdict["worst_index"]
-            where = verdict.get("where") or "last timed dispatch"  # the worker checks every one
-            self._fail(result, "rejected", f"{where}: {verdict['reason']}")
-            run.failed = result
-
-    def _finish_batch(self, runs: dict[str, _Timed]) -> list[CandidateResult]:
-        good = [r for r in runs.values() if r.failed is None and (r.wall or r.streamed)]
-        use_ts = self.timing.method == "auto" and all(
-            r.streamed or all(plausible_timestamp(ts, w) for ts, w in zip(r.ts, r.wall)) for r in good)
-        method = "timestamp" if use_ts and good else "wall"
-        for run in good:
-            times = [t for t in run.ts] if method == "timestamp" else run.wall
-            result = self.results[run.cid]
-            _keep_history(result)
-            result.batch, result.warmup = self.batch, self.timing.warmup
-            result.lane = getattr(self.client, "label", "")  # which adapter these numbers are from
-            result.adapter_index = self.device.adapter_index if self.device else None
-            result.cache_state = self.timing.cache
-            result.telemetry = run.telemetry or BatchTelemetry(note="no telemetry: timed one dispatch at a time")
-            result.times_ms = [float(t) for t in times]
-            result.timing = method  # type: ignore[assignment]
-            result.__dict__.update(summarize(result.times_ms))
-        if "baseline" in runs and runs["baseline"].failed is None:
-            self.baseline_ms = self.results["baseline"].median_ms
-        finished = []
-        for run in good:
-            result = score(self.results[run.cid], self.info.flops, self.info.min_bytes,
-                           self.calibration, self.baseline_ms)
-            result.status, result.deadline_s = "verified", self.deadline_s
-            if result.suspicious:
-                self.emit(Notice(level="warning", message=f"{result.name}: "
-                                 f"{result.pct_of_roofline:.0f}% of roofline is suspicious"))
-            self.emit(StageChanged(id=run.cid, stage="done", detail="verified"))
-            self.emit(CandidateFinished(result=result))
-            self.remember(result)
-            finished.append(result)
-        return finished
 
     # ---- results that outlive the run ------------------------------------------
     def _result_key(self, sha256: str) -> str:
@@ -420,12 +274,3 @@ def missing_features(workload: Workload, device: DeviceInfo) -> str | None:
     dtypes = sorted({b.dtype for b in workload.bindings if b.dtype == "f16"})
     return (f"{workload.name} has {', '.join(dtypes)} bindings, which need {', '.join(missing)}; "
             f"{device.name} does not offer it")
-
-
-def _keep_history(result: CandidateResult) -> None:
-    """Before a result is timed again, its earlier batch's numbers move to its history."""
-    if result.batch is None or result.median_ms is None:
-        return
-    result.history.append({"batch": result.batch, "median_ms": result.median_ms,
-                           "iqr_ms": result.iqr_ms, "speedup": result.speedup,
-                           "timing": result.timing, "reps": len(result.times_ms), "lane": result.lane})
