@@ -170,3 +170,40 @@ async def test_the_tui_runs_on_two_lanes_live(tmp_path, monkeypatch):
     _, events = read_recording(record)
     lanes = {e.result.lane for e in events if isinstance(e, CandidateFinished) and e.result.batch}
     assert {"gpu0", "gpu0.2"} <= lanes
+
+
+def test_a_copy_dealt_with_its_twin_is_a_duplicate_across_lanes(tmp_path, capsys):
+    """Two lanes each know only their own kernels: a copy must land in its twin's batch,
+    where it is called a duplicate instead of being compiled and timed a second time."""
+    from conftest import kernel
+
+    source = kernel("softmax_row.wgsl")
+    first, copy = tmp_path / "row.wgsl", tmp_path / "row_copy.wgsl"
+    first.write_text(source)
+    copy.write_text(source)
+    code = main(["tune", "-w", "softmax", *FAST, "--generations", "0", "--gpus", "0,0", "--json", "-q",
+                 "--kernel", str(first), "--kernel", str(copy)])
+    assert code == 0
+    doc = json.loads(capsys.readouterr().out)
+    mine = [r for r in doc["results"] if r["strategy"] == "user"]
+    assert sorted(r["status"] for r in mine) == ["duplicate", "verified"], [(r["name"], r["status"]) for r in mine]
+    twin = next(r for r in mine if r["status"] == "duplicate")
+    assert twin["duplicate_of"] == next(r for r in mine if r["status"] == "verified")["name"]
+
+
+def test_the_python_api_tunes_on_several_lanes_and_refuses_a_bad_choice():
+    """``vajra_tui.tune(..., gpus=)`` is ``tune --gpus``: batches spread over the lanes, the
+    report says which lane timed what; a choice that names no adapter is a ValueError."""
+    import vajra_tui
+
+    report = vajra_tui.tune("softmax", size="32x256", source="library", generations=0, warmup=1, reps=3,
+                            gpus="0,0")
+    assert [lane.label for lane in report.lanes] == ["gpu0", "gpu0.2"]
+    assert report.final_lane == "gpu0" and report.baseline_spread is not None
+    assert all(lane.batches >= 1 and lane.baseline_median_ms for lane in report.lanes)
+    assert sum(lane.timed for lane in report.lanes) >= 2  # generation 1 went to both lanes
+    assert {r.lane for r in report.results if r.status == "verified" and r.batch} <= {"gpu0", "gpu0.2"}
+    doc = report.to_json()
+    assert [lane["label"] for lane in doc["lanes"]] == ["gpu0", "gpu0.2"] and doc["final_lane"] == "gpu0"
+    with pytest.raises(ValueError, match="no adapter 7"):
+        vajra_tui.tune("softmax", size="32x256", gpus="0,7")

@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterable, Mapping, Union
 from pydantic import BaseModel, ConfigDict, Field
 
 from .engine.candidate import Candidate
-from .engine.events import Calibration, CandidateResult, DeviceInfo, Event, WorkloadInfo
+from .engine.events import Calibration, CandidateResult, DeviceInfo, Event, LaneInfo, WorkloadInfo
 from .engine.workloads import Workload, get_workload
 from .settings import Settings, TimingSettings, cache_dir
 
@@ -46,6 +46,9 @@ class Report(BaseModel):
     baseline_won: bool = False
     generations: int = 0
     ranking: list[str] = Field(default_factory=list)
+    lanes: list[LaneInfo] = Field(default_factory=list)  # gpus=: every worker, its baseline, what it timed
+    baseline_spread: float | None = None  # gpus=: max/min of the lanes' baseline medians
+    final_lane: str | None = None  # gpus=: the lane the shoot-outs (these results) were timed on
     params: dict[str, Any] | None = None  # source="params": the space, what was ruled out, the search
     library: str = ""  # why the library had nothing (a workload without templates)
     exported: list[Path] = Field(default_factory=list)
@@ -69,6 +72,9 @@ class Report(BaseModel):
                  "ties": self.ties, "baseline_won": self.baseline_won}
         if self.params is not None:
             extra["params"] = self.params
+        if self.lanes:
+            extra.update(lanes=[lane.model_dump() for lane in self.lanes], baseline_spread=self.baseline_spread,
+                         final_lane=self.final_lane)
         return document(self.device, self.workload, self.results, self.calibration, extra)
 
 
@@ -93,9 +99,13 @@ def tune(workload: Workload | str | Path, kernels: Kernels = None, *, size: str 
          warmup: int = 5, reps: int = 9, deadline: float | None = None, timing: str = "auto",
          cache: str = "warm", seeds: tuple[int, ...] = (1, 2), adapter: str | None = None,
          record: Path | None = None, progress: bool = False, settings: Settings | None = None,
-         on_event: Callable[[Event], None] | None = None) -> Report:
+         on_event: Callable[[Event], None] | None = None, gpus: str | None = None) -> Report:
     """The closed loop: the baseline, then candidates from ``source``, each generation ended
     by a shoot-out with the baseline.
+
+    ``gpus``: "all", "N" or "i,j" runs one worker per adapter of ``adapter``'s model, as
+    ``tune --gpus`` does: each batch is timed on one adapter, the shoot-outs on the first;
+    ``report.lanes`` says which adapter timed what. A bad choice raises ValueError.
 
     ``source``: "library" (Vajra's templates, evolved ``generations`` times), "params"
     (the ``// tune:`` space of ``kernels``: exhaustive within ``budget``, else Optuna),
@@ -106,7 +116,7 @@ def tune(workload: Workload | str | Path, kernels: Kernels = None, *, size: str 
         raise ValueError(f"source {source!r}: choose library, params, llm or auto")
     run = _Run(workload, kernels, size, TimingSettings(warmup=warmup, reps=reps, deadline_s=deadline,
                                                        method=timing, cache=cache),
-               seeds, adapter, record, progress, on_event, source)
+               seeds, adapter, record, progress, on_event, source, gpus)
     return _run_sync(lambda: run.tune(source, generations, budget, export, settings))
 
 
@@ -176,11 +186,20 @@ class _Run:
     def __init__(self, workload: Workload | str | Path, kernels: Kernels, size: str | Mapping[str, int],
                  timing: TimingSettings, seeds: tuple[int, ...], adapter: str | None,
                  record: Path | None, progress: bool, on_event: Callable[[Event], None] | None,
-                 mode: str) -> None:
+                 mode: str, gpus: str | None = None) -> None:
         self.workload = workload if isinstance(workload, Workload) else get_workload(str(workload))
         self.size = self.workload.size(size)
         self.kernels = user_kernels(kernels)
         self.timing, self.seeds, self.adapter, self.mode = timing, tuple(seeds), adapter, mode
+        self.lanes: list[Any] = []
+        if gpus:  # resolved now, before any worker starts: a bad choice is a ValueError
+            from .engine.gpu.adapters import AdapterChoiceError
+            from .engine.scale.local import local_lanes
+
+            try:
+                self.lanes = local_lanes(str(gpus), adapter)
+            except AdapterChoiceError as exc:
+                raise ValueError(str(exc)) from None
         self.sinks: list[Callable[[Event], None]] = [on_event] if on_event else []
         if progress:
             from .render import ProgressPrinter
@@ -199,13 +218,14 @@ class _Run:
         from .engine.gpu.client import GPUClient
         from .engine.session import Session
 
-        self.client = GPUClient(self.adapter)
+        self.client = self.lanes[0] if self.lanes else GPUClient(self.adapter)
         sinks = list(self.sinks)
         return Session(self.workload, self.size, self.client, lambda e: [s(e) for s in sinks],
                        self.timing, seeds=self.seeds, source_mode=self.mode, results_cache=cache_dir())
 
     def _close(self) -> None:
-        self.client.close()
+        for client in self.lanes or [self.client]:
+            client.close()
         if self.recorder is not None:
             self.recorder.close()
 
@@ -256,16 +276,26 @@ class _Run:
                     raise ValueError(f"source='llm' needs an API key in ${llm_settings.api_key_env}")
                 llm = None
         session.source_mode = "nemotron" if llm else ("params" if params else "library")
-        tuner = Tuner(session, params or LibrarySource(), llm=llm, budget=budget)
+        if self.lanes:
+            from .engine.scale.lanes import LaneTuner
+
+            tuner: Tuner = LaneTuner(session, self.lanes, params or LibrarySource(), llm=llm, budget=budget)
+        else:
+            tuner = Tuner(session, params or LibrarySource(), llm=llm, budget=budget)
         tuner.extra = [] if params else self.kernels
         try:
             ranked = await tuner.run(params.planned_rounds - 1 if params else max(generations, 0))
         finally:
             if llm is not None:
                 await llm.aclose()
+        session = tuner.session  # with lanes: the one the shoot-out ran on (another if the first was lost)
         winner = ranked[0] if ranked else None
         report = _report(session, list(session.results.values()), winner)
         report.generations, report.ranking = tuner.generation, [r.name for r in ranked]
+        board = getattr(tuner, "board", None)
+        if board is not None:
+            report.lanes = [info.model_copy(deep=True) for info in board.infos]
+            report.baseline_spread, report.final_lane = board.spread, board.infos[board.final].label
         report.params = params.summary() if params else None
         report.library = getattr(tuner.library, "note", "")
         if export is not None and winner is not None:

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 from typing import Any, Sequence
 
 from ..candidate import Candidate
@@ -134,10 +135,23 @@ class LaneTuner(Tuner):
         self._reprimary()
 
     def _chunks(self, candidates: list[Candidate]) -> list[list[Candidate]]:
-        """One batch per live lane, dealt round-robin (neighbouring configurations apart)."""
+        """One batch per live lane, dealt round-robin (neighbouring configurations apart).
+
+        A candidate with the same text and constants as an earlier one joins that one's
+        batch: a lane's session knows only its own kernels, so a copy dealt to another
+        lane would be compiled and timed twice instead of being called a duplicate.
+        """
         live = self.board.live()
-        n = max(1, min(len(live), len(candidates)))
-        return [chunk for chunk in (candidates[i::n] for i in range(n)) if chunk]
+        distinct = {_same_kernel(c) for c in candidates}
+        n = max(1, min(len(live), len(distinct)))
+        chunks: list[list[Candidate]] = [[] for _ in range(n)]
+        home: dict[tuple[str, str], int] = {}
+        for cand in candidates:
+            key = _same_kernel(cand)
+            if key not in home:
+                home[key] = len(home) % n
+            chunks[home[key]].append(cand)
+        return [chunk for chunk in chunks if chunk]
 
     def _assign(self, pending: list[tuple[list[Candidate], str]]) -> list[tuple[int, list[Candidate]]]:
         """Each chunk to a free live lane, a retry away from the lane it failed on where possible."""
@@ -248,6 +262,11 @@ class LaneTuner(Tuner):
     def close(self) -> None:
         for lane in self.lanes:
             lane.close()
+
+
+def _same_kernel(cand: Candidate) -> tuple[str, str]:
+    """What makes two candidates the same kernel before they are stitched."""
+    return cand.source, json.dumps(cand.constants, sort_keys=True, default=str)
 
 
 def _names(cands: list[Candidate]) -> str:
