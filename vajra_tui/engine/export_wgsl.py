@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Union
 
-from .wgsl.tokens import KEYWORD, significant, tokenize
+from .wgsl.tokens import KEYWORD, significant_tokens
 
 Value = Union[bool, int, float]
 
@@ -34,7 +34,7 @@ def with_defaults(source: str, constants: dict[str, Value] | None) -> str:
     """``source`` with each named ``override``'s default set to its value in ``constants``."""
     if not constants:
         return source
-    toks = significant(tokenize(source))
+    toks = significant_tokens(source)
     edits: list[tuple[int, int, str]] = []
     depth = 0
     for i, t in enumerate(toks):

@@ -255,6 +255,24 @@ def _spans(src: str) -> list[tuple[str, int, int]]:
     return spans
 
 
+_SIGNIFICANT: OrderedDict[str, tuple[Token, ...]] = OrderedDict()
+
+
+def significant_tokens(src: str) -> list[Token]:
+    """``significant(tokenize(src))``, kept for recent sources like their tokens."""
+    with _LOCK:
+        kept = _SIGNIFICANT.get(src)
+        if kept is not None:
+            _SIGNIFICANT.move_to_end(src)
+            return list(kept)
+    kept = tuple(significant(list(_tokens_of(src))))
+    with _LOCK:
+        _SIGNIFICANT[src] = kept
+        while len(_SIGNIFICANT) > KEEP:
+            _SIGNIFICANT.popitem(last=False)
+    return list(kept)
+
+
 def significant(tokens: list[Token]) -> list[Token]:
     """Tokens without whitespace and comments: what the grammar sees."""
     return [t for t in tokens if t.kind not in TRIVIA]

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from .expr import eval_int, split_args
 from .tokens import (
-    ATTR, KEYWORD, Token, find_entry_point, match_bracket, module_consts, significant, tokenize,
+    ATTR, KEYWORD, Token, find_entry_point, match_bracket, module_consts, significant_tokens,
     workgroup_size,
 )
 
@@ -286,7 +286,7 @@ class _TypeParser:
 
 def workgroup_vars(src: str, consts: dict[str, int] | None = None) -> list[WorkgroupVar]:
     """Every module-scope ``var<workgroup>`` with its size (WebGPU counts each rounded up to 16)."""
-    toks = _split_shifts(significant(tokenize(src)))
+    toks = _split_shifts(significant_tokens(src))
     mod = _module(toks, module_consts(src, consts))
     found, depth = [], 0
     for i, t in enumerate(toks):
@@ -403,7 +403,7 @@ def zero_init_source(src: str, consts: dict[str, int] | None = None) -> str:
     for var in found:
         if var.type is None:
             raise ValueError(f"cannot size workgroup variable `{var.name}` ({var.problem})")
-    toks = _split_shifts(significant(tokenize(src)))
+    toks = _split_shifts(significant_tokens(src))
     entry = find_entry_point(toks)
     if entry is None:
         raise ValueError("no @compute entry point named `main`")

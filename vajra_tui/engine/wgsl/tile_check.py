@@ -18,8 +18,7 @@ from __future__ import annotations
 
 from vajra_tui.engine.events import Diagnostic
 from vajra_tui.engine.wgsl.tokens import (
-    IDENT, find_entry_point, match_bracket, significant, storage_bindings, tile_header, tile_header_line,
-    tokenize,
+    IDENT, find_entry_point, match_bracket, significant_tokens, storage_bindings, tile_header, tile_header_line,
 )
 
 MAX_WORKGROUPS_PER_DIM = 65535
@@ -29,7 +28,7 @@ def _vec4_output_store(src: str, prelude: str) -> tuple[str, int] | None:
     """(binding name, line) of a store into a writable ``array<vec4<..>>`` binding."""
     outs = {b.name for b in storage_bindings(src + "\n" + prelude)
             if b.access != "read" and b.type_text.replace(" ", "").startswith("array<vec4")}
-    toks = significant(tokenize(src))
+    toks = significant_tokens(src)
     for i, t in enumerate(toks):
         if t.kind == IDENT and t.text in outs and i + 1 < len(toks) and toks[i + 1].text == "[":
             close = match_bracket(toks, i + 1)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from .lexer import (  # noqa: F401 - the lexer's names are part of this module's interface
     ATTR, BLOCK_COMMENT, ERROR, IDENT, KEYWORD, KEYWORDS, LINE_COMMENT, NEWLINE, NUMBER, PUNCT, TRIVIA, WS,
-    Token, significant, tokenize,
+    Token, significant, significant_tokens, tokenize,
 )
 
 # "// tile: 64x64", "// Tile: 64 x 64  (each workgroup computes a block)", "// tile: COLS x 1".
@@ -94,7 +94,7 @@ def attributes_before(toks: list[Token], i: int) -> list[tuple[str, int]]:
 
 def find_functions(src: str | list[Token]) -> list[FunctionSpan]:
     """Every module-scope ``fn`` with its attributes and body span."""
-    toks = significant(tokenize(src)) if isinstance(src, str) else src
+    toks = significant_tokens(src) if isinstance(src, str) else src
     out: list[FunctionSpan] = []
     i, depth = 0, 0
     while i < len(toks):
@@ -151,7 +151,7 @@ def module_consts(src: str | list[Token], given: dict[str, int] | None = None) -
     """
     from vajra_tui.engine.wgsl.expr import eval_int
 
-    toks = significant(tokenize(src)) if isinstance(src, str) else src
+    toks = significant_tokens(src) if isinstance(src, str) else src
     given = dict(given or {})
     consts: dict[str, int] = {}
     depth = 0
@@ -174,7 +174,7 @@ def module_consts(src: str | list[Token], given: dict[str, int] | None = None) -
 
 def override_names(src: str | list[Token]) -> list[str]:
     """Names of the module-scope ``override`` declarations, in order."""
-    toks = significant(tokenize(src)) if isinstance(src, str) else src
+    toks = significant_tokens(src) if isinstance(src, str) else src
     names, depth = [], 0
     for i, t in enumerate(toks):
         if t.text in ("{", "}"):
@@ -192,7 +192,7 @@ def workgroup_size(src: str, consts: dict[str, int] | None = None) -> tuple[int,
     """
     from vajra_tui.engine.wgsl.expr import eval_int, split_args
 
-    toks = significant(tokenize(src))
+    toks = significant_tokens(src)
     entry = find_entry_point(toks) or find_entry_point(toks, name="")
     if entry is None:
         return None
@@ -215,7 +215,7 @@ def storage_bindings(src: str, include_all: bool = False) -> list[BindingDecl]:
 
     Storage access defaults to ``read`` as in WGSL; non-storage spaces get access ''.
     """
-    toks = significant(tokenize(src))
+    toks = significant_tokens(src)
     out: list[BindingDecl] = []
     depth = 0
     for i, t in enumerate(toks):

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 from vajra_tui.engine.wgsl import stmts as ws
 from vajra_tui.engine.wgsl.tokens import (
-    IDENT, FunctionSpan, Token, find_entry_point, find_functions, match_bracket, significant,
-    storage_bindings, tokenize,
+    IDENT, FunctionSpan, Token, find_entry_point, find_functions, match_bracket, significant_tokens,
+    storage_bindings,
 )
 
 NONUNIFORM_BUILTINS = frozenset({
@@ -41,7 +41,7 @@ class Analysis:
         """``exits=False`` ignores the control taint of non-uniform returns (what a
         repaired kernel will see), for planning the rewrite."""
         self.src, self.exits = src, exits
-        self.toks: list[Token] = significant(tokenize(src))
+        self.toks: list[Token] = significant_tokens(src)
         fn = find_entry_point(self.toks, entry)
         if fn is None:
             raise ws.ParseError(f"no @compute fn {entry}")
