@@ -19,6 +19,7 @@ from .screening import duplicate_of, over_dispatch, probe_applies
 from .wgsl.diagnostics import LineMap, diagnostics_from_error
 
 COMPILE_TIMEOUT_S = 60.0
+PREBUILD_S_PER_KERNEL = 2.0  # on top of one compile's deadline: NVIDIA takes 0.1-0.3 s a kernel
 
 
 class Admission:
@@ -45,8 +46,9 @@ class Admission:
     async def _prebuild(self, stitched: list[Stitched]) -> None:
         """Best effort: a failure here costs only time, as admission compiles each again."""
         items = [{"source": st.source, "constants": st.constants} for st in stitched]
-        try:
-            await self.client.acall("prebuild", COMPILE_TIMEOUT_S * len(items), items=items)
+        try:  # a compile that hangs costs about one compile's deadline, not one per kernel
+            await self.client.acall("prebuild", COMPILE_TIMEOUT_S + PREBUILD_S_PER_KERNEL * len(items),
+                                    items=items)
         except (WorkerTimeout, WorkerCrashed, WorkerError):
             pass
 
