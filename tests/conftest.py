@@ -49,6 +49,24 @@ def kernel(name: str) -> str:
 _NODE_WORDS = ("node", "npm", "tint", "dawn", "tsx")
 
 
+def on_first_verification(session, action) -> list[str]:
+    """Call ``action()`` when ``session`` first verifies a candidate (not its baseline): how the
+    lane tests kill a worker or an actor mid-run. The list gets the candidate's id."""
+    from vajra_tui.engine.events import StageChanged
+
+    forward, hit = session._sink, []
+
+    def sink(event) -> None:
+        if isinstance(event, StageChanged) and event.stage == "verifying" and event.id != "baseline" \
+                and not hit:
+            hit.append(event.id)
+            action()
+        forward(event)
+
+    session._sink = sink
+    return hit
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
     """One line that says why the browser (Node/Dawn) tests skipped and what brings them back."""
     skipped = terminalreporter.stats.get("skipped", [])

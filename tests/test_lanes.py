@@ -16,9 +16,10 @@ import time
 
 import pytest
 
+from conftest import kernel, on_first_verification
 from vajra_tui.cli import main
 from vajra_tui.engine.events import (
-    CandidateFinished, LanesUpdated, Notice, RankingReady, StageChanged,
+    CandidateFinished, LanesUpdated, Notice, RankingReady,
 )
 from vajra_tui.engine.gpu.client import GPUClient
 from vajra_tui.engine.record import read_recording
@@ -83,19 +84,13 @@ def test_a_lane_whose_worker_dies_loses_only_its_batch(restart_fails):
     timing = TimingSettings(warmup=1, reps=3)
     session = Session(workload, workload.size("32x256"), lanes[0], events.append, timing)
     tuner = LaneTuner(session, lanes, LibrarySource(), budget=3)
-    second = tuner.sessions[1]
-    forward, killed = second._sink, []
 
-    def sabotage(event) -> None:
-        if isinstance(event, StageChanged) and event.stage == "verifying" and event.id != "baseline" \
-                and not killed:
-            killed.append(event.id)
-            if restart_fails:
-                lanes[1].prefer = "99"  # no such adapter: the restart fails, the lane is gone
-            os.kill(lanes[1].pid, signal.SIGKILL)
-        forward(event)
+    def sabotage() -> None:
+        if restart_fails:
+            lanes[1].prefer = "99"  # no such adapter: the restart fails, the lane is gone
+        os.kill(lanes[1].pid, signal.SIGKILL)
 
-    second._sink = sabotage
+    killed = on_first_verification(tuner.sessions[1], sabotage)
     try:
         ranked = asyncio.run(tuner.run(0))
     finally:
@@ -175,7 +170,6 @@ async def test_the_tui_runs_on_two_lanes_live(tmp_path, monkeypatch):
 def test_a_copy_dealt_with_its_twin_is_a_duplicate_across_lanes(tmp_path, capsys):
     """Two lanes each know only their own kernels: a copy must land in its twin's batch,
     where it is called a duplicate instead of being compiled and timed a second time."""
-    from conftest import kernel
 
     source = kernel("softmax_row.wgsl")
     first, copy = tmp_path / "row.wgsl", tmp_path / "row_copy.wgsl"

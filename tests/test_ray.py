@@ -20,8 +20,9 @@ from pathlib import Path
 
 import pytest
 
+from conftest import on_first_verification
 from vajra_tui.cli import main
-from vajra_tui.engine.events import Notice, StageChanged
+from vajra_tui.engine.events import Notice
 from vajra_tui.engine.scale.ray_lanes import LaneServer, _with_workload_file
 
 FAST = ["--size", "32x256", "--reps", "3", "--warmup", "1", "--generations", "0", "--budget", "2"]
@@ -127,17 +128,8 @@ def test_killing_an_actor_mid_run_costs_only_its_in_flight_work(cluster):
     workload = get_workload("softmax")
     session = Session(workload, workload.size("32x256"), lanes[0], events.append, TimingSettings(warmup=1, reps=3))
     tuner = LaneTuner(session, lanes, LibrarySource(), budget=2)
-    second = tuner.sessions[1]
-    forward, killed = second._sink, []
-
-    def sabotage(event) -> None:  # the second node's actor dies while it verifies a candidate
-        if isinstance(event, StageChanged) and event.stage == "verifying" and event.id != "baseline" \
-                and not killed:
-            killed.append(event.id)
-            ray.kill(lanes[1].actor, no_restart=True)
-        forward(event)
-
-    second._sink = sabotage
+    # the second node's actor dies while it verifies a candidate
+    killed = on_first_verification(tuner.sessions[1], lambda: ray.kill(lanes[1].actor, no_restart=True))
     try:
         ranked = asyncio.run(tuner.run(0))
     finally:
