@@ -9,17 +9,18 @@ from __future__ import annotations
 
 import asyncio
 from .candidate import Candidate
-from .contract import ContractError, Stitched, parse_only_source, prelude, stitch
+from .contract import Stitched, parse_only_source, stitch
 from .events import (
     CandidateFinished, CandidateQueued, CandidateResult, CandidateSource, CompileFinished, Diagnostic,
     Notice, SanitizerRewrite, StageChanged, VerificationFinished,
 )
 from .gpu.client import WorkerCrashed, WorkerError, WorkerTimeout
-from .screening import duplicate_of, over_dispatch, probe_applies
+from .screening import duplicate_of, over_dispatch
+from .staging import Limits, Staged, stage_all
 from .wgsl.diagnostics import LineMap, diagnostics_from_error
 
 COMPILE_TIMEOUT_S = 60.0
-PREBUILD_S_PER_KERNEL = 2.0  # on top of one compile's deadline: NVIDIA takes 0.1-0.3 s a kernel
+PREBUILD_S_PER_KERNEL = 2.0  # on top of one compile's deadline: the worker reads each kernel before it answers
 
 
 class Admission:
@@ -27,20 +28,21 @@ class Admission:
 
     async def admit(self, cand: Candidate) -> bool:
         """Prepare a candidate for timing; False (with its result emitted) if it failed."""
-        staged = await self._stage(cand)
+        (staged,) = await self._stage_many([cand])
         return staged is not None and await self._admit_staged(cand, *staged)
 
     async def admit_many(self, candidates: list[Candidate]) -> list[str]:
         """Admit a generation; the ids that survived, in order.
 
-        Every candidate is sanitized and stitched first, then the worker builds all their
-        pipelines at once on threads (a driver compiles one per thread), and each is then
-        compiled (found built), verified and probed as :meth:`admit` does.
+        Every candidate is sanitized and stitched first (together, on other cores when
+        they are big: staging.py), then the worker builds all their pipelines at once on
+        threads (a driver compiles one per thread), and each is then compiled (found
+        built), verified and probed as :meth:`admit` does.
         """
-        staged = [(cand, await self._stage(cand)) for cand in candidates]
+        staged = list(zip(candidates, await self._stage_many(candidates)))
         ready = [(cand, st) for cand, st in staged if st is not None]
         if len(ready) > 1 and not self.resume:  # resumed kernels are mostly not compiled at all
-            await self._prebuild([st for _, (_, st, _) in ready])
+            await self._prebuild([st.stitched for _, (_, st) in ready if st.stitched is not None])
         return [cand.id for cand, st in ready if await self._admit_staged(cand, *st)]
 
     async def _prebuild(self, stitched: list[Stitched]) -> None:
@@ -52,8 +54,8 @@ class Admission:
         except (WorkerTimeout, WorkerCrashed, WorkerError):
             pass
 
-    async def _stage(self, cand: Candidate) -> tuple[CandidateResult, Stitched, str] | None:
-        """Sanitize and stitch; None when the candidate already failed (its result emitted)."""
+    def _queued(self, cand: Candidate) -> CandidateResult:
+        """The candidate's result, announced: every later event of it refers to this id."""
         self.candidates[cand.id] = cand
         result = CandidateResult(id=cand.id, name=cand.name, strategy=cand.strategy,
                                  origin=cand.origin, generation=cand.generation,
@@ -64,25 +66,47 @@ class Admission:
             self.emit(CandidateQueued(id=cand.id, name=cand.name, strategy=cand.strategy,
                                       origin=cand.origin, generation=cand.generation,
                                       params=cand.params))
-        if not cand.source.strip():
-            self._fail(result, "no_kernel", cand.no_kernel_reason or "no kernel in response")
-            return None
-        source = self._sanitized(cand, result)
-        if source is None:
-            return None
-        try:
-            st = self._stitch(source, constants=cand.constants)
-        except ContractError as exc:
-            await self._contract_failed(result, exc, source)
-            return None
-        return result, st, source
+        return result
 
-    async def _admit_staged(self, cand: Candidate, result: CandidateResult, st: Stitched, source: str) -> bool:
+    async def _stage_many(self, cands: list[Candidate]) -> list[tuple[CandidateResult, Staged] | None]:
+        """Sanitize and stitch every candidate; None for one that already failed (its result emitted)."""
+        results = [self._queued(cand) for cand in cands]
+        todo = [k for k, cand in enumerate(cands) if cand.source.strip()]
+        limits = self.device.limits if self.device else {}
+        outcomes = await stage_all(
+            self.workload, self.provenance.spec, self.size,
+            [(cands[k].source, _generated(cands[k]), cands[k].strategy != "baseline", dict(cands[k].constants))
+             for k in todo],
+            Limits(limits.get("max-compute-workgroups-per-dimension", 65535),
+                   limits.get("max-compute-workgroup-storage-size")))
+        staged = dict(zip(todo, outcomes))
+        out: list[tuple[CandidateResult, Staged] | None] = []
+        for k, (cand, result) in enumerate(zip(cands, results)):
+            if k not in staged:
+                self._fail(result, "no_kernel", cand.no_kernel_reason or "no kernel in response")
+                out.append(None)
+            else:
+                out.append(await self._staged(cand, result, staged[k]))
+        return out
+
+    async def _staged(self, cand: Candidate, result: CandidateResult,
+                      staged: Staged) -> tuple[CandidateResult, Staged] | None:
+        """What staging found, said as events; None when the candidate failed there."""
+        if cand.strategy != "baseline" and not self._sanitizer_said(cand, result, staged):
+            return None
+        if staged.contract is not None:
+            await self._contract_failed(result, staged.contract, staged.source)
+            return None
+        return result, staged
+
+    async def _admit_staged(self, cand: Candidate, result: CandidateResult, staged: Staged) -> bool:
         """Compile, verify (two seeds) and probe the grid of a staged candidate.
 
         A copy is judged against the candidates admitted before it, here rather than when
         staged: an earlier twin that crashed under a dying worker leaves this one its run.
         """
+        st, source = staged.stitched, staged.source
+        assert st is not None
         twin = duplicate_of(st.sha256, cand.id, self.stitched, self.results)
         self.stitched[cand.id] = st
         self._publish(result, st, source)
@@ -92,10 +116,11 @@ class Admission:
         earlier = self.recall(result)
         if earlier is not None:
             return self._recalled(result, earlier)
-        self._check_tile(cand, source, st)
+        for d in staged.tile_warnings:  # before it runs: a header that leaves outputs uncomputed
+            self.emit(Notice(level="warning", message=f"{cand.name}: tile header {d.line}:{d.column}: {d.message}"))
         if not (await self._compile(result, st, source) and await self._verify(result)):
             return False
-        return await self._right_size(result, st, source)
+        return await self._right_size(result, st, source, staged.probe)
 
     def _stitch(self, source: str, tile: tuple[int, int] | None = None,
                 constants: dict | None = None) -> Stitched:
@@ -111,7 +136,7 @@ class Admission:
         self.emit(CandidateSource(id=result.id, source=source, stitched_source=st.source,
                                   workgroup_size=result.workgroup_size, grid=result.grid))
 
-    async def _contract_failed(self, result: CandidateResult, exc: ContractError, source: str) -> bool:
+    async def _contract_failed(self, result: CandidateResult, broken: Diagnostic, source: str) -> bool:
         """Syntax errors come first: ask the compiler before blaming the contract."""
         probe = parse_only_source(self.workload, self.size, source)
         try:
@@ -122,12 +147,13 @@ class Admission:
             result.diagnostics = self._locate(error, probe, source, result)
             first = result.diagnostics[0]
             return self._fail(result, "compile_error", f"{first.line}:{first.column}: {first.message}")
-        result.diagnostics = [self._to_original(exc.diagnostic, source, result)]
-        return self._fail(result, "compile_error", f"contract: {exc}")
+        result.diagnostics = [self._to_original(broken, source, result)]
+        return self._fail(result, "compile_error", f"contract: {broken.message}")
 
-    async def _right_size(self, result: CandidateResult, st: Stitched, source: str) -> bool:
-        """Find a kernel dispatched many times over, say so, and time it on the grid it needs."""
-        if result.id == "baseline" or not probe_applies(st, source):
+    async def _right_size(self, result: CandidateResult, st: Stitched, source: str, probe: bool) -> bool:
+        """Find a kernel dispatched many times over, say so, and time it on the grid it needs;
+        ``probe``: whether the probe applies (screening.probe_applies, found when staged)."""
+        if result.id == "baseline" or not probe:
             return True  # the workload declares its baseline's grid
 
         async def covers(grid: tuple[int, int, int]) -> bool:
@@ -153,47 +179,32 @@ class Admission:
         self._publish(result, resized, source)
         return await self._compile(result, resized, source) and await self._verify(result)
 
-    def _sanitized(self, cand: Candidate, result: CandidateResult) -> str | None:
+    def _sanitizer_said(self, cand: Candidate, result: CandidateResult, staged: Staged) -> bool:
         """Generated kernels are repaired or refused; a user's own kernel is only flagged.
 
         A barrier in non-uniform control flow is undefined behaviour on GPUs and
         browsers refuse the kernel, so one that cannot be repaired never runs when a
         model wrote it, and carries the browser-invalid flag when a user did.
+        False when the candidate was refused (its result emitted).
         """
-        if cand.strategy == "baseline":
-            return cand.source
-        from .wgsl.sanitize import sanitize
-
         self.emit(StageChanged(id=cand.id, stage="sanitizing"))
-        fixed = sanitize(cand.source, prelude=prelude(self.workload, self.size, (1, 1), 1, set()))
-        if not fixed.findings:
-            return cand.source
-        generated = cand.strategy not in ("user", "params")  # params: the user's kernel, configured
-        repair = generated and fixed.repaired
-        self.emit(SanitizerRewrite(id=cand.id, findings=fixed.findings,
-                                   diff=fixed.diff if repair else "", repaired=repair))
-        if repair:
-            result.rewrites.append(fixed.diff)
-            result.source = fixed.source
-            return fixed.source
-        first = fixed.findings[0]
+        if not staged.findings:
+            return True
+        self.emit(SanitizerRewrite(id=cand.id, findings=staged.findings, diff=staged.diff,
+                                   repaired=staged.repaired))
+        if staged.repaired:
+            result.rewrites.append(staged.diff)
+            result.source = staged.source
+            return True
+        first = staged.findings[0]
         why = f"{first.line}:{first.column}: barrier in non-uniform control flow ({first.message})"
-        if generated:
-            result.diagnostics = list(fixed.findings)
-            self._fail(result, "compile_error", f"{why}; browsers reject it and the sanitizer "
-                       "could not repair it")
-            return None
+        if staged.refused:
+            result.diagnostics = list(staged.findings)
+            return self._fail(result, "compile_error", f"{why}; browsers reject it and the sanitizer "
+                              "could not repair it")
         result.browser_invalid = why
         self.emit(Notice(level="warning", message=f"{cand.name} is not browser-valid: {why}"))
-        return cand.source
-
-    def _check_tile(self, cand: Candidate, source: str, st: Stitched) -> None:
-        """Warn (before it runs) when a tile header looks like it leaves outputs uncomputed."""
-        from .wgsl.sanitize import check_tile_header
-
-        grid = self.workload.output_grid(self.size)
-        for d in check_tile_header(source, grid, st.workgroup_size, tile=st.tile, folds_large_grids=True):
-            self.emit(Notice(level="warning", message=f"{cand.name}: tile header {d.line}:{d.column}: {d.message}"))
+        return True
 
     async def _compile(self, result: CandidateResult, st: Stitched, source: str) -> bool:
         self.emit(StageChanged(id=result.id, stage="compiling"))
@@ -284,3 +295,9 @@ def _with_line_text(diagnostic: Diagnostic, source: str) -> Diagnostic:
     if 0 < diagnostic.line <= len(lines):
         return diagnostic.model_copy(update={"source_line": lines[diagnostic.line - 1].rstrip()})
     return diagnostic
+
+
+def _generated(cand: Candidate) -> bool:
+    """Written by a model or the library: the sanitizer repairs it or refuses it. A user's
+    own kernel (``user``, or ``params``: the user's, configured) is only flagged."""
+    return cand.strategy not in ("user", "params")

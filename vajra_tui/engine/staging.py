@@ -1,0 +1,221 @@
+"""Staging: a candidate's sanitize, stitch and tile check, on other cores when that pays.
+
+The three are pure text work: source in, source, plan and diagnostics out. At large sizes
+the library's kernels are unrolled into 20-150 KB of WGSL, and the Python front end takes
+0.1-0.2 s to read each one; a generation of 24 took 4.5-5 s on the event loop's thread,
+during which no lane's GPU could start (measured on a 2xH200 host, issue #14). So a
+generation's kernels are staged together in a pool of processes, one per spare core,
+each of which loads the workload from its spec as the GPU worker does. Small batches
+and hosts with few cores stage in this process, where a pool's start would cost more
+than it saves. Either way the outcome is the same :class:`Staged`, and the session
+emits the same events from it in the same order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import os
+import socket
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+
+from .contract import ContractError, Stitched, prelude, stitch
+from .events import Diagnostic
+from .workloads import Size, Workload, get_workload
+
+POOL_MIN_CHARS = 200_000  # a batch smaller than this stages here (a pool's start is ~0.5 s)
+POOL_MIN_CORES = 4  # with fewer, the GPU workers and this process already fill them
+
+
+@dataclass
+class Limits:
+    """What the adapter allows that stitching checks: the grid's largest side, workgroup memory."""
+
+    max_dim: int = 65535
+    max_workgroup_bytes: int | None = None
+
+
+@dataclass
+class Staged:
+    """What staging one candidate found. ``source`` is the body that will be compiled:
+    the repaired one when the sanitizer repaired it, else the author's."""
+
+    source: str
+    findings: list[Diagnostic] = field(default_factory=list)
+    diff: str = ""
+    repaired: bool = False
+    refused: bool = False  # a generated kernel whose barrier the sanitizer could not repair
+    stitched: Stitched | None = None
+    contract: Diagnostic | None = None  # the contract broken, located in ``source``
+    tile_warnings: list[Diagnostic] = field(default_factory=list)
+    probe: bool = False  # whether the grid probe may shrink its dispatch (screening.probe_applies)
+
+
+def stage_text(workload: Workload, size: Size, source: str, generated: bool, sanitize_it: bool,
+               constants: dict, limits: Limits) -> Staged:
+    """Sanitize (generated kernels are repaired or refused; a user's is only flagged),
+    stitch, and read the tile header, as one pure step."""
+    from .screening import probe_applies
+    from .wgsl.sanitize import sanitize
+    from .wgsl.tile_check import check_tile_header
+
+    staged = Staged(source=source)
+    if sanitize_it:
+        fixed = sanitize(source, prelude=prelude(workload, size, (1, 1), 1, set()))
+        if fixed.findings:
+            staged.findings, staged.repaired = list(fixed.findings), generated and fixed.repaired
+            staged.diff = fixed.diff if staged.repaired else ""
+            if staged.repaired:
+                staged.source = fixed.source
+            elif generated:
+                staged.refused = True
+                return staged
+    try:
+        st = stitch(workload, size, staged.source, limits.max_dim, limits.max_workgroup_bytes,
+                    constants=constants)
+    except ContractError as exc:
+        staged.contract = exc.diagnostic
+        return staged
+    staged.stitched = st
+    staged.tile_warnings = check_tile_header(staged.source, workload.output_grid(size), st.workgroup_size,
+                                             tile=st.tile, folds_large_grids=True)
+    staged.probe = probe_applies(st, staged.source)
+    return staged
+
+
+POOL_JOB_TIMEOUT_S = 120.0
+
+
+def _stage_by_spec(spec: str, size: Size, source: str, generated: bool, sanitize_it: bool,
+                   constants: dict, limits: Limits) -> Staged:
+    """In a staging process: the workload from its spec (loaders remember what they loaded)."""
+    return stage_text(get_workload(spec), size, source, generated, sanitize_it, constants, limits)
+
+
+class _Stager:
+    """One staging process, fed one job at a time over a socket pair.
+
+    A plain child (``python -m vajra_tui.engine.staging``), not multiprocessing: its
+    spawn and forkserver methods run the parent's ``__main__`` again in every child, and
+    that is a user's script when Vajra is driven from Python.
+    """
+
+    def __init__(self) -> None:
+        ours, theirs = socket.socketpair()
+        self.proc = subprocess.Popen([sys.executable, "-m", "vajra_tui.engine.staging", str(theirs.fileno())],
+                                     pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        theirs.close()
+        self.conn = Connection(ours.detach())
+        self.lock = threading.Lock()  # the lanes of a run stage their batches at the same time
+
+    def stage(self, job: tuple) -> Staged:
+        """Raises when the child fails (gone, late, or its own error): the caller stages
+        that job here instead."""
+        with self.lock:
+            self.conn.send(job)
+            if not self.conn.poll(POOL_JOB_TIMEOUT_S):
+                self.proc.kill()
+                raise TimeoutError("a staging process ran past its deadline")
+            ok, value = self.conn.recv()
+        if not ok:
+            raise RuntimeError(value)
+        return value
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        self.conn.close()
+
+
+_STAGERS: list[_Stager] = []
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def pool_size() -> int:
+    """Processes for staging: ``VAJRA_STAGING_PROCESSES`` if set (0: never), else the cores
+    left after this process, up to 8; 0 on hosts with fewer than POOL_MIN_CORES."""
+    env = os.environ.get("VAJRA_STAGING_PROCESSES", "").strip()
+    if env.isdigit():
+        return int(env)
+    cores = _cores()
+    return min(8, cores - 1) if cores >= POOL_MIN_CORES else 0
+
+
+def _pool() -> list[_Stager]:
+    """The staging processes, started at the first batch that needs them and kept."""
+    _STAGERS[:] = [s for s in _STAGERS if s.alive()]
+    while len(_STAGERS) < pool_size():
+        _STAGERS.append(_Stager())
+    return list(_STAGERS)
+
+
+def shutdown() -> None:
+    """End the staging processes (at exit, and in tests that count processes)."""
+    while _STAGERS:
+        _STAGERS.pop().close()
+
+
+atexit.register(shutdown)
+
+
+async def stage_all(workload: Workload, spec: str, size: Size, jobs: list[tuple[str, bool, bool, dict]],
+                    limits: Limits) -> list[Staged]:
+    """Stage ``jobs`` (source, generated, sanitize, constants), in order: on the staging
+    processes when the batch is big enough to pay for them, each job going to the next
+    free one; a job whose process fails is staged here."""
+    forced = os.environ.get("VAJRA_STAGING_PROCESSES", "").strip().isdigit()
+    big = sum(len(src) for src, *_ in jobs) >= POOL_MIN_CHARS or (forced and len(jobs) > 1)
+    stagers = _pool() if big and spec else []
+    staged: list[Staged | None] = [None] * len(jobs)
+    todo = list(range(len(jobs)))
+
+    async def drain(stager: _Stager) -> None:
+        while todo:
+            k = todo.pop(0)
+            src, gen, san, consts = jobs[k]
+            try:
+                staged[k] = await asyncio.to_thread(stager.stage, (spec, dict(size), src, gen, san,
+                                                                   dict(consts), limits))
+            except Exception:  # noqa: BLE001 - a broken pipe, a timeout, its error: staged here
+                stager.close()  # _pool() starts another for the next batch
+                return
+
+    await asyncio.gather(*(drain(s) for s in stagers))
+    return [s if s is not None else stage_text(workload, size, *jobs[k], limits)
+            for k, s in enumerate(staged)]
+
+
+def _serve(fd: int) -> None:
+    """A staging process: jobs in, (ok, Staged or the error's text) out, until the parent goes."""
+    conn = Connection(fd)
+    while True:
+        try:
+            job = conn.recv()
+        except (EOFError, OSError):
+            return
+        try:
+            reply = (True, _stage_by_spec(*job))
+        except Exception as exc:  # noqa: BLE001 - the parent stages it itself and says why
+            reply = (False, f"{type(exc).__name__}: {exc}")
+        conn.send(reply)
+
+
+if __name__ == "__main__":  # by its package name, so what it pickles unpickles in the parent
+    from vajra_tui.engine.staging import _serve as serve
+
+    serve(int(sys.argv[1]))
