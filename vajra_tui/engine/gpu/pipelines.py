@@ -3,11 +3,11 @@
 A candidate's pipeline is keyed by what was compiled (its source with workgroup memory
 zeroed, and its pipeline constants), so a finalist timed again in a shoot-out, or a
 copy under another name, is never built twice. Drivers compile one pipeline per
-thread, and an NVIDIA compile of an unrolled library kernel takes 0.1-0.3 s, so a
+thread, and an NVIDIA compile of an unrolled library kernel takes 0.1-3 s, so a
 generation's kernels are built together on a thread pool (:meth:`PipelineStore.prebuild`)
-before they are admitted one by one; admission then finds each one built. Whatever
-fails there is left for :meth:`PipelineStore.compile` to report, on the worker's own
-thread, with its located message.
+while they are admitted one by one; admission finds each one built, or waits for that
+one only. Whatever fails there is left for :meth:`PipelineStore.compile` to report, on
+the worker's own thread, with its located message.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import hashlib
 import json
 import os
 from collections import OrderedDict
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from ..wgsl.memory import workgroup_memory_problem, zero_init_source
@@ -34,9 +34,7 @@ class PipelineStore:
         self.by_cid: dict[str, tuple[Any, tuple[int, int, int]]] = {}
         self.keys: dict[str, str] = {}  # cid -> hash of its compiled source
         self.recent: OrderedDict[str, Any] = OrderedDict()
-        self.prebuilt: dict[str, Any] = {}
-        # what the front end made of each prebuilt source, for compile() to take, not redo
-        self.read: dict[tuple[str, str], tuple[tuple | None, str]] = {}
+        self.prebuilt: dict[tuple[str, str], Future] = {}  # builds prebuild() started, by source
 
     def clear(self) -> None:
         """A new workload: every pipeline was built against the previous buffers' layout."""
@@ -44,7 +42,6 @@ class PipelineStore:
         self.keys.clear()
         self.recent.clear()
         self.prebuilt.clear()
-        self.read.clear()
 
     def __getitem__(self, cid: str) -> tuple[Any, tuple[int, int, int]]:
         return self.by_cid[cid]
@@ -65,7 +62,8 @@ class PipelineStore:
         """
         self.by_cid.pop(cid, None)  # a recompile replaces (and releases) the old pipeline
         self.keys.pop(cid, None)
-        problem, guarded = self._front_end(source, constants)
+        built = self._prebuilt(source, constants)
+        problem, guarded, prebuilt = built if built is not None else (*self._read(source, constants), None)
         if problem is not None:
             own = self._compile_error(source, constants)
             if own:  # the compiler's own complaint first, at its own line
@@ -73,7 +71,7 @@ class PipelineStore:
             message, line, column = problem
             return {"compiled": False, "error": located(message, source, line, column)}
         key = _key(guarded, constants)
-        reused = self.prebuilt.pop(key, None) or self.recent.pop(key, None) or next(
+        reused = prebuilt or self.recent.pop(key, None) or next(
             (self.by_cid[c][0] for c, k in self.keys.items() if k == key and c in self.by_cid), None)
         if reused is not None:  # built before (prebuilt, a finalist timed again, a copy)
             self.by_cid[cid], self.keys[cid] = (reused, tuple(dispatch)), key
@@ -92,32 +90,50 @@ class PipelineStore:
         return {"compiled": True, "zero_init": guarded is not source}
 
     def prebuild(self, items: list[dict[str, Any]]) -> dict:
-        """Build these kernels (``source``, ``constants``) on a thread pool, for ``compile`` to find.
+        """Start reading and building these kernels (``source``, ``constants``) on a thread
+        pool, for ``compile`` to find, and answer at once.
 
+        Admission then compiles (finds) and verifies each kernel as soon as its own
+        pipeline is ready, while the rest are still read and built: the largest unrolled
+        kernel of a generation takes seconds on NVIDIA, and nothing else waits for it.
         Leftovers of an earlier call are released first: they belonged to candidates that
         never reached compile (duplicates, contract failures), and pipelines cost memory.
         """
         self.prebuilt.clear()
-        self.read.clear()
-        jobs: dict[str, tuple[str, dict[str, Any] | None]] = {}
-        for item in items:
-            constants = item.get("constants") or None
-            problem, guarded = self._front_end(item["source"], constants, keep=True)
-            key = _key(guarded, constants)
-            if problem is None and key not in self.recent and key not in self.keys.values():
-                jobs.setdefault(key, (guarded, constants))
+        jobs = {_index(item["source"], item.get("constants") or None): item for item in items}
         if not jobs:
-            return {"built": 0, "failed": 0}
+            return {"queued": 0}
+        known = set(self.recent) | set(self.keys.values())  # built already: found by compile()
         threads = max(1, min(MAX_BUILD_THREADS, os.cpu_count() or 1, len(jobs)))
-        with ThreadPoolExecutor(threads, thread_name_prefix="vajra-build") as pool:
-            futures = {key: pool.submit(self.rt.compile, *job) for key, job in jobs.items()}
-        failed = 0
-        for key, future in futures.items():
-            try:
-                self.prebuilt[key] = future.result()
-            except Exception:  # noqa: BLE001 - compile() reports it, located, on this thread
-                failed += 1
-        return {"built": len(self.prebuilt), "failed": failed, "threads": threads}
+        pool = ThreadPoolExecutor(threads, thread_name_prefix="vajra-build")
+        for index, item in jobs.items():
+            self.prebuilt[index] = pool.submit(self._build, item["source"], item.get("constants") or None, known)
+        pool.shutdown(wait=False)  # its threads end when the queue is built
+        return {"queued": len(jobs), "threads": threads}
+
+    def _build(self, source: str, constants: dict[str, Any] | None,
+               known: set[str]) -> tuple[tuple | None, str, Any | None]:
+        """On a build thread: the front end's reading, then the pipeline unless it is refused,
+        already built, or fails (compile() then reports why, on the worker's own thread)."""
+        problem, guarded = self._read(source, constants)
+        if problem is not None or _key(guarded, constants) in known:
+            return problem, guarded, None
+        try:
+            return problem, guarded, self.rt.compile(guarded, constants)
+        except Exception:  # noqa: BLE001 - compiled again where its message is located
+            return problem, guarded, None
+
+    def _prebuilt(self, source: str, constants: dict[str, Any] | None) -> tuple[tuple | None, str, Any | None] | None:
+        """What a prebuild made of this kernel (waiting for it if it is still being built):
+        (why it is refused, its guarded source, its pipeline or None); None if not prebuilt."""
+        future = self.prebuilt.pop(_index(source, constants), None)
+        if future is None:
+            return None
+        try:
+            problem, guarded, pipeline = future.result()
+        except Exception:  # noqa: BLE001 - read and compiled again on this thread
+            return None
+        return problem, (source if guarded == source else guarded), pipeline  # "is source": untouched
 
     def drop(self, cid: str) -> bool:
         """A finished candidate's pipeline goes, unless another candidate shares it; it
@@ -132,19 +148,6 @@ class PipelineStore:
         return True
 
     # ---- helpers ---------------------------------------------------------------
-    def _front_end(self, source: str, constants: dict[str, Any] | None,
-                   keep: bool = False) -> tuple[tuple | None, str]:
-        """(why it is refused or None, the source with its workgroup memory zeroed); with
-        ``keep``, remembered for the next call about the same source (prebuild, then compile)."""
-        index = (source, json.dumps(constants or {}, sort_keys=True))
-        if index in self.read:
-            problem, guarded = self.read[index] if keep else self.read.pop(index)
-            return problem, (source if guarded == source else guarded)  # "is source" means untouched
-        reading = self._read(source, constants)
-        if keep:
-            self.read[index] = reading
-        return reading
-
     def _read(self, source: str, constants: dict[str, Any] | None) -> tuple[tuple | None, str]:
         ints = {k: int(v) for k, v in (constants or {}).items() if isinstance(v, int) and not isinstance(v, bool)}
         limit = self.rt.info.limits.get("max-compute-workgroup-storage-size")
@@ -161,6 +164,11 @@ class PipelineStore:
         except Exception as exc:  # noqa: BLE001
             return str(exc) or exc.__class__.__name__
         return ""
+
+
+def _index(source: str, constants: dict[str, Any] | None) -> tuple[str, str]:
+    """A prebuild's kernel as compile() will name it: its source as sent, and its constants."""
+    return source, json.dumps(constants or {}, sort_keys=True)
 
 
 def _key(guarded: str, constants: dict[str, Any] | None) -> str:
