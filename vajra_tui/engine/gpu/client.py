@@ -4,6 +4,8 @@ A hung WGSL kernel blocks its process forever (no device-lost event arrives),
 so the only reliable remedy is to kill the process. The client remembers the
 state-building requests (prepare, compile) and replays them into the fresh
 worker, so a restart is invisible to the session apart from the lost candidate.
+A worker that grows is replaced the same way, but planned: its successor is started and
+prepared on a thread while it serves on, and swapped in between two requests.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import subprocess
 import sys
 import threading
 from multiprocessing.connection import Connection
-from typing import Any
+from typing import Any, Callable
 
 from ...settings import cache_dir
 from ..damage import open_log
@@ -24,7 +26,8 @@ from ..events import DeviceInfo, NvmlMatch
 STARTUP_TIMEOUT_S = 120.0
 # Drivers keep memory for every pipeline ever built (lavapipe: megabytes of JIT code per
 # kernel, released only with the process), so a worker that has grown this far since its
-# first finished candidate is replaced by a fresh one between candidates, its state replayed.
+# first finished candidate is replaced: a standby is started and prepared in the background
+# (a spawn plus a prepare take seconds) and swapped in between requests, its compiles replayed.
 RECYCLE_MB = float(os.environ.get("VAJRA_WORKER_RECYCLE_MB", "96"))
 
 
@@ -38,6 +41,82 @@ class WorkerTimeout(Exception):
 
 class WorkerCrashed(Exception):
     """The worker died (device lost, driver crash) while serving a request."""
+
+
+def _exchange(conn: Connection, request: dict[str, Any], timeout: float) -> dict[str, Any]:
+    """One request and its reply; raises, but cleans nothing up: the caller owns the process."""
+    try:
+        conn.send(request)
+    except OSError:  # the worker is gone (killed, crashed, device lost)
+        raise WorkerCrashed(f"the GPU worker was gone before {request['op']}") from None
+    if not conn.poll(timeout):
+        raise WorkerTimeout(f"{request['op']} ran past its {timeout:.1f} s deadline")
+    try:
+        reply = conn.recv()
+    except (EOFError, OSError):
+        raise WorkerCrashed(f"the GPU worker died during {request['op']}") from None
+    if not reply.pop("ok"):
+        raise WorkerError(reply.get("error", "unknown worker error"))
+    return reply
+
+
+def _end(proc: subprocess.Popen | None, conn: Connection | None) -> None:
+    """Kill and reap a worker (no zombie left behind) and close its connection."""
+    if proc is not None:
+        if proc.poll() is None:
+            proc.kill()
+        try:
+            proc.wait(5)
+        except subprocess.TimeoutExpired:
+            pass
+    if conn is not None:
+        conn.close()
+
+
+class _Standby:
+    """A successor to a grown worker, started and prepared on a thread of its own.
+
+    The thread never touches the client: it builds its own process and connection,
+    which the client adopts under its lock between requests (or discards). ``ready``
+    is set when the thread is done; ``conn`` is None then if it failed.
+    """
+
+    def __init__(self, spawn: Callable[..., tuple], prepare: dict[str, Any] | None) -> None:
+        self.proc: subprocess.Popen | None = None
+        self.conn: Connection | None = None
+        self.ready = threading.Event()
+        self._guard = threading.Lock()  # ``proc`` and ``_dropped`` between the thread and discard()
+        self._dropped = False
+        self._thread = threading.Thread(target=self._run, args=(spawn, prepare), daemon=True,
+                                        name="vajra-standby-worker")
+        self._thread.start()
+
+    def _started(self, proc: subprocess.Popen) -> None:
+        with self._guard:  # visible at once, so discard() can kill it while it starts
+            self.proc = proc
+            if self._dropped:
+                proc.kill()
+
+    def _run(self, spawn: Callable[..., tuple], prepare: dict[str, Any] | None) -> None:
+        conn = None
+        try:
+            _, conn, _ = spawn(self._started)
+            if prepare is not None:  # the float64 references: the slow part, off the critical path
+                _exchange(conn, dict(prepare), STARTUP_TIMEOUT_S * 5)
+            self.conn = conn
+        except Exception:  # a failed standby is discarded; the client falls back to a restart
+            _end(self.proc, conn)
+        finally:
+            self.ready.set()
+
+    def discard(self) -> None:
+        with self._guard:
+            self._dropped = True
+            if self.proc is not None and self.proc.poll() is None:
+                self.proc.kill()
+        self._thread.join(10)  # its hello or prepare ends as the process dies
+        _end(self.proc, self.conn)
+        self.conn = None
 
 
 class GPUClient:
@@ -62,11 +141,25 @@ class GPUClient:
         self._conn: Connection | None = None
         self._prepare: dict[str, Any] | None = None
         self._compiled: dict[str, dict[str, Any]] = {}
+        self._standby: _Standby | None = None  # a grown worker's successor, being readied
+        # between a prebuild and its batch's drop the worker holds pipelines being built for
+        # the compiles to come: a standby swapped in then would compile each one serially
+        self._building = False
         self._lock = threading.Lock()
         self._interrupted = False
 
     # ---- lifecycle -----------------------------------------------------------
     def start(self) -> DeviceInfo:
+        self._proc, self._conn, self.device = self._spawn()
+        self.adapter_index = self.device.adapter_index
+        if self.nvml is not None:
+            self.device.nvml = self.nvml
+        return self.device
+
+    def _spawn(self, started: Callable[[subprocess.Popen], None] | None = None,
+               ) -> tuple[subprocess.Popen, Connection, DeviceInfo]:
+        """A new worker and its hello, not yet this client's: start() adopts it, a standby
+        holds it. ``started`` sees the process as soon as it exists. A failure kills it."""
         ours, theirs = socket.socketpair()
         args = [sys.executable, "-m", "vajra_tui.engine.gpu.worker", str(theirs.fileno())]
         args.append("" if self.prefer is None else str(self.prefer))
@@ -74,27 +167,27 @@ class GPUClient:
             args.append(str(self.nvml.index))
         # driver chatter must never reach the terminal UI; a damaged cache folder never stops a run
         with open_log(cache_dir() / "worker.log") as err:
-            self._proc = subprocess.Popen(args, pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL,
-                                          stdout=err, stderr=err, env={**os.environ, "PYTHONUNBUFFERED": "1"},
-                                          preexec_fn=self._lower_priority if self.nice else None)
+            proc = subprocess.Popen(args, pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL,
+                                    stdout=err, stderr=err, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                                    preexec_fn=self._lower_priority if self.nice else None)
         theirs.close()
-        parent = self._conn = Connection(ours.detach())
-        if not parent.poll(STARTUP_TIMEOUT_S):
-            self._kill()
-            raise WorkerTimeout("the GPU worker did not start in time")
+        conn = Connection(ours.detach())
         try:
-            hello = parent.recv()
-        except EOFError:
-            self._kill()
-            raise WorkerCrashed("the GPU worker died while starting") from None
-        if not hello.get("ok"):
-            self._kill()
-            raise WorkerError(hello.get("error", "the GPU worker failed to start"))
-        self.device = DeviceInfo(**self._roundtrip({"op": "hello"}, STARTUP_TIMEOUT_S)["device"])
-        self.adapter_index = self.device.adapter_index
-        if self.nvml is not None:
-            self.device.nvml = self.nvml
-        return self.device
+            if started is not None:
+                started(proc)
+            if not conn.poll(STARTUP_TIMEOUT_S):
+                raise WorkerTimeout("the GPU worker did not start in time")
+            try:
+                hello = conn.recv()
+            except (EOFError, OSError):
+                raise WorkerCrashed("the GPU worker died while starting") from None
+            if not hello.get("ok"):
+                raise WorkerError(hello.get("error", "the GPU worker failed to start"))
+            device = DeviceInfo(**_exchange(conn, {"op": "hello"}, STARTUP_TIMEOUT_S)["device"])
+        except BaseException:
+            _end(proc, conn)
+            raise
+        return proc, conn, device
 
     @property
     def label(self) -> str:
@@ -107,6 +200,7 @@ class GPUClient:
         os.nice(self.nice)  # runs in the child between fork and exec
 
     def close(self) -> None:
+        """End the worker and any standby; a busy one is killed and its caller cleans up."""
         if self._lock.acquire(timeout=5):  # after the request in flight, if it ends soon
             try:
                 self._close()
@@ -125,16 +219,15 @@ class GPUClient:
         self._kill()
 
     def _kill(self) -> None:
-        if self._proc is not None:
-            if self._proc.poll() is None:
-                self._proc.kill()
-            try:
-                self._proc.wait(5)
-            except subprocess.TimeoutExpired:
-                pass
-        if self._conn is not None:
-            self._conn.close()
+        """End the worker, and its standby: prepared for a state a crash or a cancel ended."""
+        self._drop_standby()
+        _end(self._proc, self._conn)
         self._proc, self._conn = None, None
+
+    def _drop_standby(self) -> None:
+        standby, self._standby = self._standby, None
+        if standby is not None:
+            standby.discard()
 
     @property
     def pid(self) -> int | None:
@@ -158,21 +251,10 @@ class GPUClient:
     def _roundtrip(self, request: dict[str, Any], timeout: float) -> dict[str, Any]:
         assert self._conn is not None, "worker not started"
         try:
-            self._conn.send(request)
-        except OSError:  # the worker is gone (killed, crashed, device lost)
+            return _exchange(self._conn, request, timeout)
+        except (WorkerTimeout, WorkerCrashed):
             self._kill()
-            raise WorkerCrashed(f"the GPU worker was gone before {request['op']}") from None
-        if not self._conn.poll(timeout):
-            self._kill()
-            raise WorkerTimeout(f"{request['op']} ran past its {timeout:.1f} s deadline")
-        try:
-            reply = self._conn.recv()
-        except (EOFError, OSError):
-            self._kill()
-            raise WorkerCrashed(f"the GPU worker died during {request['op']}") from None
-        if not reply.pop("ok"):
-            raise WorkerError(reply.get("error", "unknown worker error"))
-        return reply
+            raise
 
     def call(self, op: str, timeout: float, **kwargs: Any) -> dict[str, Any]:
         """One request; a timeout or crash leaves a fresh worker behind before raising."""
@@ -181,6 +263,12 @@ class GPUClient:
             if self._interrupted and self._proc is not None and self._proc.poll() is not None:
                 self._interrupted = False  # killed by interrupt() as its request ended: not a crash
                 self._kill()
+            if op == "prepare":  # a new workload: a standby prepared for the old one is stale
+                self._drop_standby()
+            if op == "prebuild":  # its kernels build in this worker: no swap until the batch's drop
+                self._building = True
+            elif not self._building:
+                self._adopt_standby()
             if self._conn is None:
                 self.restart()
             try:
@@ -195,24 +283,46 @@ class GPUClient:
                 raise
             self._remember(op, request, reply)
             if op == "drop":
+                self._building = False
                 self._recycle_if_grown(reply.get("rss_mb"))
             return reply
 
     def _recycle_if_grown(self, rss_mb: float | None) -> None:
-        """Between candidates: replace a worker that has grown by RECYCLE_MB (a planned restart)."""
-        if not isinstance(rss_mb, (int, float)) or RECYCLE_MB <= 0:
+        """Between candidates: a worker grown by RECYCLE_MB gets a standby, readied in the background."""
+        if not isinstance(rss_mb, (int, float)) or RECYCLE_MB <= 0 or self._standby is not None:
             return
         if self._settled_rss is None:
             self._settled_rss = float(rss_mb)
             return
-        if rss_mb - self._settled_rss < RECYCLE_MB:
+        if rss_mb - self._settled_rss >= RECYCLE_MB:
+            self._standby = _Standby(self._spawn, self._prepare)
+
+    def _adopt_standby(self) -> None:
+        """Under the lock, before a request: swap in a ready standby (a planned replacement).
+
+        Only the compiles are replayed here (the kept candidates, usually the baseline alone);
+        a standby that failed is replaced the old way, synchronously, as it was found grown.
+        """
+        standby = self._standby
+        if standby is None or not standby.ready.is_set():
             return
+        self._standby = None
         self.recycles += 1
         try:
-            self._close()
-            self._replace()
+            if standby.conn is None:
+                raise WorkerCrashed("the standby worker did not start")
+            for request in list(self._compiled.values()):
+                _exchange(standby.conn, dict(request), STARTUP_TIMEOUT_S)
         except (WorkerTimeout, WorkerCrashed, WorkerError):
-            self._kill()  # the next call starts (and prepares) a fresh worker
+            standby.discard()
+            try:
+                self._close()
+                self._replace()
+            except (WorkerTimeout, WorkerCrashed, WorkerError):
+                self._kill()  # the call goes on to start (and prepare) a fresh worker
+            return
+        self._close()  # the old worker quits cleanly
+        self._proc, self._conn, self._settled_rss = standby.proc, standby.conn, None
 
     def _remember(self, op: str, request: dict[str, Any], reply: dict[str, Any]) -> None:
         if op == "prepare":
