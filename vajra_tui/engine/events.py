@@ -64,6 +64,10 @@ class NvmlMatch(_Model):
     rise: float = 0.0  # utilization points it gained while the probe ran
     runner_up: float = 0.0  # the largest rise of any other GPU (near `rise`: not conclusive)
     method: str = "utilization"
+    # When the probe ran (Unix time; None in recordings made before it was kept), and whether
+    # this run reused that probe from the per-boot cache (gpu/probe_cache.py) instead of probing.
+    probed_at: float | None = None
+    cached: bool = False
 
 
 class DiagnosticLabel(_Model):

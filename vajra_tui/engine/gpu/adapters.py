@@ -9,7 +9,8 @@ The *index* is the position in ``wgpu.gpu.enumerate_adapters_sync()``. It is sta
 the same environment and driver only: a driver update, a different ``CUDA_VISIBLE_DEVICES``
 or another loader may reorder (measured on 2xH200: index 0 was nvidia-smi's GPU 1 and,
 with ``CUDA_VISIBLE_DEVICES=1``, GPU 0). Where NVML exists, :mod:`.identify` tells which
-NVML GPU an index really is by a short busy probe; nothing else is guaranteed.
+NVML GPU an index really is by a short busy probe (kept for the boot: :mod:`.probe_cache`);
+nothing else is guaranteed.
 
 The parent never loads a driver itself (drivers print to stderr and take memory): it asks
 ``python -m vajra_tui.engine.gpu.adapters`` for the list. The worker resolves the same
@@ -220,12 +221,17 @@ def _main(argv: list[str]) -> int:
         row["device"] = device_info(adapter, index=index).model_dump()
         rows.append(row)
     if "--probe" in argv:
+        from . import probe_cache
         from .identify import probe_all
 
         which = argv[argv.index("--probe") + 1] if len(argv) > argv.index("--probe") + 1 else "all"
-        targets = [e for e in entries_from(rows) if which == "all" or str(e.index) in which.split(",")]
-        for index, match in probe_all(adapters, targets).items():
+        entries = entries_from(rows)
+        targets = [e for e in entries if which == "all" or str(e.index) in which.split(",")]
+        found = probe_all(adapters, targets)
+        for index, match in found.items():
             rows[index]["nvml"] = match.model_dump()
+        # always a fresh probe here (``devices --probe`` refreshes); what it found is kept for the boot
+        probe_cache.store(entries, [e.index for e in targets], found)
     print(json.dumps(rows))
     return 0
 

@@ -8,6 +8,8 @@ so nothing else of ours loads a GPU meanwhile; another user's job on the same ho
 still blur it, which ``rise`` against ``runner_up`` shows.
 
 Without NVML (no NVIDIA driver, lavapipe) there is nothing to probe: the mapping is empty.
+Each match carries the time it was probed; :mod:`.probe_cache` keeps the mapping for the
+rest of the boot, so a tune probes only adapters it has not seen in this environment.
 """
 
 from __future__ import annotations
@@ -67,7 +69,7 @@ def probe_all(adapters: list[Any], entries: list[AdapterEntry]) -> dict[int, Nvm
     if len(gpus) == 1:  # nothing to tell apart
         g = gpus[0]
         return {e.index: NvmlMatch(index=0, pci_bus_id=g["pci_bus_id"], uuid=g["uuid"], name=g["name"],
-                                   method="only NVML GPU") for e in targets}
+                                   method="only NVML GPU", probed_at=time.time()) for e in targets}
     found: dict[int, NvmlMatch] = {}
     for entry in targets:
         try:
@@ -112,7 +114,8 @@ def probe_one(nv: Any, gpus: list[dict[str, Any]], adapter: Any) -> NvmlMatch | 
         return None
     g = gpus[best]
     return NvmlMatch(index=best, pci_bus_id=g["pci_bus_id"], uuid=g["uuid"], name=g["name"],
-                     rise=float(best_rise), runner_up=float(rises[1][0]) if len(rises) > 1 else 0.0)
+                     rise=float(best_rise), runner_up=float(rises[1][0]) if len(rises) > 1 else 0.0,
+                     probed_at=time.time())
 
 
 def _wait(device: Any, buf: Any) -> None:
