@@ -83,6 +83,13 @@ class Session(Admission, BatchTiming):
 
     # ---- setup ---------------------------------------------------------------
     async def start(self, calibrate: bool = True) -> DeviceInfo:
+        """The worker, the opening event, the calibration and the workload's buffers."""
+        await self.open()
+        return await self.prepare(calibrate)
+
+    async def open(self) -> DeviceInfo:
+        """The worker started and ``SessionStarted`` emitted: what a recording opens with,
+        so other lanes may start their own sessions from here on (scale/lanes.py)."""
         self.device = self.client.device or await self.client.astart()
         if self._cache_folder is not None:
             self.measured = ResultCache(self._cache_folder, self.device)
@@ -96,6 +103,11 @@ class Session(Admission, BatchTiming):
         why = missing_features(self.workload, self.device)
         if why:
             raise WorkloadUnsupported(why)
+        return self.device
+
+    async def prepare(self, calibrate: bool = True) -> DeviceInfo:
+        """Calibration (cached unless it drifted), then the workload's buffers and references."""
+        assert self.device is not None, "open() first"
         if calibrate:
             await self._calibrate()
         try:

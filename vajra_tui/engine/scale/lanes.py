@@ -79,23 +79,24 @@ class LaneTuner(Tuner):
 
     # ---- start: every lane calibrated, prepared and with a baseline ---------------
     async def start(self):
-        """The primary's session first (its ``SessionStarted`` opens a recording, before any
-        lane's event) while the other lanes' workers start (a second or two each: imports,
-        adapters, device), then every lane's session at once; a secondary lane that fails
-        to start is lost, not fatal."""
+        """The primary's session opens first (its ``SessionStarted`` opens a recording, before
+        any lane's event) while the other lanes' workers start (a second or two each: imports,
+        adapters, device); then every lane calibrates, prepares and times its baseline at
+        once. A secondary lane that fails to start is lost, not fatal."""
         primary = self.sessions[self.primary]
         others = [k for k in range(len(self.lanes)) if k != self.primary]
         workers = {k: asyncio.ensure_future(self.lanes[k].astart()) for k in others
                    if self.lanes[k].device is None}
+        opened = primary.device is None  # the TUI starts it itself, to build its library first
         try:
-            if primary.device is None:  # the TUI starts it itself, to build its library first
-                await primary.start()
+            if opened:
+                await primary.open()
         except BaseException:
             for task in workers.values():
                 task.cancel()
             raise
         self.board.started(self.primary, primary.device)
-        outcomes = await asyncio.gather(self._baseline(self.primary),
+        outcomes = await asyncio.gather(self._prepared_baseline(self.primary, opened),
                                         *(self._start_lane(k, workers.get(k)) for k in others),
                                         return_exceptions=True)
         if isinstance(outcomes[0], BaseException):
@@ -111,6 +112,11 @@ class LaneTuner(Tuner):
         session = self.sessions[k]
         await session.start()
         self.board.started(k, session.device)
+        return await self._baseline(k)
+
+    async def _prepared_baseline(self, k: int, prepare: bool):
+        if prepare:
+            await self.sessions[k].prepare()
         return await self._baseline(k)
 
     async def _baseline(self, k: int):
