@@ -80,3 +80,24 @@ def test_llm_tune_streams_three_variants_and_fails_over(monkeypatch, capsys, tmp
     assert sum(isinstance(e, ModelFailover) for e in events) >= 3
     kinds = {e.kind for e in events if isinstance(e, StreamDelta)}
     assert kinds == {"reasoning", "content"}
+
+
+def test_shootout_last_ranks_earlier_generations_provisionally(capsys, tmp_path):
+    """`--shootout last`: one shoot-out, after the last generation, and the report is its."""
+    rec = tmp_path / "last.jsonl"
+    code = main(["tune", "-w", "conv1d", "--size", "20000x64", "--source", "library", "--generations", "2",
+                 "--budget", "3", "--reps", "3", "--warmup", "1", "--shootout", "last", "--json", "-q",
+                 "--record", str(rec)])
+    assert code == 0
+    doc = json.loads(capsys.readouterr().out)
+    _, events = read_recording(rec)
+    rankings = [e for e in events if type(e).__name__ == "RankingReady"]
+    names = {e.id: e.name for e in events if type(e).__name__ == "CandidateQueued"}
+    assert [(e.generation, e.final) for e in rankings] == [(1, False), (2, False), (3, True)]
+    final = rankings[-1]
+    assert doc["winner"] == names[final.winner_id]
+    timed_last = {r["name"] for r in doc["results"] if r["batch"] == final.batch}
+    assert final.batch is not None and doc["winner"] in timed_last and "baseline" in timed_last
+    # every finalist of the one shoot-out was timed again there, beside that baseline sample
+    assert all(r["history"] for r in doc["results"] if r["name"] in timed_last - {"baseline"}
+               and r["generation"] < 3)

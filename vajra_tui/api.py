@@ -99,9 +99,11 @@ def tune(workload: Workload | str | Path, kernels: Kernels = None, *, size: str 
          warmup: int = 5, reps: int = 9, deadline: float | None = None, timing: str = "auto",
          cache: str = "warm", seeds: tuple[int, ...] = (1, 2), adapter: str | None = None,
          record: Path | None = None, progress: bool = False, settings: Settings | None = None,
-         on_event: Callable[[Event], None] | None = None, gpus: str | None = None) -> Report:
+         on_event: Callable[[Event], None] | None = None, gpus: str | None = None,
+         shootouts: str = "every") -> Report:
     """The closed loop: the baseline, then candidates from ``source``, each generation ended
-    by a shoot-out with the baseline.
+    by a shoot-out with the baseline (``shootouts="last"``: only the last one, as
+    ``tune --shootout last``; the report's numbers come from that one either way).
 
     ``gpus``: "all", "N" or "i,j" runs one worker per adapter of ``adapter``'s model, as
     ``tune --gpus`` does: each batch is timed on one adapter, the shoot-outs on the first;
@@ -114,9 +116,12 @@ def tune(workload: Workload | str | Path, kernels: Kernels = None, *, size: str 
     """
     if source not in ("library", "params", "llm", "auto"):
         raise ValueError(f"source {source!r}: choose library, params, llm or auto")
+    if shootouts not in ("every", "last"):
+        raise ValueError(f"shootouts {shootouts!r}: choose every or last")
     run = _Run(workload, kernels, size, TimingSettings(warmup=warmup, reps=reps, deadline_s=deadline,
                                                        method=timing, cache=cache),
                seeds, adapter, record, progress, on_event, source, gpus)
+    run.shootouts = shootouts
     return _run_sync(lambda: run.tune(source, generations, budget, export, settings))
 
 
@@ -192,6 +197,7 @@ class _Run:
         self.kernels = user_kernels(kernels)
         self.timing, self.seeds, self.adapter, self.mode = timing, tuple(seeds), adapter, mode
         self.lanes: list[Any] = []
+        self.shootouts = "every"  # tune(): after every generation, or only the "last"
         if gpus:  # resolved now, before any worker starts: a bad choice is a ValueError
             from .engine.gpu.adapters import AdapterChoiceError
             from .engine.scale.local import local_lanes
@@ -279,9 +285,10 @@ class _Run:
         if self.lanes:
             from .engine.scale.lanes import LaneTuner
 
-            tuner: Tuner = LaneTuner(session, self.lanes, params or LibrarySource(), llm=llm, budget=budget)
+            tuner: Tuner = LaneTuner(session, self.lanes, params or LibrarySource(), llm=llm, budget=budget,
+                                     shootouts=self.shootouts)
         else:
-            tuner = Tuner(session, params or LibrarySource(), llm=llm, budget=budget)
+            tuner = Tuner(session, params or LibrarySource(), llm=llm, budget=budget, shootouts=self.shootouts)
         tuner.extra = [] if params else self.kernels
         try:
             ranked = await tuner.run(params.planned_rounds - 1 if params else max(generations, 0))

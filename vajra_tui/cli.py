@@ -84,6 +84,10 @@ def build_parser() -> argparse.ArgumentParser:
     tune.add_argument("--budget", type=int_at_least(1), default=6,
                       help="candidates per offline evolution round; with --source params, "
                            "configurations in all")
+    tune.add_argument("--shootout", choices=["every", "last"], default="every",
+                      help="re-time the finalists beside one baseline sample after every generation "
+                           "(default), or only after the last: earlier generations are then ranked "
+                           "by each kernel's ratio to its own batch's baseline")
     tune.add_argument("--kernel", "-k", action="append", default=[], type=Path)
     tune.add_argument("--export", type=Path, help="export the winner into this directory")
     tune.add_argument("--gpus", metavar="all|N|i,j",

@@ -208,9 +208,10 @@ async def tune(args: argparse.Namespace, settings: Settings) -> int:
     if args.gpus or getattr(args, "ray", None):  # whole batches per lane; the shoot-out on the first
         from .engine.scale.lanes import LaneTuner
         tuner = LaneTuner(run.session, run.lanes, params or LibrarySource(), llm=llm, grounding=grounding,
-                          budget=args.budget)
+                          budget=args.budget, shootouts=args.shootout)
     else:
-        tuner = Tuner(run.session, params or LibrarySource(), llm=llm, grounding=grounding, budget=args.budget)
+        tuner = Tuner(run.session, params or LibrarySource(), llm=llm, grounding=grounding, budget=args.budget,
+                      shootouts=args.shootout)
     tuner.extra = [] if params else run.kernels  # params: the kernels are the search spaces
     generations = params.planned_rounds - 1 if params else max(args.generations, 0)
     try:

@@ -17,6 +17,7 @@ from .session import Session
 from .workloads import Size, Workload
 
 STRATEGIES = ["A", "B", "C"]
+SHOOTOUTS = ("every", "last")
 
 
 class CandidateSource(Protocol):
@@ -56,12 +57,21 @@ def generation_letter(generation: int) -> str:
 
 class Tuner:
     def __init__(self, session: Session, library, llm=None, grounding=None,
-                 budget: int = 6) -> None:
+                 budget: int = 6, shootouts: str = "every") -> None:
+        """``shootouts``: "every" generation ends with a shoot-out (what an interactive
+        session needs: any generation may be the one a user keeps), or only the "last"
+        one of :meth:`run`; earlier generations are then ranked provisionally, by each
+        kernel's ratio to the baseline of its own batch, which is what picks the next
+        parent either way."""
+        if shootouts not in SHOOTOUTS:
+            raise ValueError(f"shootouts {shootouts!r}: choose {' or '.join(SHOOTOUTS)}")
         self.session = session
         self.library = library
         self.llm = llm
         self.grounding = grounding
         self.budget = budget
+        self.shootouts = shootouts
+        self._provisional = False  # this generation ends without a shoot-out (run(), "last")
         self.generation = 0
         self.extra: list[Candidate] = []  # the user's own kernels, measured in generation 1
 
@@ -133,7 +143,10 @@ class Tuner:
         await self.session.evaluate(candidates, generation=generation)
 
     async def _ranked(self, generation: int):
-        """The generation's verdict from the final shoot-out: finalists beside one baseline sample."""
+        """The generation's verdict from the final shoot-out: finalists beside one baseline
+        sample; a provisional one (no shoot-out) inside :meth:`run` with ``shootouts="last"``."""
+        if self._provisional:
+            return self.session.rank(generation)
         ranking = await self.session.shootout(generation)
         if ranking.winner is not None:
             await self.session.check_browser(ranking.winner.id)
@@ -154,7 +167,13 @@ class Tuner:
 
     async def run(self, generations: int) -> list[CandidateResult]:
         await self.start()
-        ranked = await self.first_generation()
-        for _ in range(generations):
-            ranked = await self.evolve()
+        last = self.shootouts == "last"
+        self._provisional = last and generations > 0
+        try:
+            ranked = await self.first_generation()
+            for left in range(generations, 0, -1):
+                self._provisional = last and left > 1
+                ranked = await self.evolve()
+        finally:
+            self._provisional = False
         return ranked

@@ -55,10 +55,10 @@ class LaneTuner(Tuner):
     """A :class:`Tuner` whose generations are measured on several lanes at once."""
 
     def __init__(self, session: Session, lanes: Sequence[Lane], library: Any, llm: Any = None,
-                 grounding: Any = None, budget: int = 6) -> None:
+                 grounding: Any = None, budget: int = 6, shootouts: str = "every") -> None:
         if not lanes or session.client is not lanes[0]:
             raise ValueError("the primary session's client must be lanes[0]")
-        super().__init__(session, library, llm=llm, grounding=grounding, budget=budget)
+        super().__init__(session, library, llm=llm, grounding=grounding, budget=budget, shootouts=shootouts)
         self.lanes = list(lanes)
         self.primary = 0
         self.board = LaneBoard(self.lanes, session.emit)
@@ -257,6 +257,8 @@ class LaneTuner(Tuner):
 
     async def _ranked(self, generation: int):
         """The shoot-out on the primary lane alone: one adapter, one baseline sample."""
+        if self._provisional:
+            return await super()._ranked(generation)
         self.board.state(self.primary, "timing")
         try:
             return await super()._ranked(generation)
@@ -284,11 +286,11 @@ async def tune_on_lanes(workload: Workload, size: Size, lanes: Sequence[Lane], e
     """Build the primary session on ``lanes[0]`` and run a whole tune over every lane.
 
     ``options``: Session's (``timing``, ``seeds``, ``source_mode``, ``results_cache``,
-    ``resume``) and Tuner's (``llm``, ``grounding``, ``budget``). The tuner comes back with
+    ``resume``) and Tuner's (``llm``, ``grounding``, ``budget``, ``shootouts``). The tuner comes back with
     ``.ranked`` (best first), ``.session`` (the primary: results, last ranking) and
     ``.board`` (per-lane baselines and their spread). Lanes are not closed here.
     """
-    tuner_keys = {"llm", "grounding", "budget"}
+    tuner_keys = {"llm", "grounding", "budget", "shootouts"}
     session = Session(workload, size, lanes[0], emit,  # type: ignore[arg-type]
                       **{k: v for k, v in options.items() if k not in tuner_keys})
     tuner = LaneTuner(session, lanes, library, **{k: v for k, v in options.items() if k in tuner_keys})
