@@ -16,7 +16,7 @@ from .events import (
 )
 from .gpu.client import WorkerCrashed, WorkerError, WorkerTimeout
 from .screening import duplicate_of, over_dispatch
-from .staging import Limits, Staged, stage_all
+from .staging import Limits, Staged, stage_futures
 from .wgsl.diagnostics import LineMap, diagnostics_from_error
 
 COMPILE_TIMEOUT_S = 60.0
@@ -28,29 +28,63 @@ class Admission:
 
     async def admit(self, cand: Candidate) -> bool:
         """Prepare a candidate for timing; False (with its result emitted) if it failed."""
-        (staged,) = await self._stage_many([cand])
-        return staged is not None and await self._admit_staged(cand, *staged)
+        return cand.id in await self.admit_many([cand])
 
     async def admit_many(self, candidates: list[Candidate]) -> list[str]:
         """Admit a generation; the ids that survived, in order.
 
-        Every candidate is sanitized and stitched first (together, on other cores when
-        they are big: staging.py), then the worker builds all their pipelines at once on
-        threads (a driver compiles one per thread), and each is then compiled (found
-        built), verified and probed as :meth:`admit` does.
+        Every candidate is sanitized and stitched (on other cores when they are big:
+        staging.py), and the worker builds the pipelines of those staged so far on its
+        threads (a driver compiles one per thread) while each candidate in turn is
+        compiled (found built), verified and probed: the first is verified while the
+        rest are still staged and built.
         """
-        staged = list(zip(candidates, await self._stage_many(candidates)))
-        ready = [(cand, st) for cand, st in staged if st is not None]
-        if len(ready) > 1 and not self.resume:  # resumed kernels are mostly not compiled at all
-            await self._prebuild([st.stitched for _, (_, st) in ready if st.stitched is not None])
-        return [cand.id for cand, st in ready if await self._admit_staged(cand, *st)]
+        results = [self._queued(cand) for cand in candidates]
+        staging = self._start_staging(candidates)
+        build = len(staging) > 1 and not self.resume  # resumed kernels are mostly not compiled at all
+        sent: set[int] = set()
+        admitted = []
+        for k, (cand, result) in enumerate(zip(candidates, results)):
+            if k not in staging:
+                self._fail(result, "no_kernel", cand.no_kernel_reason or "no kernel in response")
+                continue
+            staged = await self._staged(cand, result, await staging[k])
+            if staged is None:
+                continue
+            if build and k not in sent:
+                await self._prebuild_staged(staging, sent, first=k)
+            if await self._admit_staged(cand, *staged):
+                admitted.append(cand.id)
+        return admitted
 
-    async def _prebuild(self, stitched: list[Stitched]) -> None:
-        """Best effort: a failure here costs only time, as admission compiles each again."""
+    def _start_staging(self, cands: list[Candidate]) -> dict[int, asyncio.Future]:
+        """Staging of every candidate with a source begun: its index -> the future of its Staged."""
+        todo = [k for k, cand in enumerate(cands) if cand.source.strip()]
+        limits = self.device.limits if self.device else {}
+        futures = stage_futures(
+            self.workload, self.provenance.spec, self.size,
+            [(cands[k].source, _generated(cands[k]), cands[k].strategy != "baseline", dict(cands[k].constants))
+             for k in todo],
+            Limits(limits.get("max-compute-workgroups-per-dimension", 65535),
+                   limits.get("max-compute-workgroup-storage-size")))
+        return dict(zip(todo, futures))
+
+    async def _prebuild_staged(self, staging: dict[int, asyncio.Future], sent: set[int], first: int) -> None:
+        """Send the worker ``first`` and every other kernel staged by now, not sent before."""
+        ready = [first] + [k for k, f in staging.items() if k not in sent and k != first and f.done()
+                           and not f.cancelled() and f.exception() is None]
+        sent.update(ready)
+        stitched = [st for st in (staging[k].result().stitched for k in ready) if st is not None]
+        if stitched:
+            await self._prebuild(stitched, more=len(sent) > len(ready))
+
+    async def _prebuild(self, stitched: list[Stitched], more: bool = False) -> None:
+        """Best effort: a failure here costs only time, as admission compiles each again.
+        ``more``: these join the batch's earlier prebuilds (otherwise their leftovers go)."""
         items = [{"source": st.source, "constants": st.constants} for st in stitched]
         try:  # a compile that hangs costs about one compile's deadline, not one per kernel
             await self.client.acall("prebuild", COMPILE_TIMEOUT_S + PREBUILD_S_PER_KERNEL * len(items),
-                                    items=items)
+                                    items=items, more=more)
         except (WorkerTimeout, WorkerCrashed, WorkerError):
             pass
 
@@ -67,27 +101,6 @@ class Admission:
                                       origin=cand.origin, generation=cand.generation,
                                       params=cand.params))
         return result
-
-    async def _stage_many(self, cands: list[Candidate]) -> list[tuple[CandidateResult, Staged] | None]:
-        """Sanitize and stitch every candidate; None for one that already failed (its result emitted)."""
-        results = [self._queued(cand) for cand in cands]
-        todo = [k for k, cand in enumerate(cands) if cand.source.strip()]
-        limits = self.device.limits if self.device else {}
-        outcomes = await stage_all(
-            self.workload, self.provenance.spec, self.size,
-            [(cands[k].source, _generated(cands[k]), cands[k].strategy != "baseline", dict(cands[k].constants))
-             for k in todo],
-            Limits(limits.get("max-compute-workgroups-per-dimension", 65535),
-                   limits.get("max-compute-workgroup-storage-size")))
-        staged = dict(zip(todo, outcomes))
-        out: list[tuple[CandidateResult, Staged] | None] = []
-        for k, (cand, result) in enumerate(zip(cands, results)):
-            if k not in staged:
-                self._fail(result, "no_kernel", cand.no_kernel_reason or "no kernel in response")
-                out.append(None)
-            else:
-                out.append(await self._staged(cand, result, staged[k]))
-        return out
 
     async def _staged(self, cand: Candidate, result: CandidateResult,
                       staged: Staged) -> tuple[CandidateResult, Staged] | None:

@@ -173,31 +173,60 @@ def shutdown() -> None:
 atexit.register(shutdown)
 
 
-async def stage_all(workload: Workload, spec: str, size: Size, jobs: list[tuple[str, bool, bool, dict]],
-                    limits: Limits) -> list[Staged]:
-    """Stage ``jobs`` (source, generated, sanitize, constants), in order: on the staging
-    processes when the batch is big enough to pay for them, each job going to the next
-    free one; a job whose process fails is staged here."""
+_RUNNING: set[asyncio.Task] = set()  # batches being staged (the loop keeps weak references)
+
+
+def stage_futures(workload: Workload, spec: str, size: Size, jobs: list[tuple[str, bool, bool, dict]],
+                  limits: Limits) -> list[asyncio.Future]:
+    """Start staging ``jobs`` (source, generated, sanitize, constants); one future per job,
+    in order, each done as soon as its job is (admission starts on the first while the rest
+    are staged). On the staging processes when the batch is big enough to pay for them,
+    each job going to the next free one; a job whose process fails is staged here. A small
+    batch is staged here and now."""
+    loop = asyncio.get_running_loop()
+    futures: list[asyncio.Future] = [loop.create_future() for _ in jobs]
     forced = os.environ.get("VAJRA_STAGING_PROCESSES", "").strip().isdigit()
     big = sum(len(src) for src, *_ in jobs) >= POOL_MIN_CHARS or (forced and len(jobs) > 1)
     stagers = _pool() if big and spec else []
-    staged: list[Staged | None] = [None] * len(jobs)
     todo = list(range(len(jobs)))
+
+    def here(k: int) -> None:
+        try:
+            futures[k].set_result(stage_text(workload, size, *jobs[k], limits))
+        except Exception as exc:  # noqa: BLE001 - raised where the candidate is awaited, as before
+            futures[k].set_exception(exc)
 
     async def drain(stager: _Stager) -> None:
         while todo:
             k = todo.pop(0)
             src, gen, san, consts = jobs[k]
             try:
-                staged[k] = await asyncio.to_thread(stager.stage, (spec, dict(size), src, gen, san,
-                                                                   dict(consts), limits))
+                futures[k].set_result(await asyncio.to_thread(
+                    stager.stage, (spec, dict(size), src, gen, san, dict(consts), limits)))
             except Exception:  # noqa: BLE001 - a broken pipe, a timeout, its error: staged here
                 stager.close()  # _pool() starts another for the next batch
+                here(k)
                 return
 
-    await asyncio.gather(*(drain(s) for s in stagers))
-    return [s if s is not None else stage_text(workload, size, *jobs[k], limits)
-            for k, s in enumerate(staged)]
+    async def run() -> None:
+        await asyncio.gather(*(drain(s) for s in stagers))
+        for k in todo:  # every process failed: the rest here
+            here(k)
+
+    if not stagers:
+        for k in range(len(jobs)):
+            here(k)
+        return futures
+    task = asyncio.ensure_future(run())
+    _RUNNING.add(task)
+    task.add_done_callback(_RUNNING.discard)
+    return futures
+
+
+async def stage_all(workload: Workload, spec: str, size: Size, jobs: list[tuple[str, bool, bool, dict]],
+                    limits: Limits) -> list[Staged]:
+    """Every job of :func:`stage_futures`, staged, in order."""
+    return [await f for f in stage_futures(workload, spec, size, jobs, limits)]
 
 
 def _serve(fd: int) -> None:

@@ -89,17 +89,19 @@ class PipelineStore:
         self.by_cid[cid], self.keys[cid] = (pipeline, tuple(dispatch)), key
         return {"compiled": True, "zero_init": guarded is not source}
 
-    def prebuild(self, items: list[dict[str, Any]]) -> dict:
+    def prebuild(self, items: list[dict[str, Any]], more: bool = False) -> dict:
         """Start reading and building these kernels (``source``, ``constants``) on a thread
         pool, for ``compile`` to find, and answer at once.
 
         Admission then compiles (finds) and verifies each kernel as soon as its own
         pipeline is ready, while the rest are still read and built: the largest unrolled
         kernel of a generation takes seconds on NVIDIA, and nothing else waits for it.
-        Leftovers of an earlier call are released first: they belonged to candidates that
-        never reached compile (duplicates, contract failures), and pipelines cost memory.
+        Leftovers of an earlier batch are released first (``more``: these join the batch's
+        earlier calls): they belonged to candidates that never reached compile (duplicates,
+        contract failures), and pipelines cost memory.
         """
-        self.prebuilt.clear()
+        if not more:
+            self.prebuilt.clear()
         jobs = {_index(item["source"], item.get("constants") or None): item for item in items}
         if not jobs:
             return {"queued": 0}

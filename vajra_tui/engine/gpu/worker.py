@@ -123,9 +123,9 @@ class Worker:
         """See PipelineStore.compile: what runs is ``source`` with its workgroup memory zeroed."""
         return self.pipelines.compile(cid, source, dispatch, constants)
 
-    def op_prebuild(self, items: list[dict[str, Any]]) -> dict:
-        """A generation's kernels built at once, on threads (PipelineStore.prebuild)."""
-        return self.pipelines.prebuild(items)
+    def op_prebuild(self, items: list[dict[str, Any]], more: bool = False) -> dict:
+        """A generation's kernels built on threads while it is admitted (PipelineStore.prebuild)."""
+        return self.pipelines.prebuild(items, more)
 
     def _check(self, seed: int, judge: str | None = None) -> dict:
         """The verdict on the outputs as the last dispatch left them."""
