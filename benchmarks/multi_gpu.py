@@ -58,7 +58,7 @@ def _cli(args: list[str], timeout: float) -> tuple[float, dict[str, Any] | list[
 
 def _tune_args(a: argparse.Namespace) -> list[str]:
     return ["tune", "-w", a.workload, "--size", a.size, "--source", "library", "--generations",
-            str(a.generations), "--budget", str(a.budget), "--no-cache", "--json", "-q"]
+            str(a.generations), "--budget", str(a.budget), "--shootout", a.shootout, "--no-cache", "--json", "-q"]
 
 
 def _summary(doc: dict[str, Any] | None, seconds: float, command: list[str]) -> dict[str, Any]:
@@ -115,6 +115,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--size", default="large")
     p.add_argument("--generations", type=int, default=3, help="evolution rounds after A/B/C")
     p.add_argument("--budget", type=int, default=24, help="candidates per evolution round")
+    p.add_argument("--shootout", choices=["every", "last"], default="last",
+                   help="both runs: re-time the finalists after every generation, or after the last only")
     p.add_argument("--gpus", default="all", help="the lanes of the all-GPU run (0,0 on a one-adapter host)")
     p.add_argument("--run", choices=["both", "all", "one"], default="both")
     p.add_argument("--timeout", type=float, default=540.0, help="seconds one run may take")
@@ -123,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     out: dict[str, Any] = json.loads(a.out.read_text()) if a.out.exists() else {}
     out.setdefault("runs", {})
     out.update({"workload": a.workload, "size": a.size, "generations": a.generations, "budget": a.budget,
-                "source": "library", "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                "shootout": a.shootout, "source": "library", "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                 "notes": "wall time of the whole CLI run in a child process; results cache and driver "
                          "shader disk caches off; calibration cache warmed first; all-GPU run first"})
     if "devices" not in out:
