@@ -45,12 +45,18 @@ def _comparable(staged) -> list:
              [d.model_dump() for d in s.tile_warnings], s.probe) for s in staged]
 
 
-async def test_staging_processes_give_what_staging_here_gives(monkeypatch):
+async def _staged_here_then_pooled(monkeypatch) -> tuple:
+    """(workload, size, limits, the jobs staged in this process); the pool is forced on after."""
     w = get_workload("conv1d")
     size, limits = w.size("1000x16"), Limits(65535, 16384)
     monkeypatch.setenv("VAJRA_STAGING_PROCESSES", "0")
     here = await stage_all(w, "conv1d", size, _jobs(), limits)
     monkeypatch.setenv("VAJRA_STAGING_PROCESSES", "2")
+    return w, size, limits, here
+
+
+async def test_staging_processes_give_what_staging_here_gives(monkeypatch):
+    w, size, limits, here = await _staged_here_then_pooled(monkeypatch)
     try:
         there = await stage_all(w, "conv1d", size, _jobs(), limits)
         pids = [s.proc.pid for s in staging._STAGERS]
@@ -69,12 +75,8 @@ async def test_two_lanes_staging_at_once_share_the_processes(monkeypatch):
     """Each lane of a `--gpus` run stages its own batch; both use the same few processes."""
     import asyncio
 
-    w = get_workload("conv1d")
-    size, limits = w.size("1000x16"), Limits(65535, 16384)
+    w, size, limits, here = await _staged_here_then_pooled(monkeypatch)
     jobs = _jobs()
-    monkeypatch.setenv("VAJRA_STAGING_PROCESSES", "0")
-    here = await stage_all(w, "conv1d", size, jobs, limits)
-    monkeypatch.setenv("VAJRA_STAGING_PROCESSES", "2")
     try:
         lane0, lane1 = await asyncio.gather(stage_all(w, "conv1d", size, jobs, limits),
                                             stage_all(w, "conv1d", size, jobs[::-1], limits))
@@ -85,11 +87,7 @@ async def test_two_lanes_staging_at_once_share_the_processes(monkeypatch):
 
 
 async def test_a_staging_process_that_dies_costs_nothing(monkeypatch):
-    w = get_workload("conv1d")
-    size, limits = w.size("1000x16"), Limits(65535, 16384)
-    monkeypatch.setenv("VAJRA_STAGING_PROCESSES", "0")
-    here = await stage_all(w, "conv1d", size, _jobs(), limits)
-    monkeypatch.setenv("VAJRA_STAGING_PROCESSES", "2")
+    w, size, limits, here = await _staged_here_then_pooled(monkeypatch)
     try:
         for stager in staging._pool():
             stager.proc.kill()
