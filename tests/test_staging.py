@@ -134,3 +134,33 @@ def test_a_script_without_a_main_guard_runs_once(tmp_path):
                           timeout=280, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert marker.read_text() == "ran\n"
+
+
+async def test_a_workload_only_this_process_can_import_is_staged_here(monkeypatch, tmp_path):
+    """A module on a folder put on ``sys.path`` at run time: the staging processes cannot
+    import it, say so, and its batches are staged here from then on (not respawned)."""
+    import shutil
+    import sys
+
+    shutil.copy(ROOT / "examples" / "workloads" / "rowhist.py", tmp_path / "only_here_hist.py")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    w = get_workload("only_here_hist:WORKLOAD")
+    size = w.size("seed")
+    source = (ROOT / "examples" / "workloads" / "rowhist_shared.wgsl").read_text()
+    jobs = [(source + f"\n// {i}\n", False, True, {}) for i in range(3)]
+    monkeypatch.setenv("VAJRA_STAGING_PROCESSES", "0")
+    here = await stage_all(w, "only_here_hist:WORKLOAD", size, jobs, Limits())
+    monkeypatch.setenv("VAJRA_STAGING_PROCESSES", "2")
+    try:
+        first = await stage_all(w, "only_here_hist:WORKLOAD", size, jobs, Limits())
+        assert "only_here_hist:WORKLOAD" in staging._HERE_ONLY
+        pids = [s.proc.pid for s in staging._STAGERS]
+        assert len(pids) == 2 and all(s.alive() for s in staging._STAGERS), "a refusal is no crash"
+        again = await stage_all(w, "only_here_hist:WORKLOAD", size, jobs, Limits())
+        assert [s.proc.pid for s in staging._STAGERS] == pids
+    finally:
+        staging.shutdown()
+        staging._HERE_ONLY.discard("only_here_hist:WORKLOAD")
+        sys.modules.pop("only_here_hist", None)
+    assert _comparable(first) == _comparable(here) == _comparable(again)
+    assert all(s.stitched is not None for s in here)

@@ -96,6 +96,15 @@ def _stage_by_spec(spec: str, size: Size, source: str, generated: bool, sanitize
     return stage_text(get_workload(spec), size, source, generated, sanitize_it, constants, limits)
 
 
+class StagingRefused(RuntimeError):
+    """A staging process could not stage a job (most often: it cannot import the workload,
+    which only this process can, e.g. from a folder put on ``sys.path`` at run time)."""
+
+
+# workloads whose jobs a staging process refused: staged in this process from then on
+_HERE_ONLY: set[str] = set()
+
+
 class _Stager:
     """One staging process, fed one job at a time over a socket pair.
 
@@ -123,7 +132,7 @@ class _Stager:
                 raise TimeoutError("a staging process ran past its deadline")
             ok, value = self.conn.recv()
         if not ok:
-            raise RuntimeError(value)
+            raise StagingRefused(value)
         return value
 
     def alive(self) -> bool:
@@ -187,7 +196,7 @@ def stage_futures(workload: Workload, spec: str, size: Size, jobs: list[tuple[st
     futures: list[asyncio.Future] = [loop.create_future() for _ in jobs]
     forced = os.environ.get("VAJRA_STAGING_PROCESSES", "").strip().isdigit()
     big = sum(len(src) for src, *_ in jobs) >= POOL_MIN_CHARS or (forced and len(jobs) > 1)
-    stagers = _pool() if big and spec else []
+    stagers = _pool() if big and spec and spec not in _HERE_ONLY else []
     todo = list(range(len(jobs)))
 
     def here(k: int) -> None:
@@ -203,15 +212,21 @@ def stage_futures(workload: Workload, spec: str, size: Size, jobs: list[tuple[st
             try:
                 futures[k].set_result(await asyncio.to_thread(
                     stager.stage, (spec, dict(size), src, gen, san, dict(consts), limits)))
-            except Exception:  # noqa: BLE001 - a broken pipe, a timeout, its error: staged here
+            except StagingRefused:  # the child is well, the job is not: this workload stays here
+                _HERE_ONLY.add(spec)
+                here(k)
+                todo.clear()
+                return
+            except Exception:  # noqa: BLE001 - a broken pipe, a timeout: staged here
                 stager.close()  # _pool() starts another for the next batch
                 here(k)
                 return
 
     async def run() -> None:
         await asyncio.gather(*(drain(s) for s in stagers))
-        for k in todo:  # every process failed: the rest here
-            here(k)
+        for k in range(len(jobs)):  # what no process staged (they failed or refused): here
+            if not futures[k].done():
+                here(k)
 
     if not stagers:
         for k in range(len(jobs)):
