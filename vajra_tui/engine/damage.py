@@ -12,13 +12,15 @@ on stderr, the TUI as a notification.
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 import threading
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from ..safe_text import one_line
+from .atomic import atomic_write
 
 _lock = threading.Lock()
 _notes: list[str] = []
@@ -70,6 +72,26 @@ def file_slot(path: Path, what: str) -> bool:
             note(f"{one_line(path)} is a directory, not a file: remove it so that {what} can be kept")
             return False
     return True
+
+
+def read_json(path: Path) -> dict[str, Any]:
+    """A cache file's JSON object; {} when it is missing or damaged (it is rewritten next store)."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # missing, a directory, not JSON, not UTF-8
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def write_json(path: Path, data: dict[str, Any], what: str, otherwise: str) -> None:
+    """Keep a cache file atomically; a folder that cannot take it costs ``otherwise`` (what
+    happens next run instead, e.g. "the roofline is measured again"), never this run."""
+    if not file_slot(path, what):
+        return
+    try:
+        atomic_write(Path(path), json.dumps(data, indent=2))
+    except OSError as exc:
+        note(f"cannot write {one_line(path)} ({one_line(exc.strerror or exc)}): {otherwise} next run")
 
 
 def open_log(path: Path) -> IO[bytes]:

@@ -31,10 +31,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Iterable
 
-from ...safe_text import one_line
 from ...settings import cache_dir
 from .. import damage
-from ..atomic import atomic_write
 from ..events import NvmlMatch
 from .adapters import AdapterEntry
 
@@ -102,11 +100,8 @@ def key(entries: list[AdapterEntry]) -> str | None:
 
 def _read() -> dict[str, Any]:
     """The cache's environments by key; {} for a missing or damaged file (rebuilt on store)."""
-    try:
-        data = json.loads(path().read_text(encoding="utf-8"))
-    except (OSError, ValueError):  # missing, a directory, not JSON, not UTF-8
-        return {}
-    if not isinstance(data, dict) or data.get("version") != VERSION or not isinstance(data.get("keys"), dict):
+    data = damage.read_json(path())
+    if data.get("version") != VERSION or not isinstance(data.get("keys"), dict):
         return {}
     return {k: v for k, v in data["keys"].items()
             if isinstance(v, dict) and isinstance(v.get("matches"), dict)}
@@ -149,21 +144,10 @@ def store(entries: list[AdapterEntry], probed: Iterable[int], matches: dict[int,
     keep = {key_: v for key_, v in data.items() if v.get("boot") == boot and key_ != k}
     keep[k] = {"boot": boot, "stored_at": time.time(), "matches": mine}
     newest = sorted(keep.items(), key=lambda kv: _stamp(kv[1]), reverse=True)[:MAX_KEYS]
-    _write({"version": VERSION, "keys": dict(newest)})
+    damage.write_json(path(), {"version": VERSION, "keys": dict(newest)}, "the NVML probe's mapping",
+                      "NVIDIA adapters are probed again")
 
 
 def _stamp(entry: dict[str, Any]) -> float:
     value = entry.get("stored_at")
     return float(value) if isinstance(value, (int, float)) else 0.0
-
-
-def _write(data: dict[str, Any]) -> None:
-    """Atomically; a cache folder that cannot take it costs a probe next run, never this one."""
-    target = path()
-    if not damage.file_slot(target, "the NVML probe's mapping"):
-        return
-    try:
-        atomic_write(target, json.dumps(data, indent=1))
-    except OSError as exc:
-        damage.note(f"cannot write {one_line(target)} ({one_line(exc.strerror or exc)}): NVIDIA "
-                    "adapters are probed again next run")
