@@ -101,3 +101,13 @@ def test_shootout_last_ranks_earlier_generations_provisionally(capsys, tmp_path)
     # every finalist of the one shoot-out was timed again there, beside that baseline sample
     assert all(r["history"] for r in doc["results"] if r["name"] in timed_last - {"baseline"}
                and r["generation"] < 3)
+
+
+def test_the_api_takes_shootouts_as_the_cli_takes_shootout():
+    import vajra_tui
+
+    finals: list[tuple[int, bool]] = []
+    report = vajra_tui.tune("softmax", size="8x64", generations=1, budget=2, warmup=1, reps=2, shootouts="last",
+                            on_event=lambda e: finals.append((e.generation, e.final))
+                            if type(e).__name__ == "RankingReady" else None)
+    assert finals == [(1, False), (2, True)] and report.results

@@ -121,8 +121,7 @@ def tune(workload: Workload | str | Path, kernels: Kernels = None, *, size: str 
     run = _Run(workload, kernels, size, TimingSettings(warmup=warmup, reps=reps, deadline_s=deadline,
                                                        method=timing, cache=cache),
                seeds, adapter, record, progress, on_event, source, gpus)
-    run.shootouts = shootouts
-    return _run_sync(lambda: run.tune(source, generations, budget, export, settings))
+    return _run_sync(lambda: run.tune(source, generations, budget, export, settings, shootouts))
 
 
 # ---- plumbing -----------------------------------------------------------------------
@@ -197,7 +196,6 @@ class _Run:
         self.kernels = user_kernels(kernels)
         self.timing, self.seeds, self.adapter, self.mode = timing, tuple(seeds), adapter, mode
         self.lanes: list[Any] = []
-        self.shootouts = "every"  # tune(): after every generation, or only the "last"
         if gpus:  # resolved now, before any worker starts: a bad choice is a ValueError
             from .engine.gpu.adapters import AdapterChoiceError
             from .engine.scale.local import local_lanes
@@ -251,15 +249,15 @@ class _Run:
         return _report(session, results, verdict.winner)
 
     async def tune(self, source: str, generations: int, budget: int, export: Path | None,
-                   settings: Settings | None) -> Report:
+                   settings: Settings | None, shootouts: str = "every") -> Report:
         session = self._session()
         try:
-            return await self._tune(session, source, generations, budget, export, settings)
+            return await self._tune(session, source, generations, budget, export, settings, shootouts)
         finally:
             self._close()
 
     async def _tune(self, session, source: str, generations: int, budget: int, export: Path | None,
-                    settings: Settings | None) -> Report:
+                    settings: Settings | None, shootouts: str) -> Report:
         from .engine.sources.library import LibrarySource
         from .engine.tune import Tuner
 
@@ -286,9 +284,9 @@ class _Run:
             from .engine.scale.lanes import LaneTuner
 
             tuner: Tuner = LaneTuner(session, self.lanes, params or LibrarySource(), llm=llm, budget=budget,
-                                     shootouts=self.shootouts)
+                                     shootouts=shootouts)
         else:
-            tuner = Tuner(session, params or LibrarySource(), llm=llm, budget=budget, shootouts=self.shootouts)
+            tuner = Tuner(session, params or LibrarySource(), llm=llm, budget=budget, shootouts=shootouts)
         tuner.extra = [] if params else self.kernels
         try:
             ranked = await tuner.run(params.planned_rounds - 1 if params else max(generations, 0))
