@@ -60,13 +60,11 @@ class Admission:
     def _start_staging(self, cands: list[Candidate]) -> dict[int, asyncio.Future]:
         """Staging of every candidate with a source begun: its index -> the future of its Staged."""
         todo = [k for k, cand in enumerate(cands) if cand.source.strip()]
-        limits = self.device.limits if self.device else {}
         futures = stage_futures(
             self.workload, self.provenance.spec, self.size,
             [(cands[k].source, _generated(cands[k]), cands[k].strategy != "baseline", dict(cands[k].constants))
              for k in todo],
-            Limits(limits.get("max-compute-workgroups-per-dimension", 65535),
-                   limits.get("max-compute-workgroup-storage-size")))
+            self._limits())
         return dict(zip(todo, futures))
 
     async def _prebuild_staged(self, staging: dict[int, asyncio.Future], sent: set[int], first: int) -> None:
@@ -135,12 +133,17 @@ class Admission:
             return False
         return await self._right_size(result, st, source, staged.probe)
 
+    def _limits(self) -> Limits:
+        """What the adapter allows that stitching checks (the defaults before it is known)."""
+        limits = self.device.limits if self.device else {}
+        return Limits(limits.get("max-compute-workgroups-per-dimension", 65535),
+                      limits.get("max-compute-workgroup-storage-size"))
+
     def _stitch(self, source: str, tile: tuple[int, int] | None = None,
                 constants: dict | None = None) -> Stitched:
-        limits = self.device.limits if self.device else {}
-        return stitch(self.workload, self.size, source,
-                      limits.get("max-compute-workgroups-per-dimension", 65535),
-                      limits.get("max-compute-workgroup-storage-size"), tile=tile, constants=constants)
+        limits = self._limits()
+        return stitch(self.workload, self.size, source, limits.max_dim, limits.max_workgroup_bytes,
+                      tile=tile, constants=constants)
 
     def _publish(self, result: CandidateResult, st: Stitched, source: str) -> None:
         result.stitched_source, result.source_sha256 = st.source, st.sha256
