@@ -137,13 +137,16 @@ def test_a_script_without_a_main_guard_runs_once(tmp_path):
 
 
 async def test_a_workload_only_this_process_can_import_is_staged_here(monkeypatch, tmp_path):
-    """A module on a folder put on ``sys.path`` at run time: the staging processes cannot
-    import it, say so, and its batches are staged here from then on (not respawned)."""
-    import shutil
+    """A module that exists in this process alone (made at run time, with no file on any
+    path): the staging processes cannot import it, say so, and its batches are staged here
+    from then on (not respawned)."""
+    import importlib.util
     import sys
 
-    shutil.copy(ROOT / "examples" / "workloads" / "rowhist.py", tmp_path / "only_here_hist.py")
-    monkeypatch.syspath_prepend(str(tmp_path))
+    spec = importlib.util.spec_from_file_location("only_here_hist", ROOT / "examples" / "workloads" / "rowhist.py")
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "only_here_hist", module)
+    spec.loader.exec_module(module)
     w = get_workload("only_here_hist:WORKLOAD")
     size = w.size("seed")
     source = (ROOT / "examples" / "workloads" / "rowhist_shared.wgsl").read_text()

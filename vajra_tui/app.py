@@ -7,7 +7,6 @@ when something moved — so a fast token stream never floods the renderer.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -21,6 +20,7 @@ from .driver import EngineEvent, LiveDriver, ReplayDriver, RunConfig
 from .engine.events import DeviceInfo, Event, GenerationStarted, Notice, RankingReady, SessionFinished
 from .engine.events import SessionStarted
 from .engine import damage
+from .engine.child import child_env, code_command
 from .engine.record import Recording, RecordingError
 from .safe_text import clean, clean_event, one_line
 from .controls import RunControls
@@ -51,10 +51,8 @@ _PROBE = ("import json, sys; from vajra_tui.engine.gpu.runtime import device_inf
 def probe_adapter(prefer: str | None = None) -> DeviceInfo:
     """The adapter the GPU worker will pick, asked in a subprocess (from a thread worker):
     loading a driver is slow and drivers print to stderr, which would tear the UI."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        [str(Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH", "")])}
-    proc = subprocess.run([sys.executable, "-c", _PROBE, prefer or ""], capture_output=True, text=True,
-                          timeout=120, stdin=subprocess.DEVNULL, env=env)
+    proc = subprocess.run(code_command(_PROBE, prefer or ""), capture_output=True, text=True,
+                          timeout=120, stdin=subprocess.DEVNULL, env=child_env())
     lines = proc.stdout.strip().splitlines()
     if proc.returncode != 0 or not lines:
         errors = [line for line in proc.stderr.strip().splitlines() if line.strip()]

@@ -17,13 +17,13 @@ import shutil
 import subprocess
 import sys
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from . import __version__
+from .engine.child import child_env, code_command
 from .safe_text import clean, one_line
 
 MARKS = {"ok": ("✓", "green"), "warn": ("!", "yellow"), "fail": ("✗", "red"), "info": ("·", "dim")}
@@ -41,11 +41,9 @@ class Check:
 
 
 def _adapters() -> list[Check]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        [str(Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH", "")])}
     try:
-        proc = subprocess.run([sys.executable, "-c", _ADAPTERS], capture_output=True, text=True,
-                              timeout=120, stdin=subprocess.DEVNULL, env=env)
+        proc = subprocess.run(code_command(_ADAPTERS), capture_output=True, text=True,
+                              timeout=120, stdin=subprocess.DEVNULL, env=child_env())
         lines = proc.stdout.strip().splitlines()
         infos = json.loads(lines[-1]) if proc.returncode == 0 and lines else None
     except (OSError, subprocess.SubprocessError, ValueError) as exc:

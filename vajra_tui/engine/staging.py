@@ -23,6 +23,7 @@ import threading
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 
+from .child import child_env, module_command
 from .contract import ContractError, Stitched, prelude, stitch
 from .events import Diagnostic
 from .workloads import Size, Workload, get_workload
@@ -115,8 +116,8 @@ class _Stager:
 
     def __init__(self) -> None:
         ours, theirs = socket.socketpair()
-        self.proc = subprocess.Popen([sys.executable, "-m", "vajra_tui.engine.staging", str(theirs.fileno())],
-                                     pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL,
+        self.proc = subprocess.Popen(module_command("vajra_tui.engine.staging", str(theirs.fileno())),
+                                     pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, env=child_env(),
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         theirs.close()
         self.conn = Connection(ours.detach())

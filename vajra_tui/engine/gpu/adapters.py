@@ -23,10 +23,11 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any, Iterable
 
 from pydantic import BaseModel
+
+from ..child import child_env, module_command
 
 SOFTWARE_HINTS = ("llvmpipe", "lavapipe", "swiftshader", "software", "warp")
 LIST_TIMEOUT_S = 120.0
@@ -194,11 +195,9 @@ def list_adapters(probe: Iterable[int] | bool = (), timeout: float = LIST_TIMEOU
     Asked of a child process, so this process never loads a driver.
     """
     which = "all" if probe is True else ",".join(str(i) for i in (probe or []))
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        [str(Path(__file__).resolve().parents[3]), os.environ.get("PYTHONPATH", "")])}
-    args = [sys.executable, "-m", "vajra_tui.engine.gpu.adapters"] + (["--probe", which] if which else [])
+    args = module_command("vajra_tui.engine.gpu.adapters", *(["--probe", which] if which else []))
     proc = subprocess.run(args, capture_output=True, text=True, timeout=timeout,
-                          stdin=subprocess.DEVNULL, env=env)
+                          stdin=subprocess.DEVNULL, env=child_env())
     lines = proc.stdout.strip().splitlines()
     if proc.returncode != 0 or not lines:
         errors = [line for line in proc.stderr.strip().splitlines() if line.strip()]

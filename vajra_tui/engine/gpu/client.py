@@ -14,12 +14,12 @@ import asyncio
 import os
 import socket
 import subprocess
-import sys
 import threading
 from multiprocessing.connection import Connection
 from typing import Any, Callable
 
 from ...settings import cache_dir
+from ..child import child_env, module_command
 from ..damage import open_log
 from ..events import DeviceInfo, NvmlMatch
 
@@ -161,14 +161,14 @@ class GPUClient:
         """A new worker and its hello, not yet this client's: start() adopts it, a standby
         holds it. ``started`` sees the process as soon as it exists. A failure kills it."""
         ours, theirs = socket.socketpair()
-        args = [sys.executable, "-m", "vajra_tui.engine.gpu.worker", str(theirs.fileno())]
-        args.append("" if self.prefer is None else str(self.prefer))
+        args = module_command("vajra_tui.engine.gpu.worker", str(theirs.fileno()),
+                              "" if self.prefer is None else str(self.prefer))
         if self.nvml is not None:
             args.append(str(self.nvml.index))
         # driver chatter must never reach the terminal UI; a damaged cache folder never stops a run
         with open_log(cache_dir() / "worker.log") as err:
             proc = subprocess.Popen(args, pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL,
-                                    stdout=err, stderr=err, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                                    stdout=err, stderr=err, env=child_env(PYTHONUNBUFFERED="1"),
                                     preexec_fn=self._lower_priority if self.nice else None)
         theirs.close()
         conn = Connection(ours.detach())

@@ -1,0 +1,49 @@
+"""Python child processes that import what this process imports, wherever the user stands.
+
+``python -m`` and ``python -c`` put the current folder first on the child's ``sys.path``.
+A user's ``wgpu.py`` or ``numpy.py`` in that folder, or a clone of another Vajra version
+(its ``vajra_tui/``), would then be what the GPU worker imported: the first killed the
+worker at start ("the GPU worker died while starting"), the second ran one version's
+worker under another's engine. And a folder a script put on ``sys.path`` at run time was
+missing there, so the worker could not import a workload module the script could.
+
+A child made here starts with this process's ``sys.path`` as it is now, so both import
+the same modules (the current folder only where this process has it too, as
+``python -m vajra_tui`` from a clone does).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+ROOT = str(Path(__file__).resolve().parents[2])  # the folder this vajra_tui package is in
+_BOOT = "import json, sys; sys.path[:] = json.loads(sys.argv.pop(1)); "
+
+
+def _path() -> str:
+    """This process's path, and the folder this package was imported from (last, so that
+    nothing beside it there can shadow anything)."""
+    return json.dumps(list(sys.path) + ([] if ROOT in sys.path else [ROOT]))
+
+
+def module_command(module: str, *args: str) -> list[str]:
+    """Run ``module`` as ``__main__`` (as ``python -m`` would), with ``args`` as its
+    ``sys.argv[1:]``."""
+    run = "import runpy; runpy.run_module(sys.argv.pop(1), run_name='__main__', alter_sys=True)"
+    return [sys.executable, "-c", _BOOT + run, _path(), module, *args]
+
+
+def code_command(code: str, *args: str) -> list[str]:
+    """Run ``code`` (as ``python -c`` would), with ``args`` as its ``sys.argv[1:]``."""
+    return [sys.executable, "-c", _BOOT + code, _path(), *args]
+
+
+def child_env(**extra: str) -> dict[str, str]:
+    """This environment without an empty ``PYTHONPATH`` entry, which means the current
+    folder while the child starts (before its path is set): a ``sitecustomize.py`` there."""
+    env = {**os.environ, **extra}
+    parts = [p for p in env.pop("PYTHONPATH", "").split(os.pathsep) if p]
+    return {**env, "PYTHONPATH": os.pathsep.join(parts)} if parts else env
