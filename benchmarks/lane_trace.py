@@ -49,12 +49,14 @@ def _instrument() -> None:
     listing = adapters_module.list_adapters
 
     def timed_call(self: Any, op: str, timeout: float, **kwargs: Any) -> Any:
-        began = _now()
+        began, reply = _now(), None
         try:
-            return call(self, op, timeout, **kwargs)
+            reply = call(self, op, timeout, **kwargs)
+            return reply
         finally:
             n = len(kwargs.get("items") or kwargs.get("cids") or []) or None
-            _span(op, getattr(self, "label", "") or "lane", began, n=n)
+            built = reply.get("built") if op == "compile" and isinstance(reply, dict) else None
+            _span(op, getattr(self, "label", "") or "lane", began, n=n, built=built)
 
     def timed_start(self: Any) -> Any:
         began = _now()
@@ -106,6 +108,8 @@ def _summary(wall: float) -> dict[str, Any]:
         key = f"{s['label']}:{s['kind']}"
         ops[key]["count"] += 1
         ops[key]["seconds"] = round(ops[key]["seconds"] + s["t1"] - s["t0"], 4)
+        if s.get("built"):  # a compile whose pipeline had to be built (not found kept or prebuilt-known)
+            ops[key]["built"] = ops[key].get("built", 0) + 1
     return {"wall_s": round(wall, 3), "phases": [{"what": w, "t0": a, "t1": b} for w, a, b in _phases(wall)],
             "ops": dict(sorted(ops.items())), "marks": MARKS, "spans": SPANS}
 

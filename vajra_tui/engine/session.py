@@ -31,6 +31,7 @@ from .workloads import Size, Workload, WorkloadError, provenance
 Emit = Callable[[Event], None]
 BASELINE_TIMEOUT_S = 300.0
 DROP_TIMEOUT_S = 30.0
+FINALISTS = 5  # kernels a shoot-out times again beside the baseline
 PREPARE_TIMEOUT_S = 900.0
 RECALIBRATE_DRIFT = 0.15  # a cached roofline whose copy rate is further off than this is redone
 
@@ -200,9 +201,15 @@ class Session(Admission, BatchTiming):
         return [self.results[c.id] for c in candidates]
 
     async def drop(self, ids: list[str]) -> None:
-        """Release finished candidates' pipelines in the worker, in one request."""
+        """Release finished candidates' pipelines in the worker, in one request; the current
+        finalists' stay there for the next shoot-out."""
         if ids:
-            await self.client.acall("drop", DROP_TIMEOUT_S, cids=ids)
+            await self.client.acall("drop", DROP_TIMEOUT_S, cids=ids, keep=self.finalist_ids())
+
+    def finalist_ids(self, top: int = FINALISTS) -> list[str]:
+        """The ``top`` verified kernels so far, by speedup over their own batch's baseline:
+        what the next shoot-out times again."""
+        return [r.id for r in rank(list(self.results.values())).ranked if r.id != "baseline"][:top]
 
     def standings(self, generation: int, ids: list[str] | None = None,
                   final: bool = False) -> Ranking:
@@ -230,15 +237,15 @@ class Session(Admission, BatchTiming):
             return []
         return [r for r in ranking.ranked if r.id != "baseline"]
 
-    async def shootout(self, generation: int, top: int = 5) -> Ranking:
+    async def shootout(self, generation: int, top: int = FINALISTS) -> Ranking:
         """Time the best kernels of every generation again, in one batch with the baseline.
 
         Per-generation numbers come from different batches, each with its own baseline
         sample; the report divides by one. Finalists already timed together with the
         baseline in the latest batch need no second run.
         """
-        candidates = [r for r in rank(list(self.results.values())).ranked if r.id != "baseline"][:top]
-        ids = [r.id for r in candidates]
+        ids = self.finalist_ids(top)
+        candidates = [self.results[cid] for cid in ids]
         base = self.results.get("baseline")
         if not ids or base is None:
             return self.standings(generation, final=True)

@@ -2,7 +2,10 @@
 
 A candidate's pipeline is keyed by what was compiled (its source with workgroup memory
 zeroed, and its pipeline constants), so a finalist timed again in a shoot-out, or a
-copy under another name, is never built twice. Drivers compile one pipeline per
+copy under another name, is never built twice. The session names the current finalists
+whenever it drops a batch (``keep``), and their pipelines stay until they stop being
+finalists: a generation of 96 drops far more kernels than the few recent ones kept, and
+an unrolled finalist rebuilt for the shoot-out costs seconds on NVIDIA. Drivers compile one pipeline per
 thread, and an NVIDIA compile of an unrolled library kernel takes 0.1-3 s, so a
 generation's kernels are built together on a thread pool (:meth:`PipelineStore.prebuild`)
 while they are admitted one by one; admission finds each one built, or waits for that
@@ -35,6 +38,7 @@ class PipelineStore:
         self.keys: dict[str, str] = {}  # cid -> hash of its compiled source
         self.recent: OrderedDict[str, Any] = OrderedDict()
         self.prebuilt: dict[tuple[str, str], Future] = {}  # builds prebuild() started, by source
+        self.finalists: dict[str, tuple[str, Any]] = {}  # cid -> (key, pipeline), kept for shoot-outs
 
     def clear(self) -> None:
         """A new workload: every pipeline was built against the previous buffers' layout."""
@@ -42,6 +46,7 @@ class PipelineStore:
         self.keys.clear()
         self.recent.clear()
         self.prebuilt.clear()
+        self.finalists.clear()
 
     def __getitem__(self, cid: str) -> tuple[Any, tuple[int, int, int]]:
         return self.by_cid[cid]
@@ -71,11 +76,13 @@ class PipelineStore:
             message, line, column = problem
             return {"compiled": False, "error": located(message, source, line, column)}
         key = _key(guarded, constants)
-        reused = prebuilt or self.recent.pop(key, None) or next(
+        reused = prebuilt or self.recent.pop(key, None) or self._kept(key) or next(
             (self.by_cid[c][0] for c, k in self.keys.items() if k == key and c in self.by_cid), None)
         if reused is not None:  # built before (prebuilt, a finalist timed again, a copy)
             self.by_cid[cid], self.keys[cid] = (reused, tuple(dispatch)), key
-            return {"compiled": True, "zero_init": guarded is not source, "reused": True}
+            # "built": whether this kernel's pipeline had to be built for it (by its prebuild)
+            return {"compiled": True, "zero_init": guarded is not source, "reused": True,
+                    "built": prebuilt is not None}
         try:
             pipeline = self.rt.compile(guarded, constants)
         except Exception as exc:  # wgpu raises GPUValidationError and friends
@@ -87,7 +94,7 @@ class PipelineStore:
                 f"its workgroup memory could not be zero-initialised ({first}): a kernel that could "
                 "read what an earlier dispatch left there is not run", source, 1, 1)}
         self.by_cid[cid], self.keys[cid] = (pipeline, tuple(dispatch)), key
-        return {"compiled": True, "zero_init": guarded is not source}
+        return {"compiled": True, "zero_init": guarded is not source, "built": True}
 
     def prebuild(self, items: list[dict[str, Any]], more: bool = False) -> dict:
         """Start reading and building these kernels (``source``, ``constants``) on a thread
@@ -105,8 +112,8 @@ class PipelineStore:
         jobs = {_index(item["source"], item.get("constants") or None): item for item in items}
         if not jobs:
             return {"queued": 0}
-        known = set(self.recent) | set(self.keys.values())  # built already: found by compile()
-        threads = max(1, min(MAX_BUILD_THREADS, os.cpu_count() or 1, len(jobs)))
+        known = set(self.recent) | set(self.keys.values()) | {k for k, _ in self.finalists.values()}
+        threads = max(1, min(build_threads(), len(jobs)))
         pool = ThreadPoolExecutor(threads, thread_name_prefix="vajra-build")
         for index, item in jobs.items():
             self.prebuilt[index] = pool.submit(self._build, item["source"], item.get("constants") or None, known)
@@ -137,17 +144,35 @@ class PipelineStore:
             return None
         return problem, (source if guarded == source else guarded), pipeline  # "is source": untouched
 
-    def drop(self, cid: str) -> bool:
-        """A finished candidate's pipeline goes, unless another candidate shares it; it
-        stays among the recent few for a shoot-out. True when something was released."""
+    def drop(self, cid: str, keep: bool = False) -> bool:
+        """A finished candidate's pipeline goes, unless another candidate shares it or it is a
+        finalist (``keep``); it stays among the recent few for a shoot-out. True when
+        something was released."""
         entry, key = self.by_cid.pop(cid, None), self.keys.pop(cid, None)
         if entry is None:
             return False
+        if keep and key is not None:
+            self.finalists[cid] = (key, entry[0])
+            return False
         if key is not None and key not in self.keys.values():
-            self.recent[key] = entry[0]
-            while len(self.recent) > KEEP_RECENT:
-                self.recent.popitem(last=False)
+            self._recent(key, entry[0])
         return True
+
+    def keep_only(self, finalists: set[str]) -> bool:
+        """The session's finalists now: pipelines of earlier finalists that are no longer
+        among them join the recent few (and go in turn). True when one was let go."""
+        gone = [cid for cid in self.finalists if cid not in finalists]
+        for cid in gone:
+            self._recent(*self.finalists.pop(cid))
+        return bool(gone)
+
+    def _kept(self, key: str) -> Any | None:
+        return next((pipeline for k, pipeline in self.finalists.values() if k == key), None)
+
+    def _recent(self, key: str, pipeline: Any) -> None:
+        self.recent[key] = pipeline
+        while len(self.recent) > KEEP_RECENT:
+            self.recent.popitem(last=False)
 
     # ---- helpers ---------------------------------------------------------------
     def _read(self, source: str, constants: dict[str, Any] | None) -> tuple[tuple | None, str]:
@@ -166,6 +191,19 @@ class PipelineStore:
         except Exception as exc:  # noqa: BLE001
             return str(exc) or exc.__class__.__name__
         return ""
+
+
+def build_threads() -> int:
+    """Threads a prebuild compiles on: ``VAJRA_BUILD_THREADS`` if set, else this process's
+    cores, up to MAX_BUILD_THREADS (each lane's worker has a pool of its own)."""
+    env = os.environ.get("VAJRA_BUILD_THREADS", "").strip()
+    if env.isdigit() and int(env) > 0:
+        return int(env)
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return max(1, min(MAX_BUILD_THREADS, cores))
 
 
 def _index(source: str, constants: dict[str, Any] | None) -> tuple[str, str]:

@@ -211,10 +211,15 @@ class Worker:
         return {"ts_ms": timing.ts_ms, "wall_ms": timing.wall_ms, "verdicts": verdicts,
                 "telemetry": telemetry.model_dump()}
 
-    def op_drop(self, cid: str | None = None, cids: list[str] | None = None) -> dict:
+    def op_drop(self, cid: str | None = None, cids: list[str] | None = None,
+                keep: list[str] | None = None) -> dict:
         """Finished candidates: their pipelines (and the module, layout and JIT code under
-        them) go. ``cids`` drops a whole batch with one poll and one trim."""
-        released = [self.pipelines.drop(c) for c in ([cid] if cid else []) + list(cids or [])]
+        them) go. ``cids`` drops a whole batch with one poll and one trim. ``keep``: the
+        session's finalists now, whose pipelines stay for the next shoot-out."""
+        finalists = set(keep or [])
+        released = [self.pipelines.drop(c, c in finalists) for c in ([cid] if cid else []) + list(cids or [])]
+        if keep is not None:
+            released.append(self.pipelines.keep_only(finalists))
         if any(released):
             self.rt.wait()  # wgpu-native frees released objects when the device is polled
             _trim()
