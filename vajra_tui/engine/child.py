@@ -20,30 +20,32 @@ import sys
 from pathlib import Path
 
 ROOT = str(Path(__file__).resolve().parents[2])  # the folder this vajra_tui package is in
-_BOOT = "import json, sys; sys.path[:] = json.loads(sys.argv.pop(1)); "
-
-
-def _path() -> str:
-    """This process's path, and the folder this package was imported from (last, so that
-    nothing beside it there can shadow anything)."""
-    return json.dumps(list(sys.path) + ([] if ROOT in sys.path else [ROOT]))
+PATH_VARIABLE = "VAJRA_SYS_PATH"  # the parent's sys.path, as JSON: read (and removed) by the child
+_BOOT = ("import json, os, sys; sys.path[:] = json.loads(os.environ.pop('VAJRA_SYS_PATH', 'null')) "
+         "or sys.path; ")
 
 
 def module_command(module: str, *args: str) -> list[str]:
     """Run ``module`` as ``__main__`` (as ``python -m`` would), with ``args`` as its
-    ``sys.argv[1:]``."""
+    ``sys.argv[1:]``; started with :func:`child_env`'s environment."""
     run = "import runpy; runpy.run_module(sys.argv.pop(1), run_name='__main__', alter_sys=True)"
-    return [sys.executable, "-c", _BOOT + run, _path(), module, *args]
+    return [sys.executable, "-c", _BOOT + run, module, *args]
 
 
 def code_command(code: str, *args: str) -> list[str]:
-    """Run ``code`` (as ``python -c`` would), with ``args`` as its ``sys.argv[1:]``."""
-    return [sys.executable, "-c", _BOOT + code, _path(), *args]
+    """Run ``code`` (as ``python -c`` would), with ``args`` as its ``sys.argv[1:]``; started
+    with :func:`child_env`'s environment."""
+    return [sys.executable, "-c", _BOOT + code, *args]
 
 
 def child_env(**extra: str) -> dict[str, str]:
-    """This environment without an empty ``PYTHONPATH`` entry, which means the current
-    folder while the child starts (before its path is set): a ``sitecustomize.py`` there."""
+    """This environment, with this process's ``sys.path`` for the child (and the folder this
+    package was imported from, last, so nothing beside it there shadows anything), and
+    without an empty ``PYTHONPATH`` entry: that means the current folder while the child
+    starts, before its path is set (a ``sitecustomize.py`` there)."""
     env = {**os.environ, **extra}
     parts = [p for p in env.pop("PYTHONPATH", "").split(os.pathsep) if p]
-    return {**env, "PYTHONPATH": os.pathsep.join(parts)} if parts else env
+    if parts:
+        env["PYTHONPATH"] = os.pathsep.join(parts)
+    env[PATH_VARIABLE] = json.dumps(list(sys.path) + ([] if ROOT in sys.path else [ROOT]))
+    return env
