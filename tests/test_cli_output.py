@@ -120,3 +120,26 @@ def test_browser_check_without_the_sidecar_answers_at_once(monkeypatch, tmp_path
     assert not result.available and result.reason == "browser check unavailable: run vajra-tui setup-node"
     assert not (tmp_path / "no-sidecar").exists(), "nothing is installed behind the user's back"
     assert find_shipped("lavapipe-sgemm") is not None
+
+
+@pytest.mark.parametrize("command", [
+    ["replay", SOFTMAX, "--headless"],  # a table printed through rich
+    ["replay", "--list"],               # plain prints
+    ["tune", "-w", "softmax", "--size", "32x128", "--source", "library", "--generations", "0",
+     "--budget", "1", "--reps", "2", "--warmup", "1", "-q", "--no-cache"],
+])
+def test_a_reader_that_leaves_early_gets_no_traceback(command):
+    """`vajra-tui ... | head`: the reader is gone before the first line. One status, as a
+    shell tool's (141), whether rich or print met the closed pipe; nothing on stderr."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    cli = Path(sys.executable).parent / "vajra-tui"
+    if not cli.exists():
+        pytest.skip("the console script is installed by the setup script")
+    proc = subprocess.Popen([str(cli), *command], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc.stdout.close()
+    err = proc.stderr.read()
+    assert proc.wait(timeout=300) == 141, err
+    assert "Traceback" not in err and "Exception ignored" not in err, err

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from .safe_text import clean, one_line
 from .settings import Settings, config_path, load_settings
 
 EXIT_USAGE = 2
+EXIT_PIPE = 141  # what a shell reports for a program its reader left (128 + SIGPIPE)
 # Commands that run with a broken config: the ones a user reaches for to find and fix it.
 NO_SETTINGS = {"doctor", "completion", "setup-node"}
 
@@ -169,6 +171,18 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # the reader left early (`| head`): no traceback, as a shell tool
+        _stdout_gone()
+        return EXIT_PIPE
+
+
+def _stdout_gone() -> None:
+    """Point stdout at /dev/null, so the interpreter's last flush does not fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # no file descriptor behind stdout (an embedding): nothing to flush
+        pass
 
 
 def _recording_path(path: Path) -> Path:
@@ -197,7 +211,7 @@ def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         print(shtab.complete(build_parser(), shell=args.shell))
         return 0
     if args.command == "replay":
-        from .shipped import find_shipped, shipped_recordings
+        from .shipped import shipped_recordings
 
         if args.list:
             for path in shipped_recordings():

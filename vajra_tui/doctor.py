@@ -18,7 +18,7 @@ import subprocess
 import sys
 from dataclasses import asdict, dataclass
 
-from rich.console import Console
+from .console import Console
 from rich.table import Table
 from rich.text import Text
 

@@ -175,7 +175,7 @@ def _llm(args: argparse.Namespace, settings: Any) -> Any:
 
 def print_comparison(doc: dict[str, Any]) -> None:
     """Devices side by side: one column per device model, one row per measure."""
-    from rich.console import Console
+    from .console import Console
     from rich.table import Table
     from rich.text import Text
 

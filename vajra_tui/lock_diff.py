@@ -15,7 +15,7 @@ from itertools import zip_longest
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
+from .console import Console
 from rich.table import Table
 from rich.text import Text
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 from typing import Any, TextIO
 
-from rich.console import Console
+from .console import Console
 from rich.table import Table
 from rich.text import Text
 

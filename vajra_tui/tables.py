@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any, Sequence
 
-from rich.console import Console
+from .console import Console
 from rich.table import Table
 from rich.text import Text
 
