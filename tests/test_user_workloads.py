@@ -274,13 +274,41 @@ def test_f16_bindings_and_several_outputs_through_the_api(tmp_path):
 
 def test_an_adapter_without_shader_f16_is_one_line():
     from vajra_tui.engine.events import DeviceInfo
-    from vajra_tui.engine.session import missing_features
+    from vajra_tui.engine.adapter_fit import missing_features
 
     w = loader.load_file(EXAMPLES / "transpose.py")
     assert missing_features(w, DeviceInfo(name="x")) is None
     halves = vajra_tui_workload(HALVES)
     why = missing_features(halves, DeviceInfo(name="Old GPU", enabled_features=["timestamp-query"]))
     assert why == "halves has f16 bindings, which need shader-f16; Old GPU does not offer it"
+
+
+def test_a_size_over_the_adapters_buffer_limits_is_refused_before_any_buffer():
+    """What one buffer or one storage binding may hold is the adapter's: a size over it is
+    the user's to change, said as such (it was the driver's bind-group error, exit 1)."""
+    from vajra_tui.engine.adapter_fit import oversized
+    from vajra_tui.engine.events import DeviceInfo
+
+    halves = vajra_tui_workload(HALVES)  # f16: two bytes an element, buffers in whole words
+    small = DeviceInfo(name="Small GPU", limits={"max-storage-buffer-binding-size": 1000,
+                                                   "max-buffer-size": 4000})
+    assert oversized(halves, {"N": 500}, small) is None  # 1000 bytes: exactly the limit
+    assert oversized(halves, {"N": 499}, small) is None  # 998 bytes, allocated as 1000
+    why = oversized(halves, {"N": 501}, small)
+    assert why == ("halves at 501: binding 'X' needs 1004 B, and Small GPU allows 1000 B "
+                   "(max-storage-buffer-binding-size); choose a smaller size")
+    roomy = DeviceInfo(name="Roomy", limits={"max-storage-buffer-binding-size": 1 << 40, "max-buffer-size": 3000})
+    assert "(max-buffer-size)" in oversized(halves, {"N": 1501}, roomy)
+    unsaid = DeviceInfo(name="Quiet")  # no limits reported: WebGPU's defaults (128 MiB a binding)
+    assert "128 MiB" in oversized(halves, {"N": 1 << 27}, unsaid)
+
+
+def test_a_size_no_adapter_can_hold_is_a_usage_error(capsys):
+    from vajra_tui.cli import main
+
+    assert main(["bench", "-w", "softmax", "--size", "999999999x99999999", "-q"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "binding 'X' needs 355 PiB" in err[0] and "choose a smaller size" in err[0], err
 
 
 def vajra_tui_workload(text: str):

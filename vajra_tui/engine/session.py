@@ -15,6 +15,7 @@ from typing import Callable
 from .. import __version__
 from ..settings import TimingSettings
 from . import calibration_cache
+from .adapter_fit import missing_features, oversized
 from .admission import COMPILE_TIMEOUT_S, Admission
 from .batch_timing import BatchTiming
 from .candidate import Candidate
@@ -104,6 +105,9 @@ class Session(Admission, BatchTiming):
         why = missing_features(self.workload, self.device)
         if why:
             raise WorkloadUnsupported(why)
+        too_large = oversized(self.workload, self.size, self.device)
+        if too_large:  # a --size the user can change: said as the workload's own error (exit 2)
+            raise WorkloadError("size", too_large)
         return self.device
 
     async def prepare(self, calibrate: bool = True) -> DeviceInfo:
@@ -283,13 +287,3 @@ class Session(Admission, BatchTiming):
     def source_sha(self, cid: str) -> str:
         st = self.stitched.get(cid)
         return st.sha256 if st else hashlib.sha256(self.candidates[cid].source.encode()).hexdigest()
-
-
-def missing_features(workload: Workload, device: DeviceInfo) -> str | None:
-    """Why this adapter cannot run the workload (an f16 binding without shader-f16), or None."""
-    missing = sorted(f for f in workload.features if f not in device.enabled_features)
-    if not missing:
-        return None
-    dtypes = sorted({b.dtype for b in workload.bindings if b.dtype == "f16"})
-    return (f"{workload.name} has {', '.join(dtypes)} bindings, which need {', '.join(missing)}; "
-            f"{device.name} does not offer it")
