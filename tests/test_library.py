@@ -175,6 +175,44 @@ def test_evolve_respects_limits_budget_and_never_repeats(name):
     assert len(tried) == len(set(tried))
 
 
+HOPPER_LIKE = DeviceInfo(name="big", limits={
+    "max-compute-workgroup-storage-size": 49152, "max-compute-invocations-per-workgroup": 1024,
+    "max-compute-workgroup-size-x": 1024, "max-compute-workgroup-size-y": 1024,
+}, subgroups=True)
+
+
+def test_a_budget_past_the_neighbourhood_is_filled_nearest_first():
+    """`--budget 600` measures 600 kernels where the space holds them (sgemm's neighbourhoods
+    gave about 190 and the rest of the budget went unused), the farther ones after the near."""
+    w = WORKLOADS["sgemm"]
+    info = w.info(w.size("large"))
+    lib = LibrarySource()
+    first = lib.propose(GenerationContext(workload=info, device=HOPPER_LIKE, generation=1))
+    results = [CandidateResult(id=c.id, name=c.name, status="verified", params=c.params, median_ms=1.0 + i)
+               for i, c in enumerate(first)]
+    winner = min(results, key=lambda r: r.median_ms)
+
+    def evolve(budget: int) -> list:
+        return lib.evolve(GenerationContext(workload=info, device=HOPPER_LIKE, generation=2, results=results,
+                                            winner=winner, budget=budget, tried=[c.params["key"] for c in first]), "D")
+
+    small, large = evolve(250), evolve(600)
+    assert len(small) == 250 and len(large) == 600
+    assert {c.params["key"] for c in small} <= {c.params["key"] for c in large}  # more of the same walk
+    keys = [c.params["key"] for c in large]
+    assert len(set(keys)) == 600 and not set(keys) & {c.params["key"] for c in first}
+    for c in large:
+        assert template(c.params["template"]).check(c.params, info.size, HOPPER_LIKE) is None
+    t = template(winner.params["template"])
+    origin = t.point(winner.params)
+
+    def steps(c) -> int:
+        return sum(abs(t.axes[a].index(c.params[a]) - t.axes[a].index(origin[a])) for a in t.axes)
+
+    same = [steps(c) for c in large if c.params["template"] == t.full_name]
+    assert sum(same[:100]) / 100 < sum(same[-100:]) / 100  # nearest first
+
+
 def test_evolve_without_winner_starts_from_priors_and_budget_zero():
     w = WORKLOADS["sgemm"]
     ctx = GenerationContext(workload=w.info(w.size("seed")), device=SMALL_DEVICE, generation=2,

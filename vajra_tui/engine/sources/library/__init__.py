@@ -16,7 +16,7 @@ from ...candidate import Candidate, GenerationContext
 from ...events import DeviceInfo
 from . import conv1d, gemv, layernorm, sgemm, sobel, softmax
 from .base import Params, Size, Template
-from .search import neighbours
+from .search import by_distance, neighbours
 
 MODULES: dict[str, ModuleType] = {"sgemm": sgemm, "softmax": softmax, "conv1d": conv1d,
                                   "sobel": sobel, "layernorm": layernorm, "gemv": gemv}
@@ -164,6 +164,13 @@ class LibrarySource:
             for p in priors.get(t.strategy, []):
                 if len(picks) < budget:
                     take(t, p)
+        for t, p in seeds:  # a budget past all of that: farther points, nearest the best first
+            if len(picks) >= budget:
+                break
+            for q in by_distance(t, t.point(p)):
+                if len(picks) >= budget:
+                    break
+                take(t, q)
         return [self.candidate(t, p, size, device, f"g{ctx.generation}-{letter}{i}",
                                f"{letter}{i}", letter, ctx.generation)
                 for i, (t, p) in enumerate(picks[:budget], 1)]
