@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from .events import DeviceInfo
 from .workloads import Size, Workload
-from .workloads.base import DTYPES
+from .workloads.base import padded
 
 # What WebGPU guarantees when an adapter reports nothing (the spec's default limits).
 DEFAULT_LIMITS = {"max-buffer-size": 1 << 28, "max-storage-buffer-binding-size": 1 << 27}
@@ -30,7 +30,7 @@ def missing_features(workload: Workload, device: DeviceInfo) -> str | None:
 def binding_bytes(workload: Workload, size: Size) -> dict[str, int]:
     """Each binding's buffer at ``size``, in bytes, as the worker allocates it (whole words)."""
     lengths = workload.checked_lengths(size)
-    return {b.name: -(-DTYPES[b.dtype][1] * lengths[b.name] // 4) * 4 for b in workload.bindings}
+    return {b.name: padded(b.width * lengths[b.name]) for b in workload.bindings}
 
 
 def oversized(workload: Workload, size: Size, device: DeviceInfo) -> str | None:

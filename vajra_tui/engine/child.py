@@ -21,7 +21,7 @@ from pathlib import Path
 
 ROOT = str(Path(__file__).resolve().parents[2])  # the folder this vajra_tui package is in
 PATH_VARIABLE = "VAJRA_SYS_PATH"  # the parent's sys.path, as JSON: read (and removed) by the child
-_BOOT = ("import json, os, sys; sys.path[:] = json.loads(os.environ.pop('VAJRA_SYS_PATH', 'null')) "
+_BOOT = (f"import json, os, sys; sys.path[:] = json.loads(os.environ.pop({PATH_VARIABLE!r}, 'null')) "
          "or sys.path; ")
 
 

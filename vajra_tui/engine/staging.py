@@ -99,7 +99,7 @@ def _stage_by_spec(spec: str, size: Size, source: str, generated: bool, sanitize
 
 class StagingRefused(RuntimeError):
     """A staging process could not stage a job (most often: it cannot import the workload,
-    which only this process can, e.g. from a folder put on ``sys.path`` at run time)."""
+    which only this process can, e.g. a module made at run time with no file on any path)."""
 
 
 # workloads whose jobs a staging process refused: staged in this process from then on

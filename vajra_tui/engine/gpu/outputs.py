@@ -77,11 +77,6 @@ COMPARE = {
 }
 
 
-def padded(nbytes: int) -> int:
-    """Storage buffers (and writes to them) come in whole 4-byte words."""
-    return max(4, -(-nbytes // 4) * 4)
-
-
 def as_words(data: np.ndarray) -> np.ndarray:
     """Array bytes padded to whole words, ready for ``queue.write_buffer``."""
     raw = np.ascontiguousarray(data).view(np.uint8).ravel()

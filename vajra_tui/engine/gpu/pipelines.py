@@ -5,9 +5,9 @@ zeroed, and its pipeline constants), so a finalist timed again in a shoot-out, o
 copy under another name, is never built twice. The session names the current finalists
 whenever it drops a batch (``keep``), and their pipelines stay until they stop being
 finalists: a generation of 96 drops far more kernels than the few recent ones kept, and
-an unrolled finalist rebuilt for the shoot-out costs seconds on NVIDIA. Drivers compile one pipeline per
-thread, and an NVIDIA compile of an unrolled library kernel takes 0.1-3 s, so a
-generation's kernels are built together on a thread pool (:meth:`PipelineStore.prebuild`)
+an unrolled finalist rebuilt for the shoot-out costs seconds on NVIDIA. Drivers compile
+one pipeline per thread, and an NVIDIA compile of an unrolled library kernel takes
+0.1-3 s, so a generation's kernels are built together on a thread pool (:meth:`PipelineStore.prebuild`)
 while they are admitted one by one; admission finds each one built, or waits for that
 one only. Whatever fails there is left for :meth:`PipelineStore.compile` to report, on
 the worker's own thread, with its located message.

@@ -14,7 +14,8 @@ import wgpu
 from ..events import DeviceInfo
 from .adapters import pick
 from .flush import CacheFlusher
-from .outputs import Outputs, as_words, padded
+from ..workloads.base import padded
+from .outputs import Outputs, as_words
 
 SOFTWARE_HINTS = ("llvmpipe", "lavapipe", "swiftshader", "software", "warp")
 # Poisoning before, and checking after, every dispatch live in outputs.py: per output and dtype.

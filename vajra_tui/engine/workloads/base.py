@@ -31,6 +31,13 @@ DType = Literal["f32", "f16", "i32", "u32"]
 DTYPES: dict[str, tuple[type, int]] = {
     "f32": (np.float32, 4), "f16": (np.float16, 2), "i32": (np.int32, 4), "u32": (np.uint32, 4),
 }
+
+
+def padded(nbytes: int) -> int:
+    """Storage buffers (and writes to them) come in whole 4-byte words."""
+    return max(4, -(-nbytes // 4) * 4)
+
+
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 WORKLOAD_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}\Z")  # becomes <name>.wgsl and a TS string
 # Names the prelude defines itself: a dim or binding may not take them.
