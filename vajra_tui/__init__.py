@@ -24,8 +24,8 @@ _PUBLIC = {
 }
 
 if TYPE_CHECKING:
-    from .api import Report, bench, tune
-    from .engine.workloads.base import Binding, Workload, WorkloadError
+    from vajra_tui.api import Report, bench, tune
+    from vajra_tui.engine.workloads.base import Binding, Workload, WorkloadError
 
 
 def __getattr__(name: str) -> Any:

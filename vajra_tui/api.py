@@ -22,10 +22,10 @@ from typing import Any, Callable, Iterable, Mapping, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .engine.candidate import Candidate
-from .engine.events import Calibration, CandidateResult, DeviceInfo, Event, LaneInfo, WorkloadInfo
-from .engine.workloads import Workload, get_workload
-from .settings import Settings, TimingSettings, cache_dir
+from vajra_tui.engine.candidate import Candidate
+from vajra_tui.engine.events import Calibration, CandidateResult, DeviceInfo, Event, LaneInfo, WorkloadInfo
+from vajra_tui.engine.workloads import Workload, get_workload
+from vajra_tui.settings import Settings, TimingSettings, cache_dir
 
 KernelSpec = Union[str, Path]
 Kernels = Union[Iterable[KernelSpec], Mapping[str, str], KernelSpec, None]
@@ -66,7 +66,7 @@ class Report(BaseModel):
 
     def to_json(self) -> dict[str, Any]:
         """The document ``--json`` prints."""
-        from .render import document
+        from vajra_tui.render import document
 
         extra = {"winner": self.winner.name if self.winner else None, "headline": self.headline,
                  "ties": self.ties, "baseline_won": self.baseline_won}
@@ -159,7 +159,7 @@ def _refuse_inside_worker() -> None:
 
 def user_kernels(kernels: Kernels) -> list[Candidate]:
     """Paths or WGSL strings (or a name -> source dict) as candidates with unique names."""
-    from .engine.kernel_file import read_kernel_file
+    from vajra_tui.engine.kernel_file import read_kernel_file
 
     if kernels is None:
         items: list[tuple[str, str, str]] = []
@@ -197,8 +197,8 @@ class _Run:
         self.timing, self.seeds, self.adapter, self.mode = timing, tuple(seeds), adapter, mode
         self.lanes: list[Any] = []
         if gpus:  # resolved now, before any worker starts: a bad choice is a ValueError
-            from .engine.gpu.adapters import AdapterChoiceError
-            from .engine.scale.local import local_lanes
+            from vajra_tui.engine.gpu.adapters import AdapterChoiceError
+            from vajra_tui.engine.scale.local import local_lanes
 
             try:
                 self.lanes = local_lanes(str(gpus), adapter)
@@ -206,21 +206,21 @@ class _Run:
                 raise ValueError(str(exc)) from None
         self.sinks: list[Callable[[Event], None]] = [on_event] if on_event else []
         if progress:
-            from .render import ProgressPrinter
+            from vajra_tui.render import ProgressPrinter
 
             self.sinks.append(ProgressPrinter())
         self.recorder = None
         if record is not None:
-            from .engine.outputs import check_new_file
-            from .engine.record import Recorder
+            from vajra_tui.engine.outputs import check_new_file
+            from vajra_tui.engine.record import Recorder
 
             check_new_file(Path(record))
             self.recorder = Recorder(Path(record), f"{mode} {self.workload.name} (Python API)")
             self.sinks.append(self.recorder)
 
     def _session(self):  # -> Session
-        from .engine.gpu.client import GPUClient
-        from .engine.session import Session
+        from vajra_tui.engine.gpu.client import GPUClient
+        from vajra_tui.engine.session import Session
 
         self.client = self.lanes[0] if self.lanes else GPUClient(self.adapter)
         sinks = list(self.sinks)
@@ -258,20 +258,20 @@ class _Run:
 
     async def _tune(self, session, source: str, generations: int, budget: int, export: Path | None,
                     settings: Settings | None, shootouts: str) -> Report:
-        from .engine.sources.library import LibrarySource
-        from .engine.tune import Tuner
+        from vajra_tui.engine.sources.library import LibrarySource
+        from vajra_tui.engine.tune import Tuner
 
         llm, params = None, None
         if source == "params":
-            from .engine.sources.params import ParamsSource, read_space
+            from vajra_tui.engine.sources.params import ParamsSource, read_space
 
             if not self.kernels:
                 raise ValueError("source='params' needs kernels whose `override`s have // tune: lines")
             spaces = [read_space(k.name, k.source, self.workload.dims) for k in self.kernels]
             params = ParamsSource(self.workload, self.size, spaces, budget, session.emit)
         elif source in ("llm", "auto"):
-            from .engine.sources.llm import NemotronSource
-            from .settings import load_settings
+            from vajra_tui.engine.sources.llm import NemotronSource
+            from vajra_tui.settings import load_settings
 
             llm_settings = (settings or load_settings()).llm
             llm = NemotronSource(llm_settings, session.emit)
@@ -281,7 +281,7 @@ class _Run:
                 llm = None
         session.source_mode = "nemotron" if llm else ("params" if params else "library")
         if self.lanes:
-            from .engine.scale.lanes import LaneTuner
+            from vajra_tui.engine.scale.lanes import LaneTuner
 
             tuner: Tuner = LaneTuner(session, self.lanes, params or LibrarySource(), llm=llm, budget=budget,
                                      shootouts=shootouts)
@@ -304,7 +304,7 @@ class _Run:
         report.params = params.summary() if params else None
         report.library = getattr(tuner.library, "note", "")
         if export is not None and winner is not None:
-            from .engine.export import export_winner
+            from vajra_tui.engine.export import export_winner
 
             report.exported = export_winner(winner, session.device, session.info, Path(export))
         return report

@@ -16,25 +16,25 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import ModalScreen, Screen
 
-from .driver import EngineEvent, LiveDriver, ReplayDriver, RunConfig
-from .engine.events import DeviceInfo, Event, GenerationStarted, Notice, RankingReady, SessionFinished
-from .engine.events import SessionStarted
-from .engine import damage
-from .engine.child import child_env, code_command
-from .engine.record import Recording, RecordingError
-from .safe_text import clean, clean_event, one_line
-from .controls import RunControls
-from .screens import StateScreen
-from .screens.baseline import BaselineScreen
-from .screens.export import ExportScreen
-from .screens.graveyard import GraveyardScreen
-from .screens.help import HelpScreen
-from .screens.picker import PRESETS, PickerScreen
-from .screens.report import ReportScreen
-from .screens.source import SourceScreen
-from .screens.variants import VariantsScreen
-from .settings import Settings
-from .state import RunState
+from vajra_tui.driver import EngineEvent, LiveDriver, ReplayDriver, RunConfig
+from vajra_tui.engine.events import DeviceInfo, Event, GenerationStarted, Notice, RankingReady, SessionFinished
+from vajra_tui.engine.events import SessionStarted
+from vajra_tui.engine import damage
+from vajra_tui.engine.child import child_env, code_command
+from vajra_tui.engine.record import Recording, RecordingError
+from vajra_tui.safe_text import clean, clean_event, one_line
+from vajra_tui.controls import RunControls
+from vajra_tui.screens import StateScreen
+from vajra_tui.screens.baseline import BaselineScreen
+from vajra_tui.screens.export import ExportScreen
+from vajra_tui.screens.graveyard import GraveyardScreen
+from vajra_tui.screens.help import HelpScreen
+from vajra_tui.screens.picker import PRESETS, PickerScreen
+from vajra_tui.screens.report import ReportScreen
+from vajra_tui.screens.source import SourceScreen
+from vajra_tui.screens.variants import VariantsScreen
+from vajra_tui.settings import Settings
+from vajra_tui.state import RunState
 
 SCREENS_BY_NAME: dict[str, type[StateScreen]] = {
     "picker": PickerScreen, "baseline": BaselineScreen, "variants": VariantsScreen,
@@ -283,7 +283,7 @@ class VajraApp(RunControls, App[int]):
 
     def export_to(self, out_dir: Path, overwrite: bool) -> tuple[list[Path], str]:
         """Called by the export modal: (written paths, '') or ([], one-line error)."""
-        from .engine.export import export_winner
+        from vajra_tui.engine.export import export_winner
 
         winner, session = self.state.winner, self.state.session
         if winner is None or winner.result is None or session is None:
@@ -325,10 +325,10 @@ def run_app(settings: Settings, *, workload: str | None = None, size: str | None
             record: Path | None = None, adapter: str | None = None,
             kernels: list[Path] | None = None, gpus: str | None = None) -> int:
     """The CLI's entry: 0 on a normal quit, 2 on a bad recording/argument (one line on stderr)."""
-    from .engine.workloads import SizeError, WorkloadError, get_workload
+    from vajra_tui.engine.workloads import SizeError, WorkloadError, get_workload
 
-    from .engine.kernel_file import KernelFileError, read_kernel_file
-    from .engine.outputs import OutputPathError, check_new_file
+    from vajra_tui.engine.kernel_file import KernelFileError, read_kernel_file
+    from vajra_tui.engine.outputs import OutputPathError, check_new_file
 
     events: Recording | None = None
     label = ""

@@ -9,10 +9,10 @@ import os
 import sys
 from pathlib import Path
 
-from . import __version__
-from .args import OneLineParser, UsageError, int_at_least, positive_seconds, speed
-from .safe_text import clean, one_line
-from .settings import Settings, config_path, load_settings
+from vajra_tui import __version__
+from vajra_tui.args import OneLineParser, UsageError, int_at_least, positive_seconds, speed
+from vajra_tui.safe_text import clean, one_line
+from vajra_tui.settings import Settings, config_path, load_settings
 
 EXIT_USAGE = 2
 EXIT_PIPE = 141  # what a shell reports for a program its reader left (128 + SIGPIPE)
@@ -96,7 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="one worker per adapter: all (every adapter of the --adapter one's model), "
                            "the first N of them, or these indices (0,0: two workers on adapter 0); "
                            "each batch is timed on one adapter, the shoot-out on the first")
-    from .fleet_command import add_fleet_parser, add_ray_arguments
+    from vajra_tui.fleet_command import add_fleet_parser, add_ray_arguments
     add_ray_arguments(tune)
     add_fleet_parser(sub)
 
@@ -152,8 +152,8 @@ def _file_completion(parser: argparse.ArgumentParser) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from .config_file import ConfigError
-    from .runtime_env import ensure_runtime_dir
+    from vajra_tui.config_file import ConfigError
+    from vajra_tui.runtime_env import ensure_runtime_dir
 
     ensure_runtime_dir()  # before any driver loads: an unset one made Mesa print errors
     try:
@@ -187,13 +187,13 @@ def _stdout_gone() -> None:
 
 def _recording_path(path: Path) -> Path:
     """A recording given by path, or by the name of a shipped one (``lavapipe-sgemm``)."""
-    from .shipped import find_shipped
+    from vajra_tui.shipped import find_shipped
 
     return find_shipped(path) or path if not path.exists() else path
 
 
 def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
-    from . import commands
+    from vajra_tui import commands
 
     if args.command is None:
         return commands.tui(args, settings)
@@ -201,17 +201,17 @@ def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         print(json.dumps(json.loads(settings.model_dump_json()), indent=2))
         return 0
     if args.command == "doctor":
-        from .doctor import doctor
+        from vajra_tui.doctor import doctor
         return doctor(args)
     if args.command == "setup-node":
-        from .engine.sidecar import setup_node_command
+        from vajra_tui.engine.sidecar import setup_node_command
         return setup_node_command(args.timeout)
     if args.command == "completion":
         import shtab
         print(shtab.complete(build_parser(), shell=args.shell))
         return 0
     if args.command == "replay":
-        from .shipped import shipped_recordings
+        from vajra_tui.shipped import shipped_recordings
 
         if args.list:
             for path in shipped_recordings():
@@ -223,10 +223,10 @@ def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
     if args.command == "export":
         args.recording = _recording_path(args.recording)
     if args.command == "fleet":
-        from .fleet_command import fleet
+        from vajra_tui.fleet_command import fleet
         return asyncio.run(fleet(args, settings))
     if args.command == "lock" and args.lock_command == "diff":
-        from .lock_diff import lock_diff
+        from vajra_tui.lock_diff import lock_diff
         return lock_diff(args)
     handler = getattr(commands, args.command)
     result = handler(args, settings)

@@ -8,22 +8,22 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
-from .cli import UsageError
-from .engine.candidate import Candidate
-from .devices import lanes_for, print_lanes
-from .engine.events import Event
-from .engine.gpu.client import WorkerCrashed, WorkerError, WorkerTimeout
-from .engine import damage
-from .engine.kernel_file import KernelFileError, read_kernel_file
-from .engine.outputs import OutputPathError, check_export_folder, check_new_file
-from .engine.record import Recorder, RecordedRun, Recording, RecordingError
-from .engine.session import BaselineError, Session, WorkloadUnsupported
-from .engine.workloads import SizeError, UnknownWorkload, WorkloadError, get_workload
-from .progress import progress_sink
-from .render import ProgressPrinter, document, print_table
-from .safe_text import clean, one_line
-from .settings import Settings, TimingSettings, cache_dir
-from .widgets import fmt
+from vajra_tui.cli import UsageError
+from vajra_tui.engine.candidate import Candidate
+from vajra_tui.devices import lanes_for, print_lanes
+from vajra_tui.engine.events import Event
+from vajra_tui.engine.gpu.client import WorkerCrashed, WorkerError, WorkerTimeout
+from vajra_tui.engine import damage
+from vajra_tui.engine.kernel_file import KernelFileError, read_kernel_file
+from vajra_tui.engine.outputs import OutputPathError, check_export_folder, check_new_file
+from vajra_tui.engine.record import Recorder, RecordedRun, Recording, RecordingError
+from vajra_tui.engine.session import BaselineError, Session, WorkloadUnsupported
+from vajra_tui.engine.workloads import SizeError, UnknownWorkload, WorkloadError, get_workload
+from vajra_tui.progress import progress_sink
+from vajra_tui.render import ProgressPrinter, document, print_table
+from vajra_tui.safe_text import clean, one_line
+from vajra_tui.settings import Settings, TimingSettings, cache_dir
+from vajra_tui.widgets import fmt
 
 
 def _fanout(sinks: list[Callable[[Event], None]]) -> Callable[[Event], None]:
@@ -102,7 +102,7 @@ class _Run:
         if self.recorder:
             sinks.append(self.recorder)
         if getattr(args, "ray", None):  # one pinned actor per adapter of the cluster (fleet_command.py)
-            from .fleet_command import ray_lanes_for
+            from vajra_tui.fleet_command import ray_lanes_for
             self.lanes = ray_lanes_for(args)
         else:
             self.lanes = lanes_for(args)  # --adapter / --gpus resolved here: a bad choice is one line, exit 2
@@ -155,7 +155,7 @@ def _finish(args: argparse.Namespace, run: _Run, results: list, winner: Any,
 
 def ranked_first(results: list) -> list:
     """For reading: verified kernels fastest first with the baseline in its place, then the rest."""
-    from .engine.ranking import rank
+    from vajra_tui.engine.ranking import rank
 
     order = rank(results).ranked
     return order + [r for r in results if r not in order]
@@ -187,10 +187,10 @@ async def bench(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def tune(args: argparse.Namespace, settings: Settings) -> int:
-    from .engine.sources.grounding import Grounding
-    from .engine.sources.library import LibrarySource
-    from .engine.sources.llm import NemotronSource
-    from .engine.tune import Tuner
+    from vajra_tui.engine.sources.grounding import Grounding
+    from vajra_tui.engine.sources.library import LibrarySource
+    from vajra_tui.engine.sources.llm import NemotronSource
+    from vajra_tui.engine.tune import Tuner
 
     run = _Run(args, settings, args.source)
     llm = None
@@ -206,7 +206,7 @@ async def tune(args: argparse.Namespace, settings: Settings) -> int:
     run.session.source_mode = "nemotron" if llm else ("params" if params else "library")
     run.session.grounding = grounding.enabled and llm is not None
     if args.gpus or getattr(args, "ray", None):  # whole batches per lane; the shoot-out on the first
-        from .engine.scale.lanes import LaneTuner
+        from vajra_tui.engine.scale.lanes import LaneTuner
         tuner = LaneTuner(run.session, run.lanes, params or LibrarySource(), llm=llm, grounding=grounding,
                           budget=args.budget, shootouts=args.shootout)
     else:
@@ -244,7 +244,7 @@ async def tune(args: argparse.Namespace, settings: Settings) -> int:
 
 def _params(run: _Run, args: argparse.Namespace):  # -> ParamsSource
     """--source params: the search spaces of the --kernel files, read before the GPU starts."""
-    from .engine.sources.params import ParamsError, ParamsSource, read_space
+    from vajra_tui.engine.sources.params import ParamsError, ParamsSource, read_space
 
     try:
         if not run.kernels:
@@ -268,7 +268,7 @@ def _run_failed(exc: Exception) -> int:
 
 
 def _export(result, device, workload, out: Path, force: bool) -> None:
-    from .engine.export import export_winner
+    from vajra_tui.engine.export import export_winner
 
     try:
         paths = export_winner(result, device, workload, out, overwrite=force)
@@ -302,7 +302,7 @@ def _recorded(path: Path) -> RecordedRun:
 
 def replay(args: argparse.Namespace, settings: Settings) -> int:
     if not args.headless and not args.json:
-        from .app import run_app  # a bad file fails there, in one line, before the UI starts
+        from vajra_tui.app import run_app  # a bad file fails there, in one line, before the UI starts
 
         return run_app(settings, replay=args.file, speed=args.speed)
     check_csv(args.csv)
@@ -343,15 +343,15 @@ def check_csv(path: Path | None) -> None:
 
 
 def save_csv(path: Path, results: list, device: Any, workload: Any) -> None:
-    from .tables import write_csv
+    from vajra_tui.tables import write_csv
 
     write_csv(path, results, device, workload)
     print(f"wrote {one_line(path)}", file=sys.stderr)
 
 
 def lock(args: argparse.Namespace, settings: Settings) -> int:
-    from .engine.atomic import atomic_write
-    from .engine.export import merge_locks
+    from vajra_tui.engine.atomic import atomic_write
+    from vajra_tui.engine.export import merge_locks
 
     if args.out.exists() and not args.force:
         raise UsageError(f"{args.out} exists; pass --force to overwrite")
@@ -365,13 +365,13 @@ def lock(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def devices(args: argparse.Namespace, settings: Settings) -> int:
-    from .devices import devices as list_devices
+    from vajra_tui.devices import devices as list_devices
 
     return list_devices(args)
 
 
 def tui(args: argparse.Namespace, settings: Settings) -> int:
-    from .app import run_app
+    from vajra_tui.app import run_app
 
     adapter = args.adapter
     if args.gpus:  # checked before the UI starts: one line, exit 2

@@ -20,13 +20,13 @@ from typing import TYPE_CHECKING, Any
 
 from textual.screen import ModalScreen
 
-from .screens import StateScreen
-from .screens.confirm import ConfirmScreen
-from .screens.source import SourceScreen
-from .state import CandidateView, RunState
+from vajra_tui.screens import StateScreen
+from vajra_tui.screens.confirm import ConfirmScreen
+from vajra_tui.screens.source import SourceScreen
+from vajra_tui.state import CandidateView, RunState
 
 if TYPE_CHECKING:
-    from .app import VajraApp
+    from vajra_tui.app import VajraApp
 
 NEEDS_RUN = {"goto", "evolve", "source", "copy", "export", "cancel"}
 SESSION_SCREENS = ("baseline", "variants", "graveyard", "report")

@@ -12,17 +12,17 @@ import json
 import sys
 from typing import Any
 
-from .args import UsageError
-from .engine.events import DeviceInfo
-from .engine.gpu.client import GPUClient
-from .safe_text import clean, one_line
-from .widgets import fmt
+from vajra_tui.args import UsageError
+from vajra_tui.engine.events import DeviceInfo
+from vajra_tui.engine.gpu.client import GPUClient
+from vajra_tui.safe_text import clean, one_line
+from vajra_tui.widgets import fmt
 
 
 def lanes_for(args: argparse.Namespace) -> list[GPUClient]:
     """The worker(s) a run asks for: the default adapter, ``--adapter``, or ``tune --gpus``."""
-    from .engine.gpu.adapters import AdapterChoiceError
-    from .engine.scale.local import local_lanes, resolve_adapter
+    from vajra_tui.engine.gpu.adapters import AdapterChoiceError
+    from vajra_tui.engine.scale.local import local_lanes, resolve_adapter
 
     try:
         if getattr(args, "gpus", None):
@@ -53,7 +53,7 @@ def devices(args: argparse.Namespace) -> int:
     The index is wgpu's enumeration order: stable for this environment and driver only.
     ``--probe`` names the NVML GPU (bus id, UUID) each NVIDIA adapter really runs on.
     """
-    from .engine.gpu.adapters import list_adapters
+    from vajra_tui.engine.gpu.adapters import list_adapters
 
     try:
         rows = list_adapters(probe=bool(args.probe))

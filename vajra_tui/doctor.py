@@ -18,13 +18,13 @@ import subprocess
 import sys
 from dataclasses import asdict, dataclass
 
-from .console import Console
+from vajra_tui.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from . import __version__
-from .engine.child import child_env, code_command
-from .safe_text import clean, one_line
+from vajra_tui import __version__
+from vajra_tui.engine.child import child_env, code_command
+from vajra_tui.safe_text import clean, one_line
 
 MARKS = {"ok": ("✓", "green"), "warn": ("!", "yellow"), "fail": ("✗", "red"), "info": ("·", "dim")}
 
@@ -74,7 +74,7 @@ def _version(cmd: list[str]) -> str | None:
 
 
 def _node() -> list[Check]:
-    from .engine.sidecar import status
+    from vajra_tui.engine.sidecar import status
 
     node = shutil.which("node")
     version = _version([node, "--version"]) if node else None
@@ -114,9 +114,9 @@ def _nvml() -> Check:
 
 
 def _paths() -> list[Check]:
-    from .config_file import ConfigError
-    from .engine.sidecar import node_dir
-    from .settings import cache_dir, config_path, data_dir, load_settings
+    from vajra_tui.config_file import ConfigError
+    from vajra_tui.engine.sidecar import node_dir
+    from vajra_tui.settings import cache_dir, config_path, data_dir, load_settings
 
     path = config_path()
     try:

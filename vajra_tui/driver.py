@@ -20,13 +20,13 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 from textual.message import Message
 
-from .engine.candidate import Candidate
-from .engine.events import (
+from vajra_tui.engine.candidate import Candidate
+from vajra_tui.engine.events import (
     CandidateFinished, CandidateQueued, CandidateResult, Event, Notice, SessionFinished, StageChanged,
 )
-from .engine.kernel_file import KernelFileError, read_kernel_file
-from .engine.record import Recorder, RecordingError, replay
-from .settings import Settings, TimingSettings, data_dir
+from vajra_tui.engine.kernel_file import KernelFileError, read_kernel_file
+from vajra_tui.engine.record import Recorder, RecordingError, replay
+from vajra_tui.settings import Settings, TimingSettings, data_dir
 
 # The UI process keeps priority over the GPU worker (and lavapipe's threads inside it).
 WORKER_NICE = 10
@@ -142,14 +142,14 @@ class LiveDriver:
                             exit_on_error=False)
 
     def _session(self) -> Any:
-        from .engine.gpu.client import GPUClient
-        from .engine.session import Session
-        from .engine.workloads import get_workload
+        from vajra_tui.engine.gpu.client import GPUClient
+        from vajra_tui.engine.session import Session
+        from vajra_tui.engine.workloads import get_workload
 
         workload = get_workload(self.config.workload)
         size = workload.size(self.config.size)
         if self.config.gpus:  # several lanes; the first is the session's (its shoot-outs)
-            from .engine.scale.local import local_lanes
+            from vajra_tui.engine.scale.local import local_lanes
 
             self.lanes = local_lanes(self.config.gpus, self.config.adapter, nice=WORKER_NICE)
             self.client = self.lanes[0]
@@ -159,7 +159,7 @@ class LiveDriver:
         self._llm_source = self._llm()
         self._grounding = None
         if self._llm_source is not None:
-            from .engine.sources.grounding import Grounding
+            from vajra_tui.engine.sources.grounding import Grounding
 
             self._grounding = Grounding(self.settings.tavily, self.emit)
             self._closers.append(self._grounding)
@@ -176,14 +176,14 @@ class LiveDriver:
         return f"deadline {deadline_for(cid):.1f} s" if deadline_for is not None else ""
 
     def _library(self, device: Any) -> Any:
-        from .engine.sources.library import LibrarySource
+        from vajra_tui.engine.sources.library import LibrarySource
 
         return LibrarySource(device)
 
     def _llm(self) -> Any:
         if self.config.source == "library":
             return None
-        from .engine.sources.llm import NemotronSource
+        from vajra_tui.engine.sources.llm import NemotronSource
 
         llm = NemotronSource(self.settings.llm, self.emit)
         if not llm.configured:
@@ -196,12 +196,12 @@ class LiveDriver:
 
     async def _first(self) -> None:
         try:
-            from .engine.tune import Tuner
+            from vajra_tui.engine.tune import Tuner
 
             session = self._session()
             device = await session.start()
             if self.config.gpus:
-                from .engine.scale.lanes import LaneTuner
+                from vajra_tui.engine.scale.lanes import LaneTuner
 
                 self.tuner = LaneTuner(session, self.lanes, self._library(device), llm=self._llm_source,
                                        grounding=self._grounding)

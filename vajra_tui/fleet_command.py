@@ -13,8 +13,8 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
-from .args import UsageError, int_at_least, positive_seconds
-from .safe_text import clean, one_line
+from vajra_tui.args import UsageError, int_at_least, positive_seconds
+from vajra_tui.safe_text import clean, one_line
 
 RAY_HELP = ("a Ray cluster: auto (the running one), HOST:PORT, ray://HOST:PORT, or local (start one "
             "here); one worker per adapter of every node, each pinned to its node")
@@ -50,7 +50,7 @@ def add_fleet_parser(sub: Any) -> None:
 
 # ---- Ray lanes for tune --ray ----------------------------------------------------------------
 def _connected(address: str) -> Any:
-    from .engine.scale.ray_cluster import RayUnavailable, connect
+    from vajra_tui.engine.scale.ray_cluster import RayUnavailable, connect
 
     try:
         ray, _ = connect(address)  # Ray's own atexit hook disconnects
@@ -61,7 +61,7 @@ def _connected(address: str) -> Any:
 
 def _discovered(args: argparse.Namespace) -> tuple[Any, dict[str, list[Any]]]:
     """The cluster's adapters by device model; nodes that could not list theirs said on stderr."""
-    from .engine.scale.ray_cluster import backends_from, by_model, discover
+    from vajra_tui.engine.scale.ray_cluster import backends_from, by_model, discover
 
     ray = _connected(args.ray)
     adapters, problems = discover(ray, backends_from(getattr(args, "backends", None)))
@@ -75,7 +75,7 @@ def _discovered(args: argparse.Namespace) -> tuple[Any, dict[str, list[Any]]]:
 def ray_lanes_for(args: argparse.Namespace) -> list[Any]:
     """``tune --ray``: one lane per adapter of one device model (the largest group, or the
     one ``--adapter NAME`` names); other models are said, and left to ``fleet``."""
-    from .engine.scale.ray_cluster import build_lanes, labels
+    from vajra_tui.engine.scale.ray_cluster import build_lanes, labels
 
     if getattr(args, "gpus", None):
         raise UsageError("--gpus and --ray: choose one (--ray uses every adapter of the cluster)")
@@ -96,7 +96,7 @@ def ray_lanes_for(args: argparse.Namespace) -> list[Any]:
 # ---- fleet -------------------------------------------------------------------------------------
 def _progress(quiet: bool) -> Callable[[str], Callable[[Any], None]]:
     """Per model, the progress printer's lines prefixed with the model (the tunes interleave)."""
-    from .render import ProgressPrinter
+    from vajra_tui.render import ProgressPrinter
 
     class Prefixed(ProgressPrinter):
         def __init__(self, prefix: str) -> None:
@@ -110,7 +110,7 @@ def _progress(quiet: bool) -> Callable[[str], Callable[[Any], None]]:
 
 
 def _check_out(args: argparse.Namespace) -> None:
-    from .engine.outputs import OutputPathError, check_new_file, check_writable_folder
+    from vajra_tui.engine.outputs import OutputPathError, check_new_file, check_writable_folder
 
     try:
         if args.force and args.out.is_file():
@@ -123,13 +123,13 @@ def _check_out(args: argparse.Namespace) -> None:
 
 async def fleet(args: argparse.Namespace, settings: Any) -> int:
     """Tune each device model of the cluster, write the merged lockfile, print the comparison."""
-    from .commands import _resolve, _timing
-    from .engine.atomic import atomic_write
-    from .engine.lockfile import dump_lock
-    from .engine.scale.fleet import comparison, fleet_lock, run_fleet
-    from .engine.scale.ray_cluster import build_lanes, labels
-    from .engine.sources.library import LibrarySource
-    from .settings import cache_dir
+    from vajra_tui.commands import _resolve, _timing
+    from vajra_tui.engine.atomic import atomic_write
+    from vajra_tui.engine.lockfile import dump_lock
+    from vajra_tui.engine.scale.fleet import comparison, fleet_lock, run_fleet
+    from vajra_tui.engine.scale.ray_cluster import build_lanes, labels
+    from vajra_tui.engine.sources.library import LibrarySource
+    from vajra_tui.settings import cache_dir
 
     workload, size = _resolve(args)
     _check_out(args)
@@ -163,7 +163,7 @@ async def fleet(args: argparse.Namespace, settings: Any) -> int:
 def _llm(args: argparse.Namespace, settings: Any) -> Any:
     if args.source == "library":
         return None
-    from .engine.sources.llm import NemotronSource
+    from vajra_tui.engine.sources.llm import NemotronSource
 
     llm = NemotronSource(settings.llm, lambda event: None)
     if not llm.configured:
@@ -175,11 +175,11 @@ def _llm(args: argparse.Namespace, settings: Any) -> Any:
 
 def print_comparison(doc: dict[str, Any]) -> None:
     """Devices side by side: one column per device model, one row per measure."""
-    from .console import Console
+    from vajra_tui.console import Console
     from rich.table import Table
     from rich.text import Text
 
-    from .widgets import fmt
+    from vajra_tui.widgets import fmt
 
     rows = doc["devices"]
     table = Table(title=Text(clean(f"{doc['workload']} {'x'.join(str(v) for v in doc['size'].values())} "

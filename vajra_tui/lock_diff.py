@@ -15,14 +15,14 @@ from itertools import zip_longest
 from pathlib import Path
 from typing import Any
 
-from .console import Console
+from vajra_tui.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from .args import UsageError
-from .engine.lockfile import load_lock, size_label
-from .safe_text import one_line
-from .widgets import fmt
+from vajra_tui.args import UsageError
+from vajra_tui.engine.lockfile import load_lock, size_label
+from vajra_tui.safe_text import one_line
+from vajra_tui.widgets import fmt
 
 
 @dataclass

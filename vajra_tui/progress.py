@@ -10,13 +10,13 @@ from __future__ import annotations
 import sys
 from typing import TextIO
 
-from .console import Console
+from vajra_tui.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
-from .engine.events import CandidateFinished, CandidateQueued, Event, GenerationStarted, StageChanged
-from .render import ProgressPrinter
-from .safe_text import one_line
+from vajra_tui.engine.events import CandidateFinished, CandidateQueued, Event, GenerationStarted, StageChanged
+from vajra_tui.render import ProgressPrinter
+from vajra_tui.safe_text import one_line
 
 
 class ProgressBar(ProgressPrinter):

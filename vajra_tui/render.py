@@ -8,15 +8,15 @@ from __future__ import annotations
 import sys
 from typing import Any, TextIO
 
-from .console import Console
+from vajra_tui.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from .safe_text import clean, plain
-from .tables import fitted_table, terminal_width
-from .widgets import fmt
+from vajra_tui.safe_text import clean, plain
+from vajra_tui.tables import fitted_table, terminal_width
+from vajra_tui.widgets import fmt
 
-from .engine.events import (
+from vajra_tui.engine.events import (
     Calibration, CandidateFinished, CandidateQueued, CandidateResult, CompileFinished, DeviceInfo, Event,
     GenerationStarted, GroundingResult, LanesUpdated, ModelFailover, Notice, RankingReady, SanitizerRewrite,
     SessionStarted,

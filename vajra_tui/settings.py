@@ -139,7 +139,7 @@ def load_settings() -> Settings:
     """The effective settings; a mistake in the file or the environment is a one-line ConfigError."""
     from pydantic import ValidationError
 
-    from .config_file import check_file, env_error
+    from vajra_tui.config_file import check_file, env_error
 
     check_file(config_path(), Settings)
     try:

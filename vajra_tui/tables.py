@@ -14,11 +14,11 @@ import json
 from pathlib import Path
 from typing import Any, Sequence
 
-from .console import Console
+from vajra_tui.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from .safe_text import one_line
+from vajra_tui.safe_text import one_line
 
 # The results table's columns, most important first; the free-text column wraps.
 PRIORITY = ("kernel", "status", "median", "speedup", "origin / reason", "GFLOP/s", "roofline",
@@ -114,6 +114,6 @@ def results_csv(results: list[Any], device: Any, workload: Any) -> str:
 
 def write_csv(path: Path, results: list[Any], device: Any, workload: Any) -> None:
     """Written whole or not at all (a temporary file renamed into place)."""
-    from .engine.atomic import atomic_write
+    from vajra_tui.engine.atomic import atomic_write
 
     atomic_write(Path(path), results_csv(results, device, workload))

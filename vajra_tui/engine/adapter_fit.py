@@ -9,9 +9,9 @@ GPU worker's ``GPUValidationError`` from ``createBuffer``: a driver's words for 
 
 from __future__ import annotations
 
-from .events import DeviceInfo
-from .workloads import Size, Workload
-from .workloads.base import padded
+from vajra_tui.engine.events import DeviceInfo
+from vajra_tui.engine.workloads import Size, Workload
+from vajra_tui.engine.workloads.base import padded
 
 # What WebGPU guarantees when an adapter reports nothing (the spec's default limits).
 DEFAULT_LIMITS = {"max-buffer-size": 1 << 28, "max-storage-buffer-binding-size": 1 << 27}

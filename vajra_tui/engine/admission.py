@@ -8,16 +8,16 @@ that fails anywhere here becomes a result with its reason, never an exception.
 from __future__ import annotations
 
 import asyncio
-from .candidate import Candidate
-from .contract import Stitched, parse_only_source, stitch
-from .events import (
+from vajra_tui.engine.candidate import Candidate
+from vajra_tui.engine.contract import Stitched, parse_only_source, stitch
+from vajra_tui.engine.events import (
     CandidateFinished, CandidateQueued, CandidateResult, CandidateSource, CompileFinished, Diagnostic,
     Notice, SanitizerRewrite, StageChanged, VerificationFinished,
 )
-from .gpu.client import WorkerCrashed, WorkerError, WorkerTimeout
-from .screening import duplicate_of, over_dispatch
-from .staging import Limits, Staged, stage_futures
-from .wgsl.diagnostics import LineMap, diagnostics_from_error
+from vajra_tui.engine.gpu.client import WorkerCrashed, WorkerError, WorkerTimeout
+from vajra_tui.engine.screening import duplicate_of, over_dispatch
+from vajra_tui.engine.staging import Limits, Staged, stage_futures
+from vajra_tui.engine.wgsl.diagnostics import LineMap, diagnostics_from_error
 
 COMPILE_TIMEOUT_S = 60.0
 PREBUILD_S_PER_KERNEL = 2.0  # on top of one compile's deadline: the worker reads each kernel before it answers

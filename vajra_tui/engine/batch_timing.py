@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .admission import COMPILE_TIMEOUT_S
-from .events import (
+from vajra_tui.engine.admission import COMPILE_TIMEOUT_S
+from vajra_tui.engine.events import (
     BatchTelemetry, CandidateFinished, CandidateResult, DispatchTimed, Notice, StageChanged,
     VerificationFinished,
 )
-from .gpu.client import WorkerCrashed, WorkerError, WorkerTimeout
-from .stats import plausible_timestamp, score, summarize
+from vajra_tui.engine.gpu.client import WorkerCrashed, WorkerError, WorkerTimeout
+from vajra_tui.engine.stats import plausible_timestamp, score, summarize
 
 
 @dataclass

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from . import tint
-from .contract import PRELUDE_END
+from vajra_tui.engine import tint
+from vajra_tui.engine.contract import PRELUDE_END
 
 BadgeStatus = Literal["browser-valid", "tint-rejected", "unchecked"]
 

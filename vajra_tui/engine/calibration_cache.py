@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..settings import cache_dir
-from . import damage
-from .events import Calibration, DeviceInfo
+from vajra_tui.settings import cache_dir
+from vajra_tui.engine import damage
+from vajra_tui.engine.events import Calibration, DeviceInfo
 
 
 def key(device: DeviceInfo) -> str:

@@ -6,7 +6,7 @@ from typing import Any, Union
 
 from pydantic import BaseModel, Field
 
-from .events import Calibration, CandidateResult, DeviceInfo, WorkloadInfo
+from vajra_tui.engine.events import Calibration, CandidateResult, DeviceInfo, WorkloadInfo
 
 
 class Candidate(BaseModel):

@@ -14,12 +14,12 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from .events import Diagnostic
-from .wgsl.memory import workgroup_vars
-from .wgsl.tokens import (
+from vajra_tui.engine.events import Diagnostic
+from vajra_tui.engine.wgsl.memory import workgroup_vars
+from vajra_tui.engine.wgsl.tokens import (
     TILE_HEADER, has_compute_entry, module_consts, override_names, storage_bindings, workgroup_size,
 )
-from .workloads.base import Size, Workload, ceil_div
+from vajra_tui.engine.workloads.base import Size, Workload, ceil_div
 
 PRELUDE_END = "// ---- candidate source starts on the next line ----"
 

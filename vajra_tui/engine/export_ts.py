@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .. import __version__
-from .events import CandidateResult, DeviceInfo, WorkloadInfo
-from .wgsl.tokens import uses_subgroups
-from .lockfile import sha256_bytes, verified_sha
+from vajra_tui import __version__
+from vajra_tui.engine.events import CandidateResult, DeviceInfo, WorkloadInfo
+from vajra_tui.engine.wgsl.tokens import uses_subgroups
+from vajra_tui.engine.lockfile import sha256_bytes, verified_sha
 
 # WGSL element type -> (TypedArray the module uses for it, bytes per element); f16 travels
 # as its raw bits (Float16Array is not in every engine yet).
@@ -20,7 +20,7 @@ def _bindings(workload: WorkloadInfo) -> list[dict[str, Any]]:
     """The bindings as the session recorded them; a recording from before they were, by name."""
     if workload.bindings:
         return [dict(b) for b in workload.bindings]
-    from .workloads import get_workload
+    from vajra_tui.engine.workloads import get_workload
 
     wl = get_workload(workload.name)
     lengths = wl.buffer_len(dict(workload.size))

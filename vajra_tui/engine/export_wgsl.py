@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Union
 
-from .wgsl.tokens import KEYWORD, significant_tokens
+from vajra_tui.engine.wgsl.tokens import KEYWORD, significant_tokens
 
 Value = Union[bool, int, float]
 

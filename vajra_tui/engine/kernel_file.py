@@ -11,7 +11,7 @@ import os
 import stat
 from pathlib import Path
 
-from ..safe_text import one_line
+from vajra_tui.safe_text import one_line
 
 MAX_KERNEL_BYTES = 1 << 20  # far beyond any kernel; the largest shipped one is ~3 KB
 BOM = "\ufeff"

@@ -13,7 +13,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from ..safe_text import one_line
+from vajra_tui.safe_text import one_line
 
 
 class OutputPathError(Exception):

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .events import CandidateResult
+from vajra_tui.engine.events import CandidateResult
 
 BOOTSTRAP_RESAMPLES = 2000
 CONFIDENCE = 0.95

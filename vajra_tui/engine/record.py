@@ -17,9 +17,9 @@ from typing import AsyncIterator, Iterable, Iterator
 
 from pydantic import ValidationError
 
-from .. import __version__
-from ..safe_text import one_line
-from .events import SCHEMA_VERSION, Event, SessionStarted, parse_event
+from vajra_tui import __version__
+from vajra_tui.safe_text import one_line
+from vajra_tui.engine.events import SCHEMA_VERSION, Event, SessionStarted, parse_event
 
 MAGIC = "vajra-session"
 SECRET_ENVS = ("NEBIUS_API_KEY", "TAVILY_API_KEY", "OPENAI_API_KEY")
@@ -267,7 +267,7 @@ class RecordedRun:
 
     def __init__(self, events: Iterable[Event]) -> None:
         """Folds the events as they stream by: only the last result per kernel is kept."""
-        from .events import CalibrationReady, CandidateFinished, CandidateQueued, RankingReady
+        from vajra_tui.engine.events import CalibrationReady, CandidateFinished, CandidateQueued, RankingReady
 
         self.device = self.workload = None
         self.calibration = None

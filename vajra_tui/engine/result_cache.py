@@ -16,7 +16,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from .events import SCHEMA_VERSION, CandidateResult, DeviceInfo
+from vajra_tui.engine.events import SCHEMA_VERSION, CandidateResult, DeviceInfo
 
 FORMAT = 1
 

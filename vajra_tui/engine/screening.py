@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Awaitable, Callable
 
-from .contract import Stitched
-from .events import CandidateResult
-from .wgsl.tokens import IDENT, tokenize
+from vajra_tui.engine.contract import Stitched
+from vajra_tui.engine.events import CandidateResult
+from vajra_tui.engine.wgsl.tokens import IDENT, tokenize
 
 MAX_PROBE_FACTOR = 64
 

@@ -12,22 +12,22 @@ import hashlib
 from pathlib import Path
 from typing import Callable
 
-from .. import __version__
-from ..settings import TimingSettings
-from . import calibration_cache
-from .adapter_fit import missing_features, oversized
-from .admission import COMPILE_TIMEOUT_S, Admission
-from .batch_timing import BatchTiming
-from .candidate import Candidate
-from .contract import Stitched
-from .events import (
+from vajra_tui import __version__
+from vajra_tui.settings import TimingSettings
+from vajra_tui.engine import calibration_cache
+from vajra_tui.engine.adapter_fit import missing_features, oversized
+from vajra_tui.engine.admission import COMPILE_TIMEOUT_S, Admission
+from vajra_tui.engine.batch_timing import BatchTiming
+from vajra_tui.engine.candidate import Candidate
+from vajra_tui.engine.contract import Stitched
+from vajra_tui.engine.events import (
     Calibration, CalibrationReady, CandidateFinished, CandidateQueued, CandidateResult, DeviceInfo,
     Diagnostic, Event, Notice, RankingReady, SessionStarted,
 )
-from .gpu.client import GPUClient, WorkerError
-from .ranking import Ranking, rank
-from .result_cache import ResultCache, result_key
-from .workloads import Size, Workload, WorkloadError, provenance
+from vajra_tui.engine.gpu.client import GPUClient, WorkerError
+from vajra_tui.engine.ranking import Ranking, rank
+from vajra_tui.engine.result_cache import ResultCache, result_key
+from vajra_tui.engine.workloads import Size, Workload, WorkloadError, provenance
 
 Emit = Callable[[Event], None]
 BASELINE_TIMEOUT_S = 300.0
@@ -266,12 +266,12 @@ class Session(Admission, BatchTiming):
 
     async def check_browser(self, cid: str) -> CandidateResult:
         """Give a crowned kernel its browser badge: does Tint (Dawn, under Node) accept it?"""
-        from .browser_check import browser_badge
+        from vajra_tui.engine.browser_check import browser_badge
 
         result = self.results[cid]
         if result.browser or not result.stitched_source:
             return result
-        from .export_wgsl import with_defaults
+        from vajra_tui.engine.export_wgsl import with_defaults
 
         badge = await asyncio.to_thread(browser_badge, with_defaults(result.stitched_source, result.constants))
         status = badge["status"]

@@ -17,7 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ..settings import cache_dir
+from vajra_tui.settings import cache_dir
 
 PACKAGED = Path(__file__).resolve().parent.parent / "node"  # package.json, lockfile, scripts
 SCRIPTS = ("tint_check.mjs", "run_export.ts")

@@ -23,10 +23,10 @@ import threading
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 
-from .child import child_env, module_command
-from .contract import ContractError, Stitched, prelude, stitch
-from .events import Diagnostic
-from .workloads import Size, Workload, get_workload
+from vajra_tui.engine.child import child_env, module_command
+from vajra_tui.engine.contract import ContractError, Stitched, prelude, stitch
+from vajra_tui.engine.events import Diagnostic
+from vajra_tui.engine.workloads import Size, Workload, get_workload
 
 POOL_MIN_CHARS = 200_000  # a batch smaller than this stages here (a pool's start is ~0.5 s)
 POOL_MIN_CORES = 4  # with fewer, the GPU workers and this process already fill them
@@ -60,9 +60,9 @@ def stage_text(workload: Workload, size: Size, source: str, generated: bool, san
                constants: dict, limits: Limits) -> Staged:
     """Sanitize (generated kernels are repaired or refused; a user's is only flagged),
     stitch, and read the tile header, as one pure step."""
-    from .screening import probe_applies
-    from .wgsl.sanitize import sanitize
-    from .wgsl.tile_check import check_tile_header
+    from vajra_tui.engine.screening import probe_applies
+    from vajra_tui.engine.wgsl.sanitize import sanitize
+    from vajra_tui.engine.wgsl.tile_check import check_tile_header
 
     staged = Staged(source=source)
     if sanitize_it:

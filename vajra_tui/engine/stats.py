@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .events import Calibration, CandidateResult
+from vajra_tui.engine.events import Calibration, CandidateResult
 
 
 def summarize(times_ms: list[float]) -> dict[str, float]:

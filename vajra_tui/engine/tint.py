@@ -17,7 +17,7 @@ from pathlib import Path
 
 from vajra_tui.engine.events import Diagnostic
 
-from . import sidecar
+from vajra_tui.engine import sidecar
 
 
 @dataclass

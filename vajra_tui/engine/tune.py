@@ -9,12 +9,12 @@ from __future__ import annotations
 import string
 from typing import Protocol
 
-from .candidate import Candidate, GenerationContext
-from .contract import prelude
-from .events import CandidateResult, GenerationStarted, Notice
-from .ranking import rank
-from .session import Session
-from .workloads import Size, Workload
+from vajra_tui.engine.candidate import Candidate, GenerationContext
+from vajra_tui.engine.contract import prelude
+from vajra_tui.engine.events import CandidateResult, GenerationStarted, Notice
+from vajra_tui.engine.ranking import rank
+from vajra_tui.engine.session import Session
+from vajra_tui.engine.workloads import Size, Workload
 
 STRATEGIES = ["A", "B", "C"]
 SHOOTOUTS = ("every", "last")

@@ -10,8 +10,8 @@ from textual.screen import Screen
 from textual.widgets import DataTable
 
 if TYPE_CHECKING:
-    from ..app import VajraApp
-    from ..state import CandidateView, RunState
+    from vajra_tui.app import VajraApp
+    from vajra_tui.state import CandidateView, RunState
 
 
 class StateScreen(Screen):

@@ -11,13 +11,13 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Footer, Header, Static
 
-from ..state import CandidateView, RunState
-from ..widgets import fmt
-from ..widgets.banner import Banner
-from ..widgets.lanes import lanes_text
-from ..widgets.sparkline import DispatchSpark
-from ..widgets.stats import result_table
-from . import StateScreen
+from vajra_tui.state import CandidateView, RunState
+from vajra_tui.widgets import fmt
+from vajra_tui.widgets.banner import Banner
+from vajra_tui.widgets.lanes import lanes_text
+from vajra_tui.widgets.sparkline import DispatchSpark
+from vajra_tui.widgets.stats import result_table
+from vajra_tui.screens import StateScreen
 
 STEPS = [("compiling", "compile"), ("verifying", "verify"), ("warmup", "warm-up"),
          ("timing", "timed dispatches")]

@@ -8,7 +8,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
-from ..safe_text import plain
+from vajra_tui.safe_text import plain
 
 
 class ConfirmScreen(ModalScreen[bool]):

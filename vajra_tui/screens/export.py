@@ -12,7 +12,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, Static
 
-from ..safe_text import plain
+from vajra_tui.safe_text import plain
 
 
 class ExportScreen(ModalScreen[list[Path] | None]):

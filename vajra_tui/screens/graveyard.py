@@ -15,13 +15,13 @@ from textual.app import ComposeResult
 from textual.containers import Container, VerticalScroll
 from textual.widgets import DataTable, Footer, Header, Static
 
-from ..safe_text import plain
-from ..state import CandidateView, RunState
-from ..widgets import fmt
-from ..widgets.banner import Banner
-from ..widgets.lists import ListTable
-from ..widgets.source_view import KernelSource, source_renderable
-from . import ListScreen
+from vajra_tui.safe_text import plain
+from vajra_tui.state import CandidateView, RunState
+from vajra_tui.widgets import fmt
+from vajra_tui.widgets.banner import Banner
+from vajra_tui.widgets.lists import ListTable
+from vajra_tui.widgets.source_view import KernelSource, source_renderable
+from vajra_tui.screens import ListScreen
 
 
 def failure_detail(view: CandidateView, dark: bool) -> RenderableType:

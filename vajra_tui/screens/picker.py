@@ -19,15 +19,15 @@ from textual.widgets import (
 )
 from textual.widgets.option_list import Option
 
-from ..engine.events import DeviceInfo
-from ..engine.workloads import SizeError
-from ..engine.workloads.loader import Found, everything
-from ..safe_text import clean, plain
-from ..shipped import shipped_recordings  # package data: in a wheel too
-from ..widgets import fmt
-from ..widgets.banner import Banner
-from ..widgets.lists import ListTable
-from . import StateScreen
+from vajra_tui.engine.events import DeviceInfo
+from vajra_tui.engine.workloads import SizeError
+from vajra_tui.engine.workloads.loader import Found, everything
+from vajra_tui.safe_text import clean, plain
+from vajra_tui.shipped import shipped_recordings  # package data: in a wheel too
+from vajra_tui.widgets import fmt
+from vajra_tui.widgets.banner import Banner
+from vajra_tui.widgets.lists import ListTable
+from vajra_tui.screens import StateScreen
 
 PRESETS = ("seed", "large", "custom")
 SOURCES = ("library", "nemotron", "auto")
@@ -172,7 +172,7 @@ class PickerScreen(StateScreen):
         """A workload named on the command line (`-w mine.py`) that no listing has: its own row."""
         if not spec or any(spec in (f.key, f.name) for f in self.found):
             return []
-        from ..engine.workloads import WorkloadError, get_workload
+        from vajra_tui.engine.workloads import WorkloadError, get_workload
 
         try:
             w = get_workload(spec)

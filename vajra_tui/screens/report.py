@@ -11,14 +11,14 @@ from textual import on
 from textual.app import ComposeResult
 from textual.widgets import DataTable, Footer, Header, Static
 
-from ..engine.events import CandidateResult
-from ..safe_text import plain
-from ..state import CandidateView, RunState
-from ..widgets import fmt
-from ..widgets.banner import Banner
-from ..widgets.lists import ListTable
-from ..widgets.chart import Bar, GflopsChart
-from . import ListScreen
+from vajra_tui.engine.events import CandidateResult
+from vajra_tui.safe_text import plain
+from vajra_tui.state import CandidateView, RunState
+from vajra_tui.widgets import fmt
+from vajra_tui.widgets.banner import Banner
+from vajra_tui.widgets.lists import ListTable
+from vajra_tui.widgets.chart import Bar, GflopsChart
+from vajra_tui.screens import ListScreen
 
 CROWN = "👑"
 COLUMNS = ("", "kernel", "median", "GFLOP/s", "speedup", "GB/s", "roofline", "regime",

@@ -8,9 +8,9 @@ from textual.containers import ScrollableContainer
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from ..safe_text import plain
-from ..state import CandidateView
-from ..widgets.source_view import KernelSource
+from vajra_tui.safe_text import plain
+from vajra_tui.state import CandidateView
+from vajra_tui.widgets.source_view import KernelSource
 
 
 class SourceScreen(ModalScreen[None]):

@@ -14,14 +14,14 @@ from textual.app import ComposeResult
 from textual.containers import Grid, VerticalScroll
 from textual.widgets import DataTable, Footer, Header, Static
 
-from ..safe_text import plain
-from ..state import CandidateView, RunState
-from ..widgets import fmt
-from ..widgets.banner import Banner
-from ..widgets.lanes import lanes_text
-from ..widgets.lists import ListTable
-from ..widgets.stream import CandidatePanel
-from . import ListScreen
+from vajra_tui.safe_text import plain
+from vajra_tui.state import CandidateView, RunState
+from vajra_tui.widgets import fmt
+from vajra_tui.widgets.banner import Banner
+from vajra_tui.widgets.lanes import lanes_text
+from vajra_tui.widgets.lists import ListTable
+from vajra_tui.widgets.stream import CandidatePanel
+from vajra_tui.screens import ListScreen
 
 COLUMNS = ("kernel", "gen", "origin", "status", "median", "speedup", "GFLOP/s")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.widgets import Static
 
-from ..safe_text import plain
+from vajra_tui.safe_text import plain
 
 
 class Banner(Static):

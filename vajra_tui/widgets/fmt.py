@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import time
 
-from ..engine.events import BatchTelemetry, Calibration, DeviceInfo, WorkloadInfo
+from vajra_tui.engine.events import BatchTelemetry, Calibration, DeviceInfo, WorkloadInfo
 
 DASH = "—"
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from ..engine.events import LanesUpdated
+from vajra_tui.engine.events import LanesUpdated
 
 MARKS = {"timing": ("▶", "bold yellow"), "admitting": ("·", "cyan"), "idle": ("·", "dim"),
          "starting": ("…", "dim"), "lost": ("✗", "bold red")}

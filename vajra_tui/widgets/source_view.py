@@ -7,8 +7,8 @@ from rich.syntax import Syntax
 from rich.text import Text
 from textual.widgets import Static
 
-from ..engine.events import Diagnostic
-from ..safe_text import clean
+from vajra_tui.engine.events import Diagnostic
+from vajra_tui.safe_text import clean
 
 
 def diagnostic_excerpt(source: str, diag: Diagnostic) -> Text:

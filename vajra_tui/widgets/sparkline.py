@@ -6,7 +6,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Sparkline, Static
 
-from . import fmt
+from vajra_tui.widgets import fmt
 
 
 class DispatchSpark(Vertical):

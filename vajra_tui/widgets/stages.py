@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from ..state import CandidateView
+from vajra_tui.state import CandidateView
 
 WALK = [("sanitizing", "sanitize"), ("compiling", "compile"), ("verifying", "verify"),
         ("timing", "time")]

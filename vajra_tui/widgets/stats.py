@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from rich.table import Table
 
-from ..engine.events import CandidateResult
-from . import fmt
+from vajra_tui.engine.events import CandidateResult
+from vajra_tui.widgets import fmt
 
 
 def result_table(r: CandidateResult) -> Table:

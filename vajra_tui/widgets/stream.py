@@ -16,10 +16,10 @@ from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Static
 
-from ..safe_text import plain
-from ..state import CandidateView
-from . import fmt
-from .stages import stage_walk
+from vajra_tui.safe_text import plain
+from vajra_tui.state import CandidateView
+from vajra_tui.widgets import fmt
+from vajra_tui.widgets.stages import stage_walk
 
 TAIL_CHARS = 6000  # a panel shows the end of a long stream; the source screen has all
 

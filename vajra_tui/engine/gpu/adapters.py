@@ -27,7 +27,7 @@ from typing import Any, Iterable
 
 from pydantic import BaseModel
 
-from ..child import child_env, module_command
+from vajra_tui.engine.child import child_env, module_command
 
 SOFTWARE_HINTS = ("llvmpipe", "lavapipe", "swiftshader", "software", "warp")
 LIST_TIMEOUT_S = 120.0
@@ -211,7 +211,7 @@ def entries_from(rows: list[dict[str, Any]]) -> list[AdapterEntry]:
 
 def _main(argv: list[str]) -> int:
     """``python -m vajra_tui.engine.gpu.adapters [--probe all|i,j]``: the list as one JSON line."""
-    from .runtime import device_info
+    from vajra_tui.engine.gpu.runtime import device_info
 
     adapters = enumerate_here()
     rows = []
@@ -220,8 +220,8 @@ def _main(argv: list[str]) -> int:
         row["device"] = device_info(adapter, index=index).model_dump()
         rows.append(row)
     if "--probe" in argv:
-        from . import probe_cache
-        from .identify import probe_all
+        from vajra_tui.engine.gpu import probe_cache
+        from vajra_tui.engine.gpu.identify import probe_all
 
         which = argv[argv.index("--probe") + 1] if len(argv) > argv.index("--probe") + 1 else "all"
         entries = entries_from(rows)

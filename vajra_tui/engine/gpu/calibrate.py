@@ -11,9 +11,9 @@ import time
 import numpy as np
 import wgpu
 
-from ..events import Calibration
-from ..stats import plausible_timestamp
-from .runtime import Runtime
+from vajra_tui.engine.events import Calibration
+from vajra_tui.engine.stats import plausible_timestamp
+from vajra_tui.engine.gpu.runtime import Runtime
 
 # PER vec4s per invocation, strided by the whole grid so every load stays coalesced;
 # several shapes are tried and the fastest is the ceiling (more bytes in flight helps HBM).

@@ -18,10 +18,10 @@ import threading
 from multiprocessing.connection import Connection
 from typing import Any, Callable
 
-from ...settings import cache_dir
-from ..child import child_env, module_command
-from ..damage import open_log
-from ..events import DeviceInfo, NvmlMatch
+from vajra_tui.settings import cache_dir
+from vajra_tui.engine.child import child_env, module_command
+from vajra_tui.engine.damage import open_log
+from vajra_tui.engine.events import DeviceInfo, NvmlMatch
 
 STARTUP_TIMEOUT_S = 120.0
 # Drivers keep memory for every pipeline ever built (lavapipe: megabytes of JIT code per

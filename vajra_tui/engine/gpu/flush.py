@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import wgpu
 
-from ..events import DeviceInfo
+from vajra_tui.engine.events import DeviceInfo
 
 MIB = 1 << 20
 # Last-level GPU cache by device name (substring, lower case), largest match first.

@@ -23,9 +23,9 @@ from typing import Any
 import numpy as np
 import wgpu
 
-from ..verify import Verdict, _Tally, floor_of, measures, verdict_of
-from . import judge_wgsl as K
-from .references import Reference, tolerance_ok
+from vajra_tui.engine.verify import Verdict, _Tally, floor_of, measures, verdict_of
+from vajra_tui.engine.gpu import judge_wgsl as K
+from vajra_tui.engine.gpu.references import Reference, tolerance_ok
 
 _NUMPY = {"f32": np.float32, "f16": np.float16, "i32": np.int32, "u32": np.uint32}
 _BITS = {"f32": np.uint32, "f16": np.uint16, "i32": np.uint32, "u32": np.uint32}

@@ -17,8 +17,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from ..events import NvmlMatch
-from .adapters import AdapterEntry
+from vajra_tui.engine.events import NvmlMatch
+from vajra_tui.engine.gpu.adapters import AdapterEntry
 
 NVIDIA_VENDOR_ID = 0x10DE
 PROBE_S = 1.2

@@ -22,8 +22,8 @@ from collections import OrderedDict
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-from ..wgsl.memory import workgroup_memory_problem, zero_init_source
-from .runtime import Runtime
+from vajra_tui.engine.wgsl.memory import workgroup_memory_problem, zero_init_source
+from vajra_tui.engine.gpu.runtime import Runtime
 
 KEEP_RECENT = 8  # pipelines of finished candidates kept for a shoot-out
 MAX_BUILD_THREADS = 8

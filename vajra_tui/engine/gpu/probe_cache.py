@@ -31,10 +31,10 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Iterable
 
-from ...settings import cache_dir
-from .. import damage
-from ..events import NvmlMatch
-from .adapters import AdapterEntry
+from vajra_tui.settings import cache_dir
+from vajra_tui.engine import damage
+from vajra_tui.engine.events import NvmlMatch
+from vajra_tui.engine.gpu.adapters import AdapterEntry
 
 VERSION = 1
 MAX_KEYS = 16  # environments kept per boot (each CUDA_VISIBLE_DEVICES a user tries is one)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import wgpu
 
-from .outputs import as_words, want_words
+from vajra_tui.engine.gpu.outputs import as_words, want_words
 
 SMALLEST = 2.0**-100  # tolerances and (with atol = 0) references below this go to the CPU
 LARGEST = 2.0**126

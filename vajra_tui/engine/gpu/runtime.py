@@ -11,11 +11,11 @@ from dataclasses import dataclass
 import numpy as np
 import wgpu
 
-from ..events import DeviceInfo
-from .adapters import pick
-from .flush import CacheFlusher
-from ..workloads.base import padded
-from .outputs import Outputs, as_words
+from vajra_tui.engine.events import DeviceInfo
+from vajra_tui.engine.gpu.adapters import pick
+from vajra_tui.engine.gpu.flush import CacheFlusher
+from vajra_tui.engine.workloads.base import padded
+from vajra_tui.engine.gpu.outputs import Outputs, as_words
 
 SOFTWARE_HINTS = ("llvmpipe", "lavapipe", "swiftshader", "software", "warp")
 # Poisoning before, and checking after, every dispatch live in outputs.py: per output and dtype.

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 
-from ..events import BatchTelemetry, DeviceInfo, TelemetrySample
+from vajra_tui.engine.events import BatchTelemetry, DeviceInfo, TelemetrySample
 
 NVIDIA_VENDOR_ID = 0x10DE
 CLOCK_DRIFT_LIMIT = 0.10

@@ -17,16 +17,16 @@ from typing import Any
 
 import numpy as np
 
-from ..verify import combine, compare, poison_word
-from ..workloads import WorkloadError, get_workload
-from .calibrate import calibrate, quick_copy_gbps
-from .clock import Clock as _Clock
-from .gpu_verify import GPUJudge, disagreement, judge_path
-from .pipelines import PipelineStore
-from .references import ReferenceStore
-from .runtime import Runtime
-from .telemetry import Telemetry
-from .telemetry import summarize as summarize_telemetry
+from vajra_tui.engine.verify import combine, compare, poison_word
+from vajra_tui.engine.workloads import WorkloadError, get_workload
+from vajra_tui.engine.gpu.calibrate import calibrate, quick_copy_gbps
+from vajra_tui.engine.gpu.clock import Clock as _Clock
+from vajra_tui.engine.gpu.gpu_verify import GPUJudge, disagreement, judge_path
+from vajra_tui.engine.gpu.pipelines import PipelineStore
+from vajra_tui.engine.gpu.references import ReferenceStore
+from vajra_tui.engine.gpu.runtime import Runtime
+from vajra_tui.engine.gpu.telemetry import Telemetry
+from vajra_tui.engine.gpu.telemetry import summarize as summarize_telemetry
 
 
 class Worker:

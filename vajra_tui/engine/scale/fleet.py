@@ -17,11 +17,11 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ..events import CandidateResult, DeviceInfo, Event, WorkloadInfo
-from ..lockfile import build_lock, lock_entry
-from ..session import Session
-from ..workloads import Size, Workload
-from .lane import Lane
+from vajra_tui.engine.events import CandidateResult, DeviceInfo, Event, WorkloadInfo
+from vajra_tui.engine.lockfile import build_lock, lock_entry
+from vajra_tui.engine.session import Session
+from vajra_tui.engine.workloads import Size, Workload
+from vajra_tui.engine.scale.lane import Lane
 
 EmitFor = Callable[[str], Callable[[Event], None]]
 
@@ -74,7 +74,7 @@ async def tune_model(model: str, workload: Workload, size: Size, lanes: list[Lan
                      make_library: Callable[[], Any], generations: int, session_options: dict[str, Any],
                      tuner_options: dict[str, Any]) -> DeviceOutcome:
     """A whole tune on one model's lanes; any failure is kept in the outcome, not raised."""
-    from .lanes import LaneTuner
+    from vajra_tui.engine.scale.lanes import LaneTuner
 
     outcome = DeviceOutcome(model=model, lanes=[lane.label for lane in lanes])
     session = Session(workload, size, lanes[0], emit, **session_options)  # type: ignore[arg-type]

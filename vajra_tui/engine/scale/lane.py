@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol, runtime_checkable
 
-from ..events import DeviceInfo
+from vajra_tui.engine.events import DeviceInfo
 
 
 @runtime_checkable

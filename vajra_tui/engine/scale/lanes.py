@@ -38,14 +38,14 @@ import itertools
 import json
 from typing import Any, Sequence
 
-from ..candidate import Candidate
-from ..events import Notice
-from ..gpu.client import WorkerCrashed, WorkerError, WorkerTimeout
-from ..session import Emit, Session
-from ..tune import Tuner
-from ..workloads import Size, Workload
-from .lane import Lane
-from .lanes_state import LaneBoard, filtered_emit
+from vajra_tui.engine.candidate import Candidate
+from vajra_tui.engine.events import Notice
+from vajra_tui.engine.gpu.client import WorkerCrashed, WorkerError, WorkerTimeout
+from vajra_tui.engine.session import Emit, Session
+from vajra_tui.engine.tune import Tuner
+from vajra_tui.engine.workloads import Size, Workload
+from vajra_tui.engine.scale.lane import Lane
+from vajra_tui.engine.scale.lanes_state import LaneBoard, filtered_emit
 
 HEALTH_TIMEOUT_S = 120.0
 FAULTS = (WorkerCrashed, WorkerError, WorkerTimeout)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import statistics
 from typing import Any, Callable, Sequence
 
-from ..events import (
+from vajra_tui.engine.events import (
     CalibrationReady, CandidateFinished, DeviceInfo, Event, LaneInfo, LanesUpdated, Notice, RankingReady,
     SessionStarted,
 )

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ..events import NvmlMatch
-from ..gpu import probe_cache
-from ..gpu.adapters import AdapterChoiceError, AdapterEntry, choose, choose_lanes, entries_from, list_adapters
-from ..gpu.client import GPUClient
-from ..gpu.identify import NVIDIA_VENDOR_ID
+from vajra_tui.engine.events import NvmlMatch
+from vajra_tui.engine.gpu import probe_cache
+from vajra_tui.engine.gpu.adapters import AdapterChoiceError, AdapterEntry, choose, choose_lanes, entries_from, list_adapters
+from vajra_tui.engine.gpu.client import GPUClient
+from vajra_tui.engine.gpu.identify import NVIDIA_VENDOR_ID
 
 
 def _entries() -> tuple[list[AdapterEntry], list[dict]]:

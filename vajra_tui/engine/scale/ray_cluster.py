@@ -20,8 +20,8 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from ..gpu.adapters import AdapterEntry, entries_from
-from .ray_lanes import LaneServer, RayLane
+from vajra_tui.engine.gpu.adapters import AdapterEntry, entries_from
+from vajra_tui.engine.scale.ray_lanes import LaneServer, RayLane
 
 INSTALL_HINT = "pip install 'vajra-tui[ray]'"
 NATIVE_BACKENDS = ("vulkan", "metal", "d3d12")
@@ -104,9 +104,9 @@ def disconnect(ray: Any, connected: bool) -> None:
 # ---- discovery ------------------------------------------------------------------------
 def _node_adapters() -> list[dict[str, Any]]:
     """On the node: its adapters, NVIDIA ones identified through NVML where it exists."""
-    from ..gpu.adapters import list_adapters
-    from ..gpu.identify import NVIDIA_VENDOR_ID
-    from .ray_lanes import node_environment
+    from vajra_tui.engine.gpu.adapters import list_adapters
+    from vajra_tui.engine.gpu.identify import NVIDIA_VENDOR_ID
+    from vajra_tui.engine.scale.ray_lanes import node_environment
 
     node_environment()  # the same environment as the lanes' actors: the same indices
     rows = list_adapters()

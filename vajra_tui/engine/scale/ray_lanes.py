@@ -29,8 +29,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..events import DeviceInfo, NvmlMatch
-from ..gpu.client import STARTUP_TIMEOUT_S, GPUClient, WorkerCrashed, WorkerError, WorkerTimeout
+from vajra_tui.engine.events import DeviceInfo, NvmlMatch
+from vajra_tui.engine.gpu.client import STARTUP_TIMEOUT_S, GPUClient, WorkerCrashed, WorkerError, WorkerTimeout
 
 #: past the client's own deadline, time for the remote client to kill and replace its
 #: worker (a fresh worker replays ``prepare`` and every ``compile``) before the lane is
@@ -51,7 +51,7 @@ class LaneServer:
     """
 
     def __init__(self, index: int, label: str, nvml: dict[str, Any] | None = None) -> None:
-        from ...settings import cache_dir
+        from vajra_tui.settings import cache_dir
 
         node_environment()
         self.client = GPUClient(index, label=label, nvml=NvmlMatch.model_validate(nvml) if nvml else None)
@@ -108,7 +108,7 @@ def node_environment() -> None:
     have one, and Mesa complains without it), this package on the child's path, and no empty
     GPU mask (Ray may set ``CUDA_VISIBLE_DEVICES=""`` for ``num_gpus=0``; Vulkan does not hide
     adapters for it but reorders them, so the index would no longer be the one listed)."""
-    from ...runtime_env import ensure_runtime_dir
+    from vajra_tui.runtime_env import ensure_runtime_dir
 
     ensure_runtime_dir()
     _export_package_path()

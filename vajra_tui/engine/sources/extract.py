@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .reply_labels import block_label, comment_letter, hint_label
-from .reply_shapes import Piece, find_blocks, split_block
+from vajra_tui.engine.sources.reply_labels import block_label, comment_letter, hint_label
+from vajra_tui.engine.sources.reply_shapes import Piece, find_blocks, split_block
 
 THINK_OPEN = "<think>"
 THINK_CLOSE = "</think>"

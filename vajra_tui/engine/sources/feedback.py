@@ -11,13 +11,13 @@ a fresh conversation that shows its source with line numbers.
 
 from __future__ import annotations
 
-from ..candidate import Candidate, GenerationContext
-from ..events import CandidateResult, Diagnostic
-from . import prompts as p
-from .extract import strip_think
+from vajra_tui.engine.candidate import Candidate, GenerationContext
+from vajra_tui.engine.events import CandidateResult, Diagnostic
+from vajra_tui.engine.sources import prompts as p
+from vajra_tui.engine.sources.extract import strip_think
 
 try:
-    from ..wgsl.diagnostics import format_for_model
+    from vajra_tui.engine.wgsl.diagnostics import format_for_model
 except ImportError:  # pragma: no cover - until wgsl/diagnostics.py provides it
     def format_for_model(diags: list[Diagnostic], original_body: str) -> str:
         body = original_body.splitlines()
@@ -90,7 +90,7 @@ def failure_text(ctx: GenerationContext, r: CandidateResult, full: bool = True) 
 
 
 def _declared_tile(ctx: GenerationContext, r: CandidateResult) -> tuple[int, int] | None:
-    from ..contract import tile_of
+    from vajra_tui.engine.contract import tile_of
 
     wg = tuple((list(r.workgroup_size) + [1, 1, 1])[:3])
     try:

@@ -16,8 +16,8 @@ from typing import Any, Callable
 
 from tavily import AsyncTavilyClient
 
-from ...settings import TavilySettings
-from ..events import Event, GroundingResult
+from vajra_tui.settings import TavilySettings
+from vajra_tui.engine.events import Event, GroundingResult
 
 SNIPPET_CHARS = 400
 CACHE_FILE = "tavily_cache.json"

@@ -18,11 +18,11 @@ from typing import Any, Callable
 
 import openai
 
-from ...settings import LLMSettings
-from ..candidate import Candidate, GenerationContext
-from ..events import CandidateQueued, Event, ModelFailover, Notice, StreamDelta
-from .extract import Extracted, ThinkSplitter, extract_for, strip_think
-from .prompts import build_messages
+from vajra_tui.settings import LLMSettings
+from vajra_tui.engine.candidate import Candidate, GenerationContext
+from vajra_tui.engine.events import CandidateQueued, Event, ModelFailover, Notice, StreamDelta
+from vajra_tui.engine.sources.extract import Extracted, ThinkSplitter, extract_for, strip_think
+from vajra_tui.engine.sources.prompts import build_messages
 
 UNAUTHORIZED = "API key rejected (401)"
 SHORTER = ("Your reply was cut off at the token limit (max_tokens={max_tokens}) before the kernel "

@@ -25,12 +25,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Union
 
-from ..candidate import Candidate, GenerationContext
-from ..contract import ContractError, stitch
-from ..events import DeviceInfo, Event, Notice
-from ..wgsl.tokens import override_names
-from ..workloads import Size, Workload
-from .library.base import limit
+from vajra_tui.engine.candidate import Candidate, GenerationContext
+from vajra_tui.engine.contract import ContractError, stitch
+from vajra_tui.engine.events import DeviceInfo, Event, Notice
+from vajra_tui.engine.wgsl.tokens import override_names
+from vajra_tui.engine.workloads import Size, Workload
+from vajra_tui.engine.sources.library.base import limit
 
 Value = Union[bool, int, float]
 TUNE = re.compile(r"^\s*//\s*tune:\s*(.*?)\s*$")

@@ -9,8 +9,8 @@ line number in the feedback points at text the model has already seen.
 
 from __future__ import annotations
 
-from ..candidate import GenerationContext
-from ..events import CandidateResult
+from vajra_tui.engine.candidate import GenerationContext
+from vajra_tui.engine.events import CandidateResult
 
 SYSTEM_PROMPT = """\
 You are a GPU performance engineer writing WGSL compute kernels for WebGPU. Vajra, an
@@ -278,7 +278,7 @@ def strategy_brief(strategy: str, ctx: GenerationContext | None = None) -> str:
     """A/B/C's brief, or the full brief of an evolved generation (D and later)."""
     if strategy in STRATEGY_BRIEFS:
         return STRATEGY_BRIEFS[strategy]
-    from .feedback import evolution_brief
+    from vajra_tui.engine.sources.feedback import evolution_brief
 
     return evolution_brief(strategy, ctx)
 
@@ -299,7 +299,7 @@ def build_messages(
 ) -> list[dict[str, str]]:
     """The request for one strategy: a fresh conversation in generation 1, else the lineage's."""
     if ctx.generation >= 2:
-        from .feedback import evolution_messages
+        from vajra_tui.engine.sources.feedback import evolution_messages
 
         return evolution_messages(ctx, strategy, grounding)
     return [{"role": "system", "content": SYSTEM_PROMPT},

@@ -15,7 +15,7 @@ import re
 import textwrap
 from dataclasses import dataclass
 
-from .reply_labels import LABEL_KEYS, json_hints
+from vajra_tui.engine.sources.reply_labels import LABEL_KEYS, json_hints
 
 _OPEN = re.compile(r"^([ \t]*)(`{3,}|~{3,})[ \t]*([^`\n]*)$")
 _MAIN = re.compile(r"\bfn\s+main\s*\(")

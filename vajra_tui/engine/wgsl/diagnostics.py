@@ -14,10 +14,10 @@ from __future__ import annotations
 import difflib
 import re
 
-from ..events import Diagnostic, DiagnosticLabel
-from .jargon import humanize, scope
-from .refine import refine
-from .naga_text import NagaLabel, NagaMessage, char_width as _display_width, parse_naga
+from vajra_tui.engine.events import Diagnostic, DiagnosticLabel
+from vajra_tui.engine.wgsl.jargon import humanize, scope
+from vajra_tui.engine.wgsl.refine import refine
+from vajra_tui.engine.wgsl.naga_text import NagaLabel, NagaMessage, char_width as _display_width, parse_naga
 
 __all__ = ["LineMap", "parse_naga", "diagnostics_from_error", "format_for_model", "NagaMessage"]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from .naga_text import NagaLabel
+from vajra_tui.engine.wgsl.naga_text import NagaLabel
 
 __all__ = ["humanize", "scope", "expression_ids", "split_operator", "call_parts", "OPERATORS"]
 

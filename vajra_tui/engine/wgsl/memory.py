@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .expr import eval_int, split_args
-from .tokens import (
+from vajra_tui.engine.wgsl.expr import eval_int, split_args
+from vajra_tui.engine.wgsl.tokens import (
     ATTR, KEYWORD, Token, find_entry_point, match_bracket, module_consts, significant_tokens,
     workgroup_size,
 )

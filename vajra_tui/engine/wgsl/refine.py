@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import re
 
-from ..events import Diagnostic, DiagnosticLabel
-from .tokens import BLOCK_COMMENT, LINE_COMMENT, tokenize
+from vajra_tui.engine.events import Diagnostic, DiagnosticLabel
+from vajra_tui.engine.wgsl.tokens import BLOCK_COMMENT, LINE_COMMENT, tokenize
 
 _EXPECTED_CLOSER = re.compile(r"^expected [`'\"]?([;,)\]])[`'\"]?, found")
 _END_OF_INPUT = re.compile(r'found ""|found end of|unexpected end')

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .lexer import (  # noqa: F401 - the lexer's names are part of this module's interface
+from vajra_tui.engine.wgsl.lexer import (  # noqa: F401 - the lexer's names are part of this module's interface
     ATTR, BLOCK_COMMENT, ERROR, IDENT, KEYWORD, KEYWORDS, LINE_COMMENT, NEWLINE, NUMBER, PUNCT, TRIVIA, WS,
     Token, significant, significant_tokens, tokenize,
 )

@@ -8,8 +8,8 @@ another package is listed by :func:`loader.registered` with its one-line error).
 
 from __future__ import annotations
 
-from .base import DTYPES, Binding, Size, SizeError, Workload, WorkloadError
-from .loader import UnknownWorkload, load, provenance, registered
+from vajra_tui.engine.workloads.base import DTYPES, Binding, Size, SizeError, Workload, WorkloadError
+from vajra_tui.engine.workloads.loader import UnknownWorkload, load, provenance, registered
 
 WORKLOADS: dict[str, Workload] = {f.name: f.workload for f in registered() if f.workload is not None}
 

@@ -21,7 +21,7 @@ from typing import Any, Callable, Literal, Mapping, Union
 
 import numpy as np
 
-from ..events import WorkloadInfo
+from vajra_tui.engine.events import WorkloadInfo
 
 Size = dict[str, int]
 Access = Literal["read", "read_write"]

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 
-from .base import Workload, WorkloadError
+from vajra_tui.engine.workloads.base import Workload, WorkloadError
 
 GROUP = "vajra_tui.workloads"
 WORKLOAD_ATTR = "WORKLOAD"
@@ -151,7 +151,7 @@ def registered_names() -> list[str]:
 # ---- the user's folder --------------------------------------------------------------
 def folder() -> Path:
     """``<config dir>/workloads``: every ``*.py`` there appears in the TUI's picker."""
-    from ...settings import config_dir
+    from vajra_tui.settings import config_dir
 
     return config_dir() / "workloads"
 

@@ -12,11 +12,11 @@ from itertools import product
 from types import ModuleType
 from typing import Iterator
 
-from ...candidate import Candidate, GenerationContext
-from ...events import DeviceInfo
-from . import conv1d, gemv, layernorm, sgemm, sobel, softmax
-from .base import Params, Size, Template
-from .search import by_distance, neighbours
+from vajra_tui.engine.candidate import Candidate, GenerationContext
+from vajra_tui.engine.events import DeviceInfo
+from vajra_tui.engine.sources.library import conv1d, gemv, layernorm, sgemm, sobel, softmax
+from vajra_tui.engine.sources.library.base import Params, Size, Template
+from vajra_tui.engine.sources.library.search import by_distance, neighbours
 
 MODULES: dict[str, ModuleType] = {"sgemm": sgemm, "softmax": softmax, "conv1d": conv1d,
                                   "sobel": sobel, "layernorm": layernorm, "gemv": gemv}

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ...events import DeviceInfo
+from vajra_tui.engine.events import DeviceInfo
 
 Size = dict[str, int]
 Params = dict[str, Any]

@@ -11,9 +11,9 @@ several vec4 (``run``) are conv1d_run.py; scalar sliding windows (``slide``, ``w
 
 from __future__ import annotations
 
-from ...events import DeviceInfo
-from . import conv1d_run, conv1d_slide
-from .base import Emitter, Params, Size, Template, big_gpu, storage_fits, workgroup_fits
+from vajra_tui.engine.events import DeviceInfo
+from vajra_tui.engine.sources.library import conv1d_run, conv1d_slide
+from vajra_tui.engine.sources.library.base import Emitter, Params, Size, Template, big_gpu, storage_fits, workgroup_fits
 
 HEAD = ("@compute @workgroup_size({wg})\n"
         "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {{")

@@ -15,8 +15,8 @@ R, 2- or 4-way bank conflicts for even R (kept in the space to measure that).
 
 from __future__ import annotations
 
-from ...events import DeviceInfo
-from .base import Emitter, Params, Size
+from vajra_tui.engine.events import DeviceInfo
+from vajra_tui.engine.sources.library.base import Emitter, Params, Size
 
 MAX_STEPS = 64  # K up to 256: the unrolled kernel stays a few thousand lines at most
 

@@ -27,8 +27,8 @@ Axes this design adds to conv1d/regs (old configurations keep ``slide=0``):
 
 from __future__ import annotations
 
-from ...events import DeviceInfo
-from .base import Emitter, Params, Size
+from vajra_tui.engine.events import DeviceInfo
+from vajra_tui.engine.sources.library.base import Emitter, Params, Size
 
 SLIDES = (0, 5, 7, 8, 9, 11, 12, 13, 15, 16)  # 0: the vec4 kernels of conv1d.py / conv1d_run.py
 MAX_TAPS = 128

@@ -9,9 +9,9 @@ their partials in workgroup memory (or with subgroups, one row per workgroup).
 
 from __future__ import annotations
 
-from ...events import DeviceInfo
-from .base import Emitter, Params, Size, Template, big_gpu, subgroups, workgroup_fits
-from .softmax import _entry, _reduce
+from vajra_tui.engine.events import DeviceInfo
+from vajra_tui.engine.sources.library.base import Emitter, Params, Size, Template, big_gpu, subgroups, workgroup_fits
+from vajra_tui.engine.sources.library.softmax import _entry, _reduce
 
 WG = (32, 64, 128, 256, 512, 1024)
 LANES = (4, 8, 16, 32, 64, 128, 256)

@@ -8,9 +8,9 @@ tree, or (``sg=1``, one row per workgroup) subgroup sums and one partial per sub
 
 from __future__ import annotations
 
-from ...events import DeviceInfo
-from .base import Emitter, Params, Size, Template, storage_fits
-from .softmax import WX, _common_check, _entry, _reduce, _regs_check, _scratch, vec_count
+from vajra_tui.engine.events import DeviceInfo
+from vajra_tui.engine.sources.library.base import Emitter, Params, Size, Template, storage_fits
+from vajra_tui.engine.sources.library.softmax import WX, _common_check, _entry, _reduce, _regs_check, _scratch, vec_count
 
 EPS = "1e-5"
 
@@ -133,7 +133,7 @@ TEMPLATES = [
 
 
 def priors(s: Size, d: DeviceInfo | None) -> dict[str, list[Params]]:
-    from .base import big_gpu, subgroups
+    from vajra_tui.engine.sources.library.base import big_gpu, subgroups
 
     sg = 1 if subgroups(d) else 0
     cols = s["COLS"]

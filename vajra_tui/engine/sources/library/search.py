@@ -16,7 +16,7 @@ from __future__ import annotations
 from itertools import combinations, product
 from typing import Any, Iterator
 
-from .base import Params, Template
+from vajra_tui.engine.sources.library.base import Params, Template
 
 
 def steps(t: Template, p: Params, axis: str) -> list[Any]:

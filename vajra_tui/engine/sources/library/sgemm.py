@@ -8,9 +8,9 @@ K-slice prefetched, optionally double-buffered; ``spec=1`` is size-specialised.
 
 from __future__ import annotations
 
-from ...events import DeviceInfo
-from .base import Emitter, Params, Size, Template, big_gpu, storage_fits, workgroup_fits
-from .sgemm_vec4 import _vec4, _vec4_check
+from vajra_tui.engine.events import DeviceInfo
+from vajra_tui.engine.sources.library.base import Emitter, Params, Size, Template, big_gpu, storage_fits, workgroup_fits
+from vajra_tui.engine.sources.library.sgemm_vec4 import _vec4, _vec4_check
 
 HEAD = ("@compute @workgroup_size({wx}, {wy})\n"
         "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>,\n"

@@ -14,8 +14,8 @@ use per-thread offsets computed once; the arithmetic is the flat layout's.
 
 from __future__ import annotations
 
-from ...events import DeviceInfo
-from .base import Emitter, Params, Size
+from vajra_tui.engine.events import DeviceInfo
+from vajra_tui.engine.sources.library.base import Emitter, Params, Size
 
 HEAD = ("@compute @workgroup_size({wx}, {wy})\n"
         "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>,\n"

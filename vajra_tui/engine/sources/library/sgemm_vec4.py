@@ -11,9 +11,9 @@ proposed when M, N, K are multiples of the tile. ``lay=1`` lives in sgemm_hoist.
 
 from __future__ import annotations
 
-from ...events import DeviceInfo
-from . import sgemm_hoist
-from .base import Emitter, Params, Size, storage_fits, workgroup_fits
+from vajra_tui.engine.events import DeviceInfo
+from vajra_tui.engine.sources.library import sgemm_hoist
+from vajra_tui.engine.sources.library.base import Emitter, Params, Size, storage_fits, workgroup_fits
 
 HEAD = ("@compute @workgroup_size({wx}, {wy})\n"
         "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>,\n"

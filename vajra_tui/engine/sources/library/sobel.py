@@ -8,8 +8,8 @@ slide that window down a column, so each input row is loaded once per invocation
 
 from __future__ import annotations
 
-from ...events import DeviceInfo
-from .base import Emitter, Params, Size, Template, storage_fits, workgroup_fits
+from vajra_tui.engine.events import DeviceInfo
+from vajra_tui.engine.sources.library.base import Emitter, Params, Size, Template, storage_fits, workgroup_fits
 
 HEAD = ("@compute @workgroup_size({wx}, {wy})\n"
         "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>,\n"

@@ -11,8 +11,8 @@ directive (and rejects ``enable subgroups;``), so none is emitted; a browser
 
 from __future__ import annotations
 
-from ...events import DeviceInfo
-from .base import Emitter, Params, Size, Template, storage_fits, subgroups, workgroup_fits
+from vajra_tui.engine.events import DeviceInfo
+from vajra_tui.engine.sources.library.base import Emitter, Params, Size, Template, storage_fits, subgroups, workgroup_fits
 
 NEG = "-3.0e38"
 
