@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import wgpu
 
-from vajra_tui.engine.contract import stitch
+from vajra_tui.engine.admission.contract import stitch
 from vajra_tui.engine.sources.library import MODULES
 from vajra_tui.engine.workloads import WORKLOADS
 

@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from vajra_tui.engine.gpu.client import GPUClient  # noqa: E402
-from vajra_tui.engine.record import Recorder  # noqa: E402
+from vajra_tui.engine.store.record import Recorder  # noqa: E402
 from vajra_tui.engine.sources.library import LibrarySource, template  # noqa: E402
 from vajra_tui.engine.session import Session  # noqa: E402
 from vajra_tui.engine.tune import Tuner  # noqa: E402

@@ -20,7 +20,7 @@ from vajra_tui.engine.events import (
     ModelFailover, Notice, RankingReady, SanitizerRewrite, SessionFinished, SessionStarted, StageChanged,
     StreamDelta, VerificationFinished, WorkloadInfo,
 )
-from vajra_tui.engine.record import Recorder
+from vajra_tui.engine.store.record import Recorder
 
 OSC52 = "\x1b]52;c;UFdORUQ=\x07"  # put "PWNED" on the clipboard
 TITLE = "\x1b]0;PWNED-TITLE\x07"  # window title (BEL-terminated)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from vajra_tui.app import VajraApp, run_app
-from vajra_tui.engine.record import read_recording
+from vajra_tui.engine.store.record import read_recording
 from vajra_tui.settings import Settings, TimingSettings
 
 DATA = Path(__file__).parent / "data"

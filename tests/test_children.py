@@ -46,8 +46,8 @@ def test_a_tune_runs_from_a_folder_whose_files_shadow_its_imports(cluttered: Pat
 async def test_staging_processes_started_from_such_a_folder_stay_up(cluttered: Path, monkeypatch):
     """A staging child that cannot import dies, and its jobs are staged here, silently slower."""
     from test_staging import _jobs
-    from vajra_tui.engine import staging
-    from vajra_tui.engine.staging import Limits, stage_all
+    from vajra_tui.engine.admission import staging
+    from vajra_tui.engine.admission.staging import Limits, stage_all
     from vajra_tui.engine.workloads import get_workload
 
     monkeypatch.chdir(cluttered)

@@ -40,7 +40,7 @@ def test_bench_json_document(capsys, tmp_path):
 
 def test_wall_clock_timing_and_browser_badge(capsys):
     """--timing wall takes the one-dispatch-per-request path; the winner gets a Tint verdict."""
-    from vajra_tui.engine import tint
+    from vajra_tui.engine.browser import tint
 
     code = main(["bench", "-w", "sgemm", "--size", "64", "--reps", "3", "--warmup", "1",
                  "--timing", "wall", "-k", str(KERNELS / "sgemm_tiled.wgsl"), "--json", "-q"])

@@ -15,7 +15,7 @@ import pytest
 
 from vajra_tui.cli import main
 from vajra_tui.engine.events import CandidateResult, DeviceInfo
-from vajra_tui.engine.lockfile import build_lock, dump_lock, lock_entry
+from vajra_tui.engine.export.lockfile import build_lock, dump_lock, lock_entry
 from vajra_tui.engine.workloads import WORKLOADS
 from vajra_tui.shipped import find_shipped
 
@@ -111,7 +111,7 @@ def test_export_follows_the_umask_and_speaks_the_users_words(capsys, tmp_path):
 
 
 def test_browser_check_without_the_sidecar_answers_at_once(monkeypatch, tmp_path):
-    from vajra_tui.engine import tint
+    from vajra_tui.engine.browser import tint
 
     if not tint.node_available():
         pytest.skip("node is not installed: the answer is then 'node is not installed'")

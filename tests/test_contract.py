@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from conftest import kernel
-from vajra_tui.engine.contract import ContractError, plan_dispatch, stitch, tile_of
-from vajra_tui.engine.verify import compare
+from vajra_tui.engine.admission.contract import ContractError, plan_dispatch, stitch, tile_of
+from vajra_tui.engine.gpu.verify import compare
 from vajra_tui.engine.workloads import get_workload
 
 
@@ -89,7 +89,7 @@ def test_compare_rules():
 
 
 def test_unwritten_is_told_apart_from_computed_nan_by_its_bits():
-    from vajra_tui.engine.verify import POISON_BITS
+    from vajra_tui.engine.gpu.verify import POISON_BITS
 
     ref = np.array([1.0, 0.0, -2.0, 5.0])
     out = np.array([1.0, 0.0, -2.0, 5.0], np.float32)

@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from vajra_tui.engine.contract import prelude, stitch
+from vajra_tui.engine.admission.contract import prelude, stitch
 from vajra_tui.engine.wgsl.diagnostics import (
     LineMap,
     diagnostics_from_error,

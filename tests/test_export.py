@@ -16,9 +16,11 @@ import numpy as np
 import pytest
 
 from vajra_tui import __version__
-from vajra_tui.engine import browser_check, sidecar, tint
-from vajra_tui.engine.contract import stitch
-from vajra_tui.engine.export import (
+from vajra_tui.engine.browser import badge as browser_check
+from vajra_tui.engine.browser import sidecar
+from vajra_tui.engine.browser import tint
+from vajra_tui.engine.admission.contract import stitch
+from vajra_tui.engine.export.winner import (
     LOCK_NAME, LOCK_SCHEMA_VERSION, device_key, export_winner, lock_entry, merge_locks,
 )
 from vajra_tui.engine.events import CandidateResult, DeviceInfo
@@ -321,9 +323,9 @@ def test_browser_badge_under_tint(measured):
 
 def test_subgroup_kernels_get_the_directive_browsers_need():
     """Naga rejects `enable subgroups;`, Tint requires it: the badge and the TS module handle both."""
-    from vajra_tui.engine.browser_check import browser_badge
-    from vajra_tui.engine.export_ts import typescript_module
-    from vajra_tui.engine.tint import node_available
+    from vajra_tui.engine.browser.badge import browser_badge
+    from vajra_tui.engine.export.ts import typescript_module
+    from vajra_tui.engine.browser.tint import node_available
 
     w = WORKLOADS["softmax"]
     size = w.size("4x64")

@@ -98,7 +98,7 @@ from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 
-from vajra_tui.engine.contract import stitch  # noqa: E402
+from vajra_tui.engine.admission.contract import stitch  # noqa: E402
 from vajra_tui.engine.sources.extract import Extracted, extract_for, extract_kernels  # noqa: E402
 from vajra_tui.engine.workloads import get_workload  # noqa: E402
 

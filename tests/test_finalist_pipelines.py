@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 
-from vajra_tui.engine.contract import stitch
+from vajra_tui.engine.admission.contract import stitch
 from vajra_tui.engine.events import CandidateResult
 from vajra_tui.engine.gpu.client import GPUClient
 from vajra_tui.engine.sources.library import LibrarySource

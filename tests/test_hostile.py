@@ -22,7 +22,7 @@ import pytest
 from hostile import NAME, ONE, attacks_in, controls_in, hostile_recording, kernel_path
 from vajra_tui.app import VajraApp
 from vajra_tui.cli import main
-from vajra_tui.engine.record import Recording
+from vajra_tui.engine.store.record import Recording
 from vajra_tui.safe_text import clean, clean_event, one_line, plain
 from vajra_tui.settings import LLMSettings, Settings, TimingSettings
 

@@ -22,7 +22,7 @@ from vajra_tui.engine.events import (
     CandidateFinished, LanesUpdated, Notice, RankingReady,
 )
 from vajra_tui.engine.gpu.client import GPUClient
-from vajra_tui.engine.record import read_recording
+from vajra_tui.engine.store.record import read_recording
 from vajra_tui.engine.scale.lanes import LaneTuner
 from vajra_tui.engine.session import Session
 from vajra_tui.engine.sources.library import LibrarySource

@@ -9,7 +9,7 @@ import random
 import pytest
 
 from vajra_tui.engine.candidate import GenerationContext
-from vajra_tui.engine.contract import prelude
+from vajra_tui.engine.admission.contract import prelude
 from vajra_tui.engine.events import CandidateResult, DeviceInfo
 from vajra_tui.engine.sources.library import LibrarySource, template, templates
 from vajra_tui.engine.wgsl.uniformity import Analysis

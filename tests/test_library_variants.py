@@ -11,7 +11,7 @@ import os
 import pytest
 
 from vajra_tui.engine.candidate import GenerationContext
-from vajra_tui.engine.contract import prelude
+from vajra_tui.engine.admission.contract import prelude
 from vajra_tui.engine.events import CandidateResult, DeviceInfo
 from vajra_tui.engine.sources.library import LibrarySource, template
 from vajra_tui.engine.wgsl.uniformity import Analysis

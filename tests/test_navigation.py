@@ -15,7 +15,7 @@ from rich.console import Console
 
 from vajra_tui.app import VajraApp
 from vajra_tui.engine.events import DeviceInfo
-from vajra_tui.engine.record import read_recording
+from vajra_tui.engine.store.record import read_recording
 from vajra_tui.settings import Settings
 
 FIXTURE = Path(__file__).parent / "data" / "session_fixture.jsonl"

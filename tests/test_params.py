@@ -10,9 +10,9 @@ import pytest
 
 from vajra_tui import Binding, Workload, WorkloadError
 from vajra_tui.engine.events import DeviceInfo
-from vajra_tui.engine.export_wgsl import with_defaults
+from vajra_tui.engine.export.wgsl import with_defaults
 from vajra_tui.engine.sources.params import ParamsError, ParamsSource, evaluate, read_space, ruled_out
-from vajra_tui.engine.verify import INT_POISON, compare, poison_word
+from vajra_tui.engine.gpu.verify import INT_POISON, compare, poison_word
 from vajra_tui.engine.workloads import loader
 
 EXAMPLES = Path(__file__).parents[1] / "examples" / "workloads"

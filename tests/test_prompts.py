@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from vajra_tui.engine.candidate import Candidate, GenerationContext
-from vajra_tui.engine.contract import prelude
+from vajra_tui.engine.admission.contract import prelude
 from vajra_tui.engine.events import Calibration, CandidateResult, DeviceInfo, Diagnostic
 from vajra_tui.engine.sources.prompts import SYSTEM_PROMPT, build_messages
 from vajra_tui.engine.tune import output_axes

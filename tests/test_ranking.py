@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from vajra_tui.engine.events import CandidateResult
-from vajra_tui.engine.ranking import rank
-from vajra_tui.engine.stats import summarize
+from vajra_tui.engine.timing.ranking import rank
+from vajra_tui.engine.timing.stats import summarize
 
 
 def _result(cid: str, times: list[float], base_ms: float, batch: int = 1) -> CandidateResult:

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from vajra_tui.engine.events import DeviceInfo, Notice, SessionStarted, StreamDelta, WorkloadInfo
-from vajra_tui.engine.record import Recorder, Recording, RecordingError, read_recording, replay
+from vajra_tui.engine.store.record import Recorder, Recording, RecordingError, read_recording, replay
 
 
 def _start() -> SessionStarted:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from vajra_tui.app import VajraApp, run_app
-from vajra_tui.engine.record import Recording, read_recording
+from vajra_tui.engine.store.record import Recording, read_recording
 from vajra_tui.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -123,7 +123,7 @@ async def test_a_long_recording_streams_through_the_ui_in_bounded_memory(tmp_pat
     """Events are read from disk as the UI takes them (the queue stays short), and what the
     screens keep per candidate stays bounded however long the stream or the rounds."""
     from vajra_tui.engine.events import DispatchTimed, StreamDelta
-    from vajra_tui.engine.record import Recorder
+    from vajra_tui.engine.store.record import Recorder
     from vajra_tui.state import KEEP_SAMPLES, STREAM_KEEP_CHARS
 
     _, events = read_recording(FIXTURE)

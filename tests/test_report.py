@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from conftest import kernel
-from vajra_tui.engine import calibration_cache
+from vajra_tui.engine.store import calibration_cache
 from vajra_tui.engine.candidate import Candidate
 from vajra_tui.engine.events import CalibrationReady, Notice, RankingReady
 from vajra_tui.engine.session import Session
@@ -83,7 +83,7 @@ async def test_a_cached_calibration_that_no_longer_holds_is_redone(gpu):
 
 def test_the_results_cache_never_crosses_devices(tmp_path):
     from vajra_tui.engine.events import CandidateResult, DeviceInfo
-    from vajra_tui.engine.result_cache import ResultCache
+    from vajra_tui.engine.store.result_cache import ResultCache
 
     h200 = DeviceInfo(name="NVIDIA H200", vendor_id=0x10DE, device_id=0x2335, backend="Vulkan",
                       driver="580.95")
@@ -136,7 +136,7 @@ def test_resume_after_a_killed_tune_measures_nothing_that_finished(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     doc = json.loads(done.stdout)
     from vajra_tui.engine.events import CompileFinished, VerificationFinished
-    from vajra_tui.engine.record import read_recording
+    from vajra_tui.engine.store.record import read_recording
 
     _, events = read_recording(rec)
     names = {e.id: e.name for e in events if hasattr(e, "name") and hasattr(e, "strategy")}
@@ -172,7 +172,7 @@ def test_one_name_per_kernel_across_json_lockfile_and_recording(tmp_path, capsys
 
     from vajra_tui.cli import main
     from vajra_tui.engine.events import CandidateQueued, RankingReady
-    from vajra_tui.engine.record import read_recording
+    from vajra_tui.engine.store.record import read_recording
 
     rec, out = tmp_path / "run.jsonl", tmp_path / "export"
     code = main(["tune", "-w", "conv1d", "--size", "20000x32", "--source", "library",

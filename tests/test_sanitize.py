@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from vajra_tui.engine.wgsl.sanitize import check_tile_header, sanitize
-from vajra_tui.engine.tint import TintResult, node_available, tint_check
+from vajra_tui.engine.browser.tint import TintResult, node_available, tint_check
 
 UNIFORMITY = "must only be called from uniform control flow"
 

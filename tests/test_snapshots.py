@@ -25,7 +25,7 @@ SIZES = [(80, 24), (120, 40)]
 sys.path.insert(0, str(ROOT))
 from vajra_tui.app import VajraApp  # noqa: E402
 from vajra_tui.engine.events import DeviceInfo  # noqa: E402
-from vajra_tui.engine.record import read_recording  # noqa: E402
+from vajra_tui.engine.store.record import read_recording  # noqa: E402
 from vajra_tui.settings import Settings  # noqa: E402
 
 FAKE_DEVICE = DeviceInfo(name="llvmpipe (LLVM 15.0.6, 256 bits)", backend="Vulkan", adapter_type="CPU",

@@ -19,8 +19,8 @@ import pytest
 
 from conftest import kernel
 from test_admission import NON_UNIFORM_BARRIER, REWRITTEN_THEN_BROKEN, _cand, _session
-from vajra_tui.engine import staging
-from vajra_tui.engine.staging import Limits, stage_all
+from vajra_tui.engine.admission import staging
+from vajra_tui.engine.admission.staging import Limits, stage_all
 from vajra_tui.engine.workloads import get_workload
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -9,7 +9,7 @@ from conftest import kernel
 from llm_server import LLMServer
 from vajra_tui.cli import main
 from vajra_tui.engine.events import ModelFailover, StreamDelta
-from vajra_tui.engine.record import read_recording
+from vajra_tui.engine.store.record import read_recording
 
 
 def test_library_tune_ranks_verified_kernels_over_generations(capsys):

@@ -101,7 +101,8 @@ def _run_under_dawn(module: Path, size: dict[str, int], work: Path) -> None:
 
     import numpy as np
 
-    from vajra_tui.engine import sidecar, tint
+    from vajra_tui.engine.browser import sidecar
+    from vajra_tui.engine.browser import tint
 
     if not tint.node_available() or shutil.which("npm") is None or tint.ensure_node_modules() is None:
         pytest.skip("node/npm or the npm 'webgpu' package (Dawn) missing: exported TypeScript not run")
@@ -274,7 +275,7 @@ def test_f16_bindings_and_several_outputs_through_the_api(tmp_path):
 
 def test_an_adapter_without_shader_f16_is_one_line():
     from vajra_tui.engine.events import DeviceInfo
-    from vajra_tui.engine.adapter_fit import missing_features
+    from vajra_tui.engine.admission.adapter_fit import missing_features
 
     w = loader.load_file(EXAMPLES / "transpose.py")
     assert missing_features(w, DeviceInfo(name="x")) is None
@@ -286,7 +287,7 @@ def test_an_adapter_without_shader_f16_is_one_line():
 def test_a_size_over_the_adapters_buffer_limits_is_refused_before_any_buffer():
     """What one buffer or one storage binding may hold is the adapter's: a size over it is
     the user's to change, said as such (it was the driver's bind-group error, exit 1)."""
-    from vajra_tui.engine.adapter_fit import oversized
+    from vajra_tui.engine.admission.adapter_fit import oversized
     from vajra_tui.engine.events import DeviceInfo
 
     halves = vajra_tui_workload(HALVES)  # f16: two bytes an element, buffers in whole words

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from vajra_tui.engine.contract import stitch
+from vajra_tui.engine.admission.contract import stitch
 from vajra_tui.engine.gpu import client as client_module
 from vajra_tui.engine.gpu.client import GPUClient
 from vajra_tui.engine.workloads import get_workload

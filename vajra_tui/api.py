@@ -159,7 +159,7 @@ def _refuse_inside_worker() -> None:
 
 def user_kernels(kernels: Kernels) -> list[Candidate]:
     """Paths or WGSL strings (or a name -> source dict) as candidates with unique names."""
-    from vajra_tui.engine.kernel_file import read_kernel_file
+    from vajra_tui.engine.run.kernel_file import read_kernel_file
 
     if kernels is None:
         items: list[tuple[str, str, str]] = []
@@ -211,8 +211,8 @@ class _Run:
             self.sinks.append(ProgressPrinter())
         self.recorder = None
         if record is not None:
-            from vajra_tui.engine.outputs import check_new_file
-            from vajra_tui.engine.record import Recorder
+            from vajra_tui.engine.run.output_paths import check_new_file
+            from vajra_tui.engine.store.record import Recorder
 
             check_new_file(Path(record))
             self.recorder = Recorder(Path(record), f"{mode} {self.workload.name} (Python API)")
@@ -304,7 +304,7 @@ class _Run:
         report.params = params.summary() if params else None
         report.library = getattr(tuner.library, "note", "")
         if export is not None and winner is not None:
-            from vajra_tui.engine.export import export_winner
+            from vajra_tui.engine.export.winner import export_winner
 
             report.exported = export_winner(winner, session.device, session.info, Path(export))
         return report

@@ -19,9 +19,9 @@ from textual.screen import ModalScreen, Screen
 from vajra_tui.driver import EngineEvent, LiveDriver, ReplayDriver, RunConfig
 from vajra_tui.engine.events import DeviceInfo, Event, GenerationStarted, Notice, RankingReady, SessionFinished
 from vajra_tui.engine.events import SessionStarted
-from vajra_tui.engine import damage
+from vajra_tui.engine.store import damage
 from vajra_tui.engine.child import child_env, code_command
-from vajra_tui.engine.record import Recording, RecordingError
+from vajra_tui.engine.store.record import Recording, RecordingError
 from vajra_tui.safe_text import clean, clean_event, one_line
 from vajra_tui.controls import RunControls
 from vajra_tui.screens import StateScreen
@@ -283,7 +283,7 @@ class VajraApp(RunControls, App[int]):
 
     def export_to(self, out_dir: Path, overwrite: bool) -> tuple[list[Path], str]:
         """Called by the export modal: (written paths, '') or ([], one-line error)."""
-        from vajra_tui.engine.export import export_winner
+        from vajra_tui.engine.export.winner import export_winner
 
         winner, session = self.state.winner, self.state.session
         if winner is None or winner.result is None or session is None:
@@ -327,8 +327,8 @@ def run_app(settings: Settings, *, workload: str | None = None, size: str | None
     """The CLI's entry: 0 on a normal quit, 2 on a bad recording/argument (one line on stderr)."""
     from vajra_tui.engine.workloads import SizeError, WorkloadError, get_workload
 
-    from vajra_tui.engine.kernel_file import KernelFileError, read_kernel_file
-    from vajra_tui.engine.outputs import OutputPathError, check_new_file
+    from vajra_tui.engine.run.kernel_file import KernelFileError, read_kernel_file
+    from vajra_tui.engine.run.output_paths import OutputPathError, check_new_file
 
     events: Recording | None = None
     label = ""

@@ -204,7 +204,7 @@ def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         from vajra_tui.doctor import doctor
         return doctor(args)
     if args.command == "setup-node":
-        from vajra_tui.engine.sidecar import setup_node_command
+        from vajra_tui.engine.browser.sidecar import setup_node_command
         return setup_node_command(args.timeout)
     if args.command == "completion":
         import shtab

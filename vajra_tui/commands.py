@@ -13,10 +13,10 @@ from vajra_tui.engine.candidate import Candidate
 from vajra_tui.devices import lanes_for, print_lanes
 from vajra_tui.engine.events import Event
 from vajra_tui.engine.gpu.client import WorkerCrashed, WorkerError, WorkerTimeout
-from vajra_tui.engine import damage
-from vajra_tui.engine.kernel_file import KernelFileError, read_kernel_file
-from vajra_tui.engine.outputs import OutputPathError, check_export_folder, check_new_file
-from vajra_tui.engine.record import Recorder, RecordedRun, Recording, RecordingError
+from vajra_tui.engine.store import damage
+from vajra_tui.engine.run.kernel_file import KernelFileError, read_kernel_file
+from vajra_tui.engine.run.output_paths import OutputPathError, check_export_folder, check_new_file
+from vajra_tui.engine.store.record import Recorder, RecordedRun, Recording, RecordingError
 from vajra_tui.engine.session import BaselineError, Session, WorkloadUnsupported
 from vajra_tui.engine.workloads import SizeError, UnknownWorkload, WorkloadError, get_workload
 from vajra_tui.progress import progress_sink
@@ -155,7 +155,7 @@ def _finish(args: argparse.Namespace, run: _Run, results: list, winner: Any,
 
 def ranked_first(results: list) -> list:
     """For reading: verified kernels fastest first with the baseline in its place, then the rest."""
-    from vajra_tui.engine.ranking import rank
+    from vajra_tui.engine.timing.ranking import rank
 
     order = rank(results).ranked
     return order + [r for r in results if r not in order]
@@ -268,7 +268,7 @@ def _run_failed(exc: Exception) -> int:
 
 
 def _export(result, device, workload, out: Path, force: bool) -> None:
-    from vajra_tui.engine.export import export_winner
+    from vajra_tui.engine.export.winner import export_winner
 
     try:
         paths = export_winner(result, device, workload, out, overwrite=force)
@@ -350,8 +350,8 @@ def save_csv(path: Path, results: list, device: Any, workload: Any) -> None:
 
 
 def lock(args: argparse.Namespace, settings: Settings) -> int:
-    from vajra_tui.engine.atomic import atomic_write
-    from vajra_tui.engine.export import merge_locks
+    from vajra_tui.engine.store.atomic import atomic_write
+    from vajra_tui.engine.export.winner import merge_locks
 
     if args.out.exists() and not args.force:
         raise UsageError(f"{args.out} exists; pass --force to overwrite")

@@ -74,7 +74,7 @@ def _version(cmd: list[str]) -> str | None:
 
 
 def _node() -> list[Check]:
-    from vajra_tui.engine.sidecar import status
+    from vajra_tui.engine.browser.sidecar import status
 
     node = shutil.which("node")
     version = _version([node, "--version"]) if node else None
@@ -115,7 +115,7 @@ def _nvml() -> Check:
 
 def _paths() -> list[Check]:
     from vajra_tui.config_file import ConfigError
-    from vajra_tui.engine.sidecar import node_dir
+    from vajra_tui.engine.browser.sidecar import node_dir
     from vajra_tui.settings import cache_dir, config_path, data_dir, load_settings
 
     path = config_path()

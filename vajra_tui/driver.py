@@ -24,8 +24,8 @@ from vajra_tui.engine.candidate import Candidate
 from vajra_tui.engine.events import (
     CandidateFinished, CandidateQueued, CandidateResult, Event, Notice, SessionFinished, StageChanged,
 )
-from vajra_tui.engine.kernel_file import KernelFileError, read_kernel_file
-from vajra_tui.engine.record import Recorder, RecordingError, replay
+from vajra_tui.engine.run.kernel_file import KernelFileError, read_kernel_file
+from vajra_tui.engine.store.record import Recorder, RecordingError, replay
 from vajra_tui.settings import Settings, TimingSettings, data_dir
 
 # The UI process keeps priority over the GPU worker (and lavapipe's threads inside it).

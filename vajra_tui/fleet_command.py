@@ -110,7 +110,7 @@ def _progress(quiet: bool) -> Callable[[str], Callable[[Any], None]]:
 
 
 def _check_out(args: argparse.Namespace) -> None:
-    from vajra_tui.engine.outputs import OutputPathError, check_new_file, check_writable_folder
+    from vajra_tui.engine.run.output_paths import OutputPathError, check_new_file, check_writable_folder
 
     try:
         if args.force and args.out.is_file():
@@ -124,8 +124,8 @@ def _check_out(args: argparse.Namespace) -> None:
 async def fleet(args: argparse.Namespace, settings: Any) -> int:
     """Tune each device model of the cluster, write the merged lockfile, print the comparison."""
     from vajra_tui.commands import _resolve, _timing
-    from vajra_tui.engine.atomic import atomic_write
-    from vajra_tui.engine.lockfile import dump_lock
+    from vajra_tui.engine.store.atomic import atomic_write
+    from vajra_tui.engine.export.lockfile import dump_lock
     from vajra_tui.engine.scale.fleet import comparison, fleet_lock, run_fleet
     from vajra_tui.engine.scale.ray_cluster import build_lanes, labels
     from vajra_tui.engine.sources.library import LibrarySource

@@ -20,7 +20,7 @@ from rich.table import Table
 from rich.text import Text
 
 from vajra_tui.args import UsageError
-from vajra_tui.engine.lockfile import load_lock, size_label
+from vajra_tui.engine.export.lockfile import load_lock, size_label
 from vajra_tui.safe_text import one_line
 from vajra_tui.widgets import fmt
 

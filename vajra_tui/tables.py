@@ -114,6 +114,6 @@ def results_csv(results: list[Any], device: Any, workload: Any) -> str:
 
 def write_csv(path: Path, results: list[Any], device: Any, workload: Any) -> None:
     """Written whole or not at all (a temporary file renamed into place)."""
-    from vajra_tui.engine.atomic import atomic_write
+    from vajra_tui.engine.store.atomic import atomic_write
 
     atomic_write(Path(path), results_csv(results, device, workload))

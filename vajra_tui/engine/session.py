@@ -14,19 +14,19 @@ from typing import Callable
 
 from vajra_tui import __version__
 from vajra_tui.settings import TimingSettings
-from vajra_tui.engine import calibration_cache
-from vajra_tui.engine.adapter_fit import missing_features, oversized
-from vajra_tui.engine.admission import COMPILE_TIMEOUT_S, Admission
-from vajra_tui.engine.batch_timing import BatchTiming
+from vajra_tui.engine.store import calibration_cache
+from vajra_tui.engine.admission.adapter_fit import missing_features, oversized
+from vajra_tui.engine.admission.admit import COMPILE_TIMEOUT_S, Admission
+from vajra_tui.engine.timing.batches import BatchTiming
 from vajra_tui.engine.candidate import Candidate
-from vajra_tui.engine.contract import Stitched
+from vajra_tui.engine.admission.contract import Stitched
 from vajra_tui.engine.events import (
     Calibration, CalibrationReady, CandidateFinished, CandidateQueued, CandidateResult, DeviceInfo,
     Diagnostic, Event, Notice, RankingReady, SessionStarted,
 )
 from vajra_tui.engine.gpu.client import GPUClient, WorkerError
-from vajra_tui.engine.ranking import Ranking, rank
-from vajra_tui.engine.result_cache import ResultCache, result_key
+from vajra_tui.engine.timing.ranking import Ranking, rank
+from vajra_tui.engine.store.result_cache import ResultCache, result_key
 from vajra_tui.engine.workloads import Size, Workload, WorkloadError, provenance
 
 Emit = Callable[[Event], None]
@@ -266,12 +266,12 @@ class Session(Admission, BatchTiming):
 
     async def check_browser(self, cid: str) -> CandidateResult:
         """Give a crowned kernel its browser badge: does Tint (Dawn, under Node) accept it?"""
-        from vajra_tui.engine.browser_check import browser_badge
+        from vajra_tui.engine.browser.badge import browser_badge
 
         result = self.results[cid]
         if result.browser or not result.stitched_source:
             return result
-        from vajra_tui.engine.export_wgsl import with_defaults
+        from vajra_tui.engine.export.wgsl import with_defaults
 
         badge = await asyncio.to_thread(browser_badge, with_defaults(result.stitched_source, result.constants))
         status = badge["status"]

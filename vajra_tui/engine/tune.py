@@ -10,9 +10,9 @@ import string
 from typing import Protocol
 
 from vajra_tui.engine.candidate import Candidate, GenerationContext
-from vajra_tui.engine.contract import prelude
+from vajra_tui.engine.admission.contract import prelude
 from vajra_tui.engine.events import CandidateResult, GenerationStarted, Notice
-from vajra_tui.engine.ranking import rank
+from vajra_tui.engine.timing.ranking import rank
 from vajra_tui.engine.session import Session
 from vajra_tui.engine.workloads import Size, Workload
 

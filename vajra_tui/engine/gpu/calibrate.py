@@ -12,7 +12,7 @@ import numpy as np
 import wgpu
 
 from vajra_tui.engine.events import Calibration
-from vajra_tui.engine.stats import plausible_timestamp
+from vajra_tui.engine.timing.stats import plausible_timestamp
 from vajra_tui.engine.gpu.runtime import Runtime
 
 # PER vec4s per invocation, strided by the whole grid so every load stays coalesced;

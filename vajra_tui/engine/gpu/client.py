@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 from vajra_tui.settings import cache_dir
 from vajra_tui.engine.child import child_env, module_command
-from vajra_tui.engine.damage import open_log
+from vajra_tui.engine.store.damage import open_log
 from vajra_tui.engine.events import DeviceInfo, NvmlMatch
 
 STARTUP_TIMEOUT_S = 120.0

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import wgpu
 
-from vajra_tui.engine.verify import Verdict, _Tally, floor_of, measures, verdict_of
+from vajra_tui.engine.gpu.verify import Verdict, _Tally, floor_of, measures, verdict_of
 from vajra_tui.engine.gpu import judge_wgsl as K
 from vajra_tui.engine.gpu.references import Reference, tolerance_ok
 

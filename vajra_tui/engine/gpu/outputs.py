@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import wgpu
 
-from vajra_tui.engine.verify import poison_word
+from vajra_tui.engine.gpu.verify import poison_word
 
 SLOT_BYTES = 256  # dynamic offsets must be multiples of minStorageBufferOffsetAlignment (<= 256)
 MAX_OUTPUTS = SLOT_BYTES // 8

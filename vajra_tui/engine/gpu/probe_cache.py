@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from vajra_tui.settings import cache_dir
-from vajra_tui.engine import damage
+from vajra_tui.engine.store import damage
 from vajra_tui.engine.events import NvmlMatch
 from vajra_tui.engine.gpu.adapters import AdapterEntry
 

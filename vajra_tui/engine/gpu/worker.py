@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from vajra_tui.engine.verify import combine, compare, poison_word
+from vajra_tui.engine.gpu.verify import combine, compare, poison_word
 from vajra_tui.engine.workloads import WorkloadError, get_workload
 from vajra_tui.engine.gpu.calibrate import calibrate, quick_copy_gbps
 from vajra_tui.engine.gpu.clock import Clock as _Clock

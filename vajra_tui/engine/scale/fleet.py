@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from vajra_tui.engine.events import CandidateResult, DeviceInfo, Event, WorkloadInfo
-from vajra_tui.engine.lockfile import build_lock, lock_entry
+from vajra_tui.engine.export.lockfile import build_lock, lock_entry
 from vajra_tui.engine.session import Session
 from vajra_tui.engine.workloads import Size, Workload
 from vajra_tui.engine.scale.lane import Lane

@@ -90,7 +90,7 @@ def failure_text(ctx: GenerationContext, r: CandidateResult, full: bool = True) 
 
 
 def _declared_tile(ctx: GenerationContext, r: CandidateResult) -> tuple[int, int] | None:
-    from vajra_tui.engine.contract import tile_of
+    from vajra_tui.engine.admission.contract import tile_of
 
     wg = tuple((list(r.workgroup_size) + [1, 1, 1])[:3])
     try:

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Union
 
 from vajra_tui.engine.candidate import Candidate, GenerationContext
-from vajra_tui.engine.contract import ContractError, stitch
+from vajra_tui.engine.admission.contract import ContractError, stitch
 from vajra_tui.engine.events import DeviceInfo, Event, Notice
 from vajra_tui.engine.wgsl.tokens import override_names
 from vajra_tui.engine.workloads import Size, Workload

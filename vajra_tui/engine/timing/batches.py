@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from vajra_tui.engine.admission import COMPILE_TIMEOUT_S
+from vajra_tui.engine.admission.admit import COMPILE_TIMEOUT_S
 from vajra_tui.engine.events import (
     BatchTelemetry, CandidateFinished, CandidateResult, DispatchTimed, Notice, StageChanged,
     VerificationFinished,
 )
 from vajra_tui.engine.gpu.client import WorkerCrashed, WorkerError, WorkerTimeout
-from vajra_tui.engine.stats import plausible_timestamp, score, summarize
+from vajra_tui.engine.timing.stats import plausible_timestamp, score, summarize
 
 
 @dataclass

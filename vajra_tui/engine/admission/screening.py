@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Awaitable, Callable
 
-from vajra_tui.engine.contract import Stitched
+from vajra_tui.engine.admission.contract import Stitched
 from vajra_tui.engine.events import CandidateResult
 from vajra_tui.engine.wgsl.tokens import IDENT, tokenize
 

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from vajra_tui.settings import cache_dir
-from vajra_tui.engine import damage
+from vajra_tui.engine.store import damage
 from vajra_tui.engine.events import Calibration, DeviceInfo
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from vajra_tui.engine.events import Diagnostic
 
-from vajra_tui.engine import sidecar
+from vajra_tui.engine.browser import sidecar
 
 
 @dataclass
@@ -40,7 +40,7 @@ def ensure_node_modules() -> Path | None:
     """The sidecar folder when Dawn is installed (``vajra-tui setup-node``), else None.
 
     Never installs: an implicit ``npm ci`` here once stalled a check for ten minutes
-    offline and wrote 144 MB into site-packages (see :mod:`vajra_tui.engine.sidecar`).
+    offline and wrote 144 MB into site-packages (see :mod:`vajra_tui.engine.browser.sidecar`).
     """
     return sidecar.ready()
 

@@ -69,7 +69,7 @@ def verified_sha(result: CandidateResult) -> str:
         raise ValueError(f"{result.name!r} has no stitched source to export")
     if len(result.grid) != 3 or min(result.grid) < 1:
         raise ValueError(f"{result.name!r} has no dispatch grid (got {result.grid})")
-    from vajra_tui.engine.contract import kernel_identity
+    from vajra_tui.engine.admission.contract import kernel_identity
 
     sha = kernel_identity(result.stitched_source, result.constants)  # source (and override values)
     if result.source_sha256 and result.source_sha256 != sha:

@@ -8,7 +8,7 @@ from typing import Any
 from vajra_tui import __version__
 from vajra_tui.engine.events import CandidateResult, DeviceInfo, WorkloadInfo
 from vajra_tui.engine.wgsl.tokens import uses_subgroups
-from vajra_tui.engine.lockfile import sha256_bytes, verified_sha
+from vajra_tui.engine.export.lockfile import sha256_bytes, verified_sha
 
 # WGSL element type -> (TypedArray the module uses for it, bytes per element); f16 travels
 # as its raw bits (Float16Array is not in every engine yet).

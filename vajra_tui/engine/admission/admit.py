@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import asyncio
 from vajra_tui.engine.candidate import Candidate
-from vajra_tui.engine.contract import Stitched, parse_only_source, stitch
+from vajra_tui.engine.admission.contract import Stitched, parse_only_source, stitch
 from vajra_tui.engine.events import (
     CandidateFinished, CandidateQueued, CandidateResult, CandidateSource, CompileFinished, Diagnostic,
     Notice, SanitizerRewrite, StageChanged, VerificationFinished,
 )
 from vajra_tui.engine.gpu.client import WorkerCrashed, WorkerError, WorkerTimeout
-from vajra_tui.engine.screening import duplicate_of, over_dispatch
-from vajra_tui.engine.staging import Limits, Staged, stage_futures
+from vajra_tui.engine.admission.screening import duplicate_of, over_dispatch
+from vajra_tui.engine.admission.staging import Limits, Staged, stage_futures
 from vajra_tui.engine.wgsl.diagnostics import LineMap, diagnostics_from_error
 
 COMPILE_TIMEOUT_S = 60.0

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from vajra_tui.settings import cache_dir
 
-PACKAGED = Path(__file__).resolve().parent.parent / "node"  # package.json, lockfile, scripts
+PACKAGED = Path(__file__).resolve().parents[2] / "node"  # vajra_tui/node: package.json, lockfile, scripts
 SCRIPTS = ("tint_check.mjs", "run_export.ts")
 MANIFESTS = ("package.json", "package-lock.json")
 UNAVAILABLE = "browser check unavailable: run vajra-tui setup-node"

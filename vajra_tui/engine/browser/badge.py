@@ -2,7 +2,7 @@
 
 The engine compiles with Naga; browsers compile with Tint, which is stricter
 (uniformity analysis above all). :func:`browser_badge` runs the stitched
-source through :func:`vajra_tui.engine.tint.tint_check` (Dawn under Node) and
+source through :func:`vajra_tui.engine.browser.tint.tint_check` (Dawn under Node) and
 never raises: without Node, or without a Dawn adapter, the badge says
 "unchecked" and why.
 """
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from vajra_tui.engine import tint
-from vajra_tui.engine.contract import PRELUDE_END
+from vajra_tui.engine.browser import tint
+from vajra_tui.engine.admission.contract import PRELUDE_END
 
 BadgeStatus = Literal["browser-valid", "tint-rejected", "unchecked"]
 

@@ -14,15 +14,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from vajra_tui.engine.atomic import atomic_write
+from vajra_tui.engine.store.atomic import atomic_write
 from vajra_tui.engine.events import CandidateResult, DeviceInfo, WorkloadInfo
 from vajra_tui.safe_text import one_line
-from vajra_tui.engine.export_ts import typescript_module
-from vajra_tui.engine.lockfile import (
+from vajra_tui.engine.export.ts import typescript_module
+from vajra_tui.engine.export.lockfile import (
     LOCK_NAME, LOCK_SCHEMA_VERSION, build_lock, sha256_bytes, device_key, dump_lock, entry_key,
     load_lock, lock_entry, merge_locks,
 )
-from vajra_tui.engine.export_wgsl import with_defaults
+from vajra_tui.engine.export.wgsl import with_defaults
 from vajra_tui.engine.workloads.base import WORKLOAD_NAME
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from vajra_tui.safe_text import one_line
-from vajra_tui.engine.atomic import atomic_write
+from vajra_tui.engine.store.atomic import atomic_write
 
 _lock = threading.Lock()
 _notes: list[str] = []

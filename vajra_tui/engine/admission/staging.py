@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 
 from vajra_tui.engine.child import child_env, module_command
-from vajra_tui.engine.contract import ContractError, Stitched, prelude, stitch
+from vajra_tui.engine.admission.contract import ContractError, Stitched, prelude, stitch
 from vajra_tui.engine.events import Diagnostic
 from vajra_tui.engine.workloads import Size, Workload, get_workload
 
@@ -60,7 +60,7 @@ def stage_text(workload: Workload, size: Size, source: str, generated: bool, san
                constants: dict, limits: Limits) -> Staged:
     """Sanitize (generated kernels are repaired or refused; a user's is only flagged),
     stitch, and read the tile header, as one pure step."""
-    from vajra_tui.engine.screening import probe_applies
+    from vajra_tui.engine.admission.screening import probe_applies
     from vajra_tui.engine.wgsl.sanitize import sanitize
     from vajra_tui.engine.wgsl.tile_check import check_tile_header
 
@@ -109,14 +109,14 @@ _HERE_ONLY: set[str] = set()
 class _Stager:
     """One staging process, fed one job at a time over a socket pair.
 
-    A plain child (``python -m vajra_tui.engine.staging``), not multiprocessing: its
+    A plain child (``python -m vajra_tui.engine.admission.staging``), not multiprocessing: its
     spawn and forkserver methods run the parent's ``__main__`` again in every child, and
     that is a user's script when Vajra is driven from Python.
     """
 
     def __init__(self) -> None:
         ours, theirs = socket.socketpair()
-        self.proc = subprocess.Popen(module_command("vajra_tui.engine.staging", str(theirs.fileno())),
+        self.proc = subprocess.Popen(module_command("vajra_tui.engine.admission.staging", str(theirs.fileno())),
                                      pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, env=child_env(),
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         theirs.close()
@@ -261,6 +261,6 @@ def _serve(fd: int) -> None:
 
 
 if __name__ == "__main__":  # by its package name, so what it pickles unpickles in the parent
-    from vajra_tui.engine.staging import _serve as serve
+    from vajra_tui.engine.admission.staging import _serve as serve
 
     serve(int(sys.argv[1]))
