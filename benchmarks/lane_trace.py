@@ -122,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     a = p.parse_args(argv)
     cli_args = a.cli[1:] if a.cli[:1] == ["--"] else a.cli
     _instrument()
-    from vajra_tui.cli import main as cli_main
+    from vajra_tui.cli.main import main as cli_main
 
     profile = cProfile.Profile()
     began = time.perf_counter()

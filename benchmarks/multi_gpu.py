@@ -51,7 +51,7 @@ def _cli(args: list[str], timeout: float) -> tuple[float, dict[str, Any] | list[
     env = {**os.environ, **NO_DISK_CACHES, "XDG_RUNTIME_DIR": os.environ.get("XDG_RUNTIME_DIR", "/tmp"),
            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "vajra_tui.cli", *args], capture_output=True, text=True,
+    proc = subprocess.run([sys.executable, "-m", "vajra_tui.cli.main", *args], capture_output=True, text=True,
                           timeout=timeout, env=env, cwd=ROOT, stdin=subprocess.DEVNULL)
     seconds = time.perf_counter() - start
     tail = "\n".join(proc.stderr.strip().splitlines()[-5:])

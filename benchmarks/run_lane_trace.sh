@@ -9,8 +9,8 @@ mkdir -p /tmp/wheels && tar -xJf .wheels/all.tar.xz -C /tmp/wheels
 python3 -m pip install -q --no-index --find-links /tmp/wheels/w -e . > /dev/null 2>&1
 RES=$OUT/trace && mkdir -p "$RES"
 ARGS=(tune -w sgemm --size large --source library --no-cache --json -q "$@")
-python3 -m vajra_tui.cli devices --probe --json > "$RES/devices.json" 2> "$RES/devices.err"
-python3 -m vajra_tui.cli bench -w sgemm --size large --reps 1 --warmup 1 -q --json --no-cache > /dev/null 2>&1
+python3 -m vajra_tui.cli.main devices --probe --json > "$RES/devices.json" 2> "$RES/devices.err"
+python3 -m vajra_tui.cli.main bench -w sgemm --size large --reps 1 --warmup 1 -q --json --no-cache > /dev/null 2>&1
 for run in ${RUNS:-all one}; do
   extra=(--gpus all); [ "$run" = one ] && extra=(--adapter 0)
   /usr/bin/time -v python3 benchmarks/lane_trace.py --out "$RES/$run.json" -- "${ARGS[@]}" "${extra[@]}" \

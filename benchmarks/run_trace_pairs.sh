@@ -15,7 +15,7 @@ python3 -m pip install -q --no-index --find-links /tmp/wheels/w -e . > /dev/null
 mkdir -p /tmp/before && tar -xJf "${BEFORE:-.before/before.tar.xz}" -C /tmp/before
 RES=$OUT/pairs && mkdir -p "$RES"
 read -r -a BASE <<< "${TUNE:-tune -w sgemm --size large --source library --no-cache --json -q --adapter 0}"
-python3 -m vajra_tui.cli bench "${BASE[@]:1:4}" --reps 1 --warmup 1 -q --json --no-cache > /dev/null 2>&1
+python3 -m vajra_tui.cli.main bench "${BASE[@]:1:4}" --reps 1 --warmup 1 -q --json --no-cache > /dev/null 2>&1
 RUNS=${RUNS:-"every_before|BEFORE=1|--generations 3 --budget 24 --shootout every
 every_after||--generations 3 --budget 24 --shootout every
 last96_threads8||--generations 2 --budget 96 --shootout last

@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from vajra_tui.cli import main
+from vajra_tui.cli.main import main
 from vajra_tui.engine.gpu.adapters import (
     AdapterChoiceError, AdapterEntry, choose, choose_lanes, entries_from, list_adapters,
 )

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from vajra_tui.app import VajraApp, run_app
+from vajra_tui.tui.app import VajraApp, run_app
 from vajra_tui.engine.store.record import read_recording
 from vajra_tui.settings import Settings, TimingSettings
 

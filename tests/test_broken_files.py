@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from conftest import KERNELS
-from vajra_tui.app import run_app
-from vajra_tui.cli import main
+from vajra_tui.tui.app import run_app
+from vajra_tui.cli.main import main
 from vajra_tui.settings import Settings
 
 FAST = ["--size", "32", "--warmup", "0", "--reps", "1", "-q"]

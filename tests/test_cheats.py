@@ -15,7 +15,7 @@ import json
 import pytest
 
 from conftest import KERNELS
-from vajra_tui.cli import main
+from vajra_tui.cli.main import main
 from vajra_tui.engine.candidate import Candidate
 from vajra_tui.engine.events import VerificationFinished
 from vajra_tui.engine.session import Session

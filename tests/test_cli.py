@@ -7,7 +7,7 @@ import json
 import pytest
 
 from conftest import KERNELS
-from vajra_tui.cli import main
+from vajra_tui.cli.main import main
 
 RESULT_KEYS = {"name", "status", "reason", "diagnostics", "max_rel_error", "median_ms", "iqr_ms",
                "timing", "gflops", "gbps", "pct_of_roofline", "regime", "workgroup_size", "grid",

@@ -13,7 +13,7 @@ import stat
 
 import pytest
 
-from vajra_tui.cli import main
+from vajra_tui.cli.main import main
 from vajra_tui.engine.events import CandidateResult, DeviceInfo
 from vajra_tui.engine.export.lockfile import build_lock, dump_lock, lock_entry
 from vajra_tui.engine.workloads import WORKLOADS

@@ -19,7 +19,7 @@ import pytest_asyncio
 
 from llm_server import LLMServer
 from vajra_tui.engine.sources.library import LibrarySource
-from vajra_tui.engine.sources.llm import NemotronSource
+from vajra_tui.engine.sources.llm.client import NemotronSource
 from vajra_tui.engine.session import Session
 from vajra_tui.engine.tune import Tuner
 from vajra_tui.engine.workloads import get_workload

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from vajra_tui.engine.sources.extract import ThinkSplitter, extract_kernel, strip_think
+from vajra_tui.engine.sources.llm.extract import ThinkSplitter, extract_kernel, strip_think
 
 KERNEL = """// tile: 64x1
 @compute @workgroup_size(64)
@@ -99,7 +99,7 @@ from pathlib import Path  # noqa: E402
 import pytest  # noqa: E402
 
 from vajra_tui.engine.admission.contract import stitch  # noqa: E402
-from vajra_tui.engine.sources.extract import Extracted, extract_for, extract_kernels  # noqa: E402
+from vajra_tui.engine.sources.llm.extract import Extracted, extract_for, extract_kernels  # noqa: E402
 from vajra_tui.engine.workloads import get_workload  # noqa: E402
 
 REPLIES = Path(__file__).parent / "replies"

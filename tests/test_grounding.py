@@ -13,8 +13,8 @@ import pytest_asyncio
 
 from vajra_tui.engine.candidate import GenerationContext
 from vajra_tui.engine.events import DeviceInfo, GroundingResult, WorkloadInfo
-from vajra_tui.engine.sources.grounding import CACHE_FILE, SNIPPET_CHARS, Grounding
-from vajra_tui.engine.sources.prompts import build_messages
+from vajra_tui.engine.sources.llm.grounding import CACHE_FILE, SNIPPET_CHARS, Grounding
+from vajra_tui.engine.sources.llm.prompts import build_messages
 from vajra_tui.settings import TavilySettings
 
 try:

@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 from hostile import NAME, ONE, attacks_in, controls_in, hostile_recording, kernel_path
-from vajra_tui.app import VajraApp
-from vajra_tui.cli import main
+from vajra_tui.tui.app import VajraApp
+from vajra_tui.cli.main import main
 from vajra_tui.engine.store.record import Recording
 from vajra_tui.safe_text import clean, clean_event, one_line, plain
 from vajra_tui.settings import LLMSettings, Settings, TimingSettings
@@ -258,7 +258,7 @@ def test_replay_in_a_pseudo_terminal_writes_no_attack(tmp_path):
            "VAJRA_CONFIG_DIR": str(tmp_path / "config"), "VAJRA_DATA_DIR": str(tmp_path / "data")}
     pid, fd = pty.fork()
     if pid == 0:  # the child: the real entry point, in the pty
-        os.execvpe(sys.executable, [sys.executable, "-m", "vajra_tui.cli", "replay", str(path),
+        os.execvpe(sys.executable, [sys.executable, "-m", "vajra_tui.cli.main", "replay", str(path),
                                     "--speed", "0"], env)
     output = bytearray()
 

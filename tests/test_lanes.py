@@ -17,7 +17,7 @@ import time
 import pytest
 
 from conftest import kernel, on_first_verification
-from vajra_tui.cli import main
+from vajra_tui.cli.main import main
 from vajra_tui.engine.events import (
     CandidateFinished, LanesUpdated, Notice, RankingReady,
 )
@@ -111,9 +111,9 @@ def test_a_lane_whose_worker_dies_loses_only_its_batch(restart_fails):
 
 
 async def test_the_screens_show_the_lanes_and_which_one_times(lanes_run):
-    from vajra_tui.app import VajraApp
+    from vajra_tui.tui.app import VajraApp
     from vajra_tui.settings import Settings
-    from vajra_tui.widgets.lanes import lanes_text
+    from vajra_tui.tui.widgets.lanes import lanes_text
 
     _, events, _ = lanes_run
     timing = next(e for e in events if isinstance(e, LanesUpdated) and e.timing == ["gpu0.2"])
@@ -137,7 +137,7 @@ async def test_the_screens_show_the_lanes_and_which_one_times(lanes_run):
 
 async def test_the_tui_runs_on_two_lanes_live(tmp_path, monkeypatch):
     """``vajra-tui --gpus 0,0``: the live screens show both lanes, then e evolves on both."""
-    from vajra_tui.app import VajraApp
+    from vajra_tui.tui.app import VajraApp
     from vajra_tui.settings import Settings
 
     monkeypatch.chdir(tmp_path)

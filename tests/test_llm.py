@@ -22,8 +22,8 @@ from vajra_tui.engine.events import (
     StreamDelta,
     WorkloadInfo,
 )
-from vajra_tui.engine.sources.extract import extract_for
-from vajra_tui.engine.sources.llm import UNAUTHORIZED, NemotronSource
+from vajra_tui.engine.sources.llm.extract import extract_for
+from vajra_tui.engine.sources.llm.client import UNAUTHORIZED, NemotronSource
 from vajra_tui.settings import LLMSettings
 
 try:

@@ -15,7 +15,7 @@ import platform
 import time
 from pathlib import Path
 
-from vajra_tui.app import VajraApp
+from vajra_tui.tui.app import VajraApp
 from vajra_tui.settings import Settings, TimingSettings
 
 TARGET_MS, CI_BOUND_MS = 100.0, 500.0

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from vajra_tui.cli import main
+from vajra_tui.cli.main import main
 from vajra_tui.engine.events import NvmlMatch
 from vajra_tui.engine.gpu import probe_cache
 from vajra_tui.engine.gpu.adapters import AdapterEntry, entries_from, list_adapters

@@ -9,7 +9,7 @@ import pytest
 from vajra_tui.engine.candidate import Candidate, GenerationContext
 from vajra_tui.engine.admission.contract import prelude
 from vajra_tui.engine.events import Calibration, CandidateResult, DeviceInfo, Diagnostic
-from vajra_tui.engine.sources.prompts import SYSTEM_PROMPT, build_messages
+from vajra_tui.engine.sources.llm.prompts import SYSTEM_PROMPT, build_messages
 from vajra_tui.engine.tune import output_axes
 from vajra_tui.engine.workloads import get_workload
 

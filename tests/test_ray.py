@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from conftest import on_first_verification
-from vajra_tui.cli import main
+from vajra_tui.cli.main import main
 from vajra_tui.engine.events import Notice
 from vajra_tui.engine.scale.ray_lanes import LaneServer, _with_workload_file
 
@@ -194,7 +194,7 @@ def test_fleet_tunes_each_device_model_into_one_lockfile(cluster, tmp_path, caps
     assert lock["schema"] == "vajra.lock" and len(lock["entries"]) == len(tuned)
     assert len({e["device"]["key"] for e in lock["entries"]}) == len(tuned)  # an entry per device
     assert {e["device"]["backend"] for e in lock["entries"]} == {d["device"]["backend"] for d in tuned}
-    from vajra_tui.fleet_command import print_comparison
+    from vajra_tui.cli.fleet import print_comparison
 
     print_comparison(doc)
     table = capsys.readouterr().out

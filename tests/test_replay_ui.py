@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from vajra_tui.app import VajraApp, run_app
+from vajra_tui.tui.app import VajraApp, run_app
 from vajra_tui.engine.store.record import Recording, read_recording
 from vajra_tui.settings import Settings
 
@@ -108,7 +108,7 @@ async def test_a_cut_recording_replays_up_to_the_cut_and_says_where(tmp_path):
 
 
 def test_a_cut_recording_replays_headless_with_a_warning(tmp_path, capsys):
-    from vajra_tui.cli import main
+    from vajra_tui.cli.main import main
 
     lines = _lines()
     path = tmp_path / "cut.jsonl"
@@ -124,7 +124,7 @@ async def test_a_long_recording_streams_through_the_ui_in_bounded_memory(tmp_pat
     screens keep per candidate stays bounded however long the stream or the rounds."""
     from vajra_tui.engine.events import DispatchTimed, StreamDelta
     from vajra_tui.engine.store.record import Recorder
-    from vajra_tui.state import KEEP_SAMPLES, STREAM_KEEP_CHARS
+    from vajra_tui.tui.state import KEEP_SAMPLES, STREAM_KEEP_CHARS
 
     _, events = read_recording(FIXTURE)
     path = tmp_path / "long.jsonl"
@@ -157,7 +157,7 @@ async def test_a_long_recording_streams_through_the_ui_in_bounded_memory(tmp_pat
 async def _variant_widths(events, step: bool) -> list[int]:
     """The variants table's column widths after folding ``events``, drawn after every
     event (a fast host: rows appear early and are updated) or once at the end."""
-    from vajra_tui.state import RunState
+    from vajra_tui.tui.state import RunState
 
     app = VajraApp(Settings(), replay_events=[], replay_label="widths", speed=0)
     async with app.run_test(size=(80, 24)) as pilot:

@@ -170,7 +170,7 @@ async def test_cold_caches_are_flushed_and_recorded_and_telemetry_says_what_it_h
 def test_one_name_per_kernel_across_json_lockfile_and_recording(tmp_path, capsys):
     import json
 
-    from vajra_tui.cli import main
+    from vajra_tui.cli.main import main
     from vajra_tui.engine.events import CandidateQueued, RankingReady
     from vajra_tui.engine.store.record import read_recording
 

@@ -16,7 +16,7 @@ import pytest
 
 from conftest import KERNELS
 from test_navigation import screen_text
-from vajra_tui.app import VajraApp
+from vajra_tui.tui.app import VajraApp
 from vajra_tui.engine.store.record import read_recording
 from vajra_tui.settings import Settings, TimingSettings
 

@@ -23,7 +23,7 @@ FIXTURE = DATA / "session_fixture.jsonl"
 SIZES = [(80, 24), (120, 40)]
 
 sys.path.insert(0, str(ROOT))
-from vajra_tui.app import VajraApp  # noqa: E402
+from vajra_tui.tui.app import VajraApp  # noqa: E402
 from vajra_tui.engine.events import DeviceInfo  # noqa: E402
 from vajra_tui.engine.store.record import read_recording  # noqa: E402
 from vajra_tui.settings import Settings  # noqa: E402

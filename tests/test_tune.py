@@ -7,7 +7,7 @@ import json
 import llm_server
 from conftest import kernel
 from llm_server import LLMServer
-from vajra_tui.cli import main
+from vajra_tui.cli.main import main
 from vajra_tui.engine.events import ModelFailover, StreamDelta
 from vajra_tui.engine.store.record import read_recording
 

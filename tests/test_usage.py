@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from vajra_tui.cli import main
+from vajra_tui.cli.main import main
 
 
 def one_line_exit_2(capsys, argv: list[str]) -> str:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from vajra_tui.cli import main
+from vajra_tui.cli.main import main
 from vajra_tui.engine.workloads import loader
 
 EXAMPLES = Path(__file__).parents[1] / "examples" / "workloads"
@@ -305,7 +305,7 @@ def test_a_size_over_the_adapters_buffer_limits_is_refused_before_any_buffer():
 
 
 def test_a_size_no_adapter_can_hold_is_a_usage_error(capsys):
-    from vajra_tui.cli import main
+    from vajra_tui.cli.main import main
 
     assert main(["bench", "-w", "softmax", "--size", "999999999x99999999", "-q"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
@@ -325,7 +325,7 @@ async def test_the_picker_lists_the_folder_and_runs_a_workload_from_it(user_dirs
     from textual.widgets import DataTable, Static
 
     from test_app import fast_settings, wait_for
-    from vajra_tui.app import VajraApp
+    from vajra_tui.tui.app import VajraApp
 
     folder = Path(user_dirs) / "config" / "workloads"
     folder.mkdir(parents=True, exist_ok=True)

@@ -62,7 +62,7 @@ def test_wheel_holds_the_recordings_and_honest_metadata(built):
     assert "[vajra_tui.workloads]" in entry_points and "gemv = vajra_tui.engine.workloads.gemv:WORKLOAD" \
         in entry_points
     assert sorted(Path(n).name for n in names if n.startswith("vajra_tui/recordings/")) == SHIPPED
-    for needed in ("vajra_tui/styles.tcss", "vajra_tui/node/tint_check.mjs", "vajra_tui/node/package-lock.json"):
+    for needed in ("vajra_tui/tui/styles.tcss", "vajra_tui/node/tint_check.mjs", "vajra_tui/node/package-lock.json"):
         assert needed in names
     assert not any("node_modules" in n or n.startswith("tests/") for n in names)
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)

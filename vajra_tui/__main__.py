@@ -1,5 +1,5 @@
 import sys
 
-from vajra_tui.cli import main
+from vajra_tui.cli.main import main
 
 sys.exit(main())

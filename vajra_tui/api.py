@@ -66,7 +66,7 @@ class Report(BaseModel):
 
     def to_json(self) -> dict[str, Any]:
         """The document ``--json`` prints."""
-        from vajra_tui.render import document
+        from vajra_tui.cli.render import document
 
         extra = {"winner": self.winner.name if self.winner else None, "headline": self.headline,
                  "ties": self.ties, "baseline_won": self.baseline_won}
@@ -206,7 +206,7 @@ class _Run:
                 raise ValueError(str(exc)) from None
         self.sinks: list[Callable[[Event], None]] = [on_event] if on_event else []
         if progress:
-            from vajra_tui.render import ProgressPrinter
+            from vajra_tui.cli.render import ProgressPrinter
 
             self.sinks.append(ProgressPrinter())
         self.recorder = None
@@ -270,7 +270,7 @@ class _Run:
             spaces = [read_space(k.name, k.source, self.workload.dims) for k in self.kernels]
             params = ParamsSource(self.workload, self.size, spaces, budget, session.emit)
         elif source in ("llm", "auto"):
-            from vajra_tui.engine.sources.llm import NemotronSource
+            from vajra_tui.engine.sources.llm.client import NemotronSource
             from vajra_tui.settings import load_settings
 
             llm_settings = (settings or load_settings()).llm

@@ -22,7 +22,7 @@ ROOT = Path(__file__).parent
 REPO = ROOT.parent.parent
 sys.path.insert(0, str(REPO))
 
-from vajra_tui.engine.sources.extract import extract_for  # noqa: E402
+from vajra_tui.engine.sources.llm.extract import extract_for  # noqa: E402
 
 
 def main() -> int:

@@ -1,0 +1,237 @@
+"""`vajra-tui` entry point: the TUI by default, plus headless subcommands for scripts and CI."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+
+from vajra_tui import __version__
+from vajra_tui.cli.args import OneLineParser, UsageError, int_at_least, positive_seconds, speed
+from vajra_tui.safe_text import clean, one_line
+from vajra_tui.settings import Settings, config_path, load_settings
+
+EXIT_USAGE = 2
+EXIT_PIPE = 141  # what a shell reports for a program its reader left (128 + SIGPIPE)
+# Commands that run with a broken config: the ones a user reaches for to find and fix it.
+NO_SETTINGS = {"doctor", "completion", "setup-node"}
+
+
+def _timing_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--workload", "-w", required=True,
+                   help="a name (sgemm, softmax, conv1d, sobel, layernorm, gemv, or one from your "
+                        "workloads folder), a .py file, or package.module:ATTR")
+    p.add_argument("--size", help="seed (default), large, or e.g. 2048 / 4096x1024 / M=64,N=32,K=16")
+    p.add_argument("--warmup", type=int_at_least(0), help="warm-up dispatches per kernel (default 5)")
+    p.add_argument("--reps", type=int_at_least(1), help="timed dispatches per kernel (default 9)")
+    p.add_argument("--deadline", type=positive_seconds,
+                   help="seconds a dispatch may run before it is killed (default: the larger of 10 s "
+                        "and 20x the baseline)")
+    p.add_argument("--timing", choices=["auto", "wall"], help="auto: device timestamps where available")
+    p.add_argument("--cache", choices=["warm", "cold"],
+                   help="GPU caches between timed dispatches (default warm; cold flushes L2)")
+    p.add_argument("--resume", action="store_true",
+                   help="skip kernels already measured on this device with these settings")
+    p.add_argument("--no-cache", dest="no_cache", action="store_true",
+                   help="neither read nor write the measured-results cache")
+    p.add_argument("--adapter", help="the adapter's index (see 'vajra-tui devices') or a name it alone "
+                                     "contains; no match, or several, is an error")
+    p.add_argument("--json", action="store_true", help="print one JSON document instead of a table")
+    p.add_argument("--record", type=Path, help="record the session's events to this JSONL file")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+    p.add_argument("--csv", type=Path, help="also write the results as CSV to this new file")
+
+
+class _Parser(OneLineParser):
+    """argparse quotes the offending argument in its errors: printed without control codes,
+    in one line (OneLineParser raises UsageError instead of printing the usage block)."""
+
+    def error(self, message: str):  # type: ignore[override]
+        super().error(clean(message))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="vajra-tui", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"vajra-tui {__version__}")
+    parser.add_argument("--workload", "-w", help="workload to preselect in the TUI")
+    parser.add_argument("--size", help="size to preselect in the TUI")
+    parser.add_argument("--source", choices=["library", "llm", "auto"], default="auto")
+    parser.add_argument("--record", type=Path, help="where to record the TUI session")
+    parser.add_argument("--adapter", help="the adapter's index (see 'vajra-tui devices') or a name "
+                                          "it alone contains")
+    parser.add_argument("--kernel", "-k", action="append", default=[], type=Path,
+                        help="also measure this WGSL file in generation 1 (repeatable)")
+    parser.add_argument("--gpus", metavar="all|N|i,j", help="one GPU worker per adapter (see tune --gpus)")
+    sub = parser.add_subparsers(dest="command")
+
+    devices = sub.add_parser("devices", help="list the adapters wgpu sees, by index")
+    devices.add_argument("--json", action="store_true")
+    devices.add_argument("--probe", action="store_true",
+                         help="tell which NVML GPU each NVIDIA adapter is (a busy kernel, ~1 s each)")
+
+    bench = sub.add_parser("bench", help="compile, verify and time the baseline and your kernels")
+    _timing_args(bench)
+    bench.add_argument("--kernel", "-k", action="append", default=[], type=Path,
+                       help="a candidate WGSL file (repeatable)")
+    bench.add_argument("--show-source", action="store_true", help="print each stitched source")
+
+    tune = sub.add_parser("tune", help="baseline, strategies A/B/C, then evolution")
+    _timing_args(tune)
+    tune.add_argument("--source", choices=["library", "llm", "auto", "params"], default="auto",
+                      help="params: search the // tune: overrides of the --kernel files (Optuna past --budget)")
+    tune.add_argument("--generations", type=int_at_least(0), default=2, help="evolution rounds after A/B/C")
+    tune.add_argument("--budget", type=int_at_least(1), default=6,
+                      help="candidates per offline evolution round; with --source params, "
+                           "configurations in all")
+    tune.add_argument("--shootout", choices=["every", "last"], default="every",
+                      help="re-time the finalists beside one baseline sample after every generation "
+                           "(default), or only after the last: earlier generations are then ranked "
+                           "by each kernel's ratio to its own batch's baseline")
+    tune.add_argument("--kernel", "-k", action="append", default=[], type=Path)
+    tune.add_argument("--export", type=Path, help="export the winner into this directory")
+    tune.add_argument("--gpus", metavar="all|N|i,j",
+                      help="one worker per adapter: all (every adapter of the --adapter one's model), "
+                           "the first N of them, or these indices (0,0: two workers on adapter 0); "
+                           "each batch is timed on one adapter, the shoot-out on the first")
+    from vajra_tui.cli.fleet import add_fleet_parser, add_ray_arguments
+    add_ray_arguments(tune)
+    add_fleet_parser(sub)
+
+    replay = sub.add_parser("replay", help="replay a recorded session in the TUI")
+    replay.add_argument("file", type=Path, nargs="?",
+                        help="a recording, or the name of a shipped one (see --list)")
+    replay.add_argument("--list", action="store_true", help="list the recordings shipped with Vajra")
+    replay.add_argument("--speed", type=speed, default=1.0, help="playback speed (0: instant)")
+    replay.add_argument("--headless", action="store_true", help="print the recorded results instead")
+    replay.add_argument("--json", action="store_true")
+    replay.add_argument("--csv", type=Path, help="also write the recorded results as CSV to this new file")
+
+    export = sub.add_parser("export", help="export a recorded session's winner (WGSL, TS, lockfile)")
+    export.add_argument("recording", type=Path)
+    export.add_argument("--out", "-o", type=Path, default=Path("vajra-export"),
+                        help="directory to write into (default: ./vajra-export)")
+    export.add_argument("--kernel", help="export this kernel (name or id) instead of the winner")
+    export.add_argument("--force", action="store_true", help="overwrite existing files")
+
+    config = sub.add_parser("config", help="settings")
+    config.add_argument("action", choices=["path", "show"])
+
+    lock = sub.add_parser("lock", help="lockfiles")
+    lock_sub = lock.add_subparsers(dest="lock_command", required=True)
+    merge = lock_sub.add_parser("merge", help="merge lockfiles from several machines")
+    merge.add_argument("files", nargs="+", type=Path)
+    merge.add_argument("--out", "-o", type=Path, default=Path("vajra.lock.json"))
+    merge.add_argument("--force", action="store_true")
+    diff = lock_sub.add_parser("diff", help="two lockfiles side by side: two devices, or two runs")
+    diff.add_argument("a", type=Path, help="the first lockfile (A)")
+    diff.add_argument("b", type=Path, help="the second lockfile (B)")
+    diff.add_argument("--json", action="store_true")
+
+    doctor = sub.add_parser("doctor", help="what works here: adapters, timestamps, Node/Dawn, Ray, NVML, paths")
+    doctor.add_argument("--json", action="store_true")
+    setup_node = sub.add_parser("setup-node", help="install the browser (Tint/Dawn) check into the user cache")
+    setup_node.add_argument("--timeout", type=positive_seconds, default=300.0,
+                            help="give up after this many seconds (default 300)")
+    completion = sub.add_parser("completion", help="print a shell completion script (shtab)")
+    completion.add_argument("shell", choices=["bash", "zsh", "tcsh"])
+    _file_completion(parser)
+    return parser
+
+
+def _file_completion(parser: argparse.ArgumentParser) -> None:
+    """Path arguments complete as file names in the shells (shtab reads ``.complete``)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                _file_completion(sub)
+        elif action.type is Path:
+            action.complete = {"bash": "_shtab_compgen_files", "zsh": "_files", "tcsh": "f"}  # type: ignore[attr-defined]
+
+
+def main(argv: list[str] | None = None) -> int:
+    from vajra_tui.config_file import ConfigError
+    from vajra_tui.runtime_env import ensure_runtime_dir
+
+    ensure_runtime_dir()  # before any driver loads: an unset one made Mesa print errors
+    try:
+        args = build_parser().parse_args(argv)
+        if args.command == "config" and args.action == "path":
+            print(config_path())  # never reads the file: it is how a user finds a broken one
+            # on stderr, so `$(vajra-tui config path)` stays the file: the picker's own folder
+            print(f"workloads folder: {one_line(config_path().parent / 'workloads')} "
+                  "(its *.py files appear in the TUI's picker)", file=sys.stderr)
+            return 0
+        settings = None if args.command in NO_SETTINGS else load_settings()
+        return _dispatch(args, settings)
+    except (UsageError, ConfigError) as exc:
+        print(f"vajra-tui: {one_line(exc)}", file=sys.stderr)  # messages quote paths and names: data
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:  # the reader left early (`| head`): no traceback, as a shell tool
+        _stdout_gone()
+        return EXIT_PIPE
+
+
+def _stdout_gone() -> None:
+    """Point stdout at /dev/null, so the interpreter's last flush does not fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # no file descriptor behind stdout (an embedding): nothing to flush
+        pass
+
+
+def _recording_path(path: Path) -> Path:
+    """A recording given by path, or by the name of a shipped one (``lavapipe-sgemm``)."""
+    from vajra_tui.shipped import find_shipped
+
+    return find_shipped(path) or path if not path.exists() else path
+
+
+def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
+    from vajra_tui.cli import commands
+
+    if args.command is None:
+        return commands.tui(args, settings)
+    if args.command == "config":
+        print(json.dumps(json.loads(settings.model_dump_json()), indent=2))
+        return 0
+    if args.command == "doctor":
+        from vajra_tui.cli.doctor import doctor
+        return doctor(args)
+    if args.command == "setup-node":
+        from vajra_tui.engine.browser.sidecar import setup_node_command
+        return setup_node_command(args.timeout)
+    if args.command == "completion":
+        import shtab
+        print(shtab.complete(build_parser(), shell=args.shell))
+        return 0
+    if args.command == "replay":
+        from vajra_tui.shipped import shipped_recordings
+
+        if args.list:
+            for path in shipped_recordings():
+                print(one_line(path))
+            return 0
+        if args.file is None:
+            raise UsageError("replay needs a recording file (vajra-tui replay --list names the shipped ones)")
+        args.file = _recording_path(args.file)
+    if args.command == "export":
+        args.recording = _recording_path(args.recording)
+    if args.command == "fleet":
+        from vajra_tui.cli.fleet import fleet
+        return asyncio.run(fleet(args, settings))
+    if args.command == "lock" and args.lock_command == "diff":
+        from vajra_tui.cli.lock_diff import lock_diff
+        return lock_diff(args)
+    handler = getattr(commands, args.command)
+    result = handler(args, settings)
+    return asyncio.run(result) if asyncio.iscoroutine(result) else result
+
+
+if __name__ == "__main__":
+    sys.exit(main())

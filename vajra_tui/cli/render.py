@@ -1,0 +1,170 @@
+"""Headless output: progress lines, the results table and the JSON document.
+
+Only formatting happens here; every number arrives already derived by the engine.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, TextIO
+
+from vajra_tui.cli.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from vajra_tui.safe_text import clean, plain
+from vajra_tui.cli.tables import fitted_table, terminal_width
+from vajra_tui import fmt
+
+from vajra_tui.engine.events import (
+    Calibration, CandidateFinished, CandidateQueued, CandidateResult, CompileFinished, DeviceInfo, Event,
+    GenerationStarted, GroundingResult, LanesUpdated, ModelFailover, Notice, RankingReady, SanitizerRewrite,
+    SessionStarted,
+    VerificationFinished, WorkloadInfo,
+)
+
+RESULT_FIELDS = (
+    "name", "status", "reason", "diagnostics", "max_rel_error", "worst_index", "median_ms",
+    "iqr_ms", "p25_ms", "p75_ms", "min_ms", "max_ms", "timing", "gflops", "gbps", "intensity",
+    "pct_of_roofline", "regime", "suspicious", "workgroup_size", "grid", "speedup",
+    "source_sha256", "strategy", "origin", "generation", "rewrites", "deadline_s", "browser",
+    "browser_diagnostics", "browser_invalid", "over_dispatch", "duplicate_of", "batch", "warmup",
+    "cache_state", "telemetry", "history", "params", "constants", "lane", "adapter_index",
+)
+
+
+def device_label(device: DeviceInfo) -> str:
+    # the flag leads: where a narrow terminal wraps the line, it splits the name, never the flag
+    soft = "SOFTWARE adapter (CPU timings): " if device.software else ""
+    index = f"#{device.adapter_index} " if device.adapter_index is not None else ""
+    return f"{soft}{index}{device.name} ({device.backend}, {device.adapter_type})"
+
+
+class ProgressPrinter:
+    """An event sink that narrates the run on stderr, one short line per step."""
+
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self.stream = stream or sys.stderr
+        self.names: dict[str, str] = {}
+
+    def _say(self, text: str) -> None:
+        # names, reasons, messages and device names are data: no control code reaches the terminal
+        print(clean(text), file=self.stream, flush=True)
+
+    def _name(self, cid: str) -> str:
+        """The kernel's one display name (ids such as ``g2-D`` stay internal)."""
+        return self.names.get(cid, cid)
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, CandidateQueued):
+            self.names[event.id] = event.name
+        elif isinstance(event, SessionStarted):
+            self._say(f"device   {device_label(event.device)}")
+            size = " ".join(f"{k}={v}" for k, v in event.workload.size.items())
+            self._say(f"workload {event.workload.name} {size}")
+        elif isinstance(event, GenerationStarted):
+            self._say(f"-- generation {event.generation} ({event.source})")
+        elif isinstance(event, CompileFinished) and not event.ok:
+            d = event.diagnostics[0] if event.diagnostics else None
+            where = f"{d.line}:{d.column} {d.message}" if d else ""
+            self._say(f"compile  {self._name(event.id)}: error {where}")
+        elif isinstance(event, VerificationFinished) and not event.passed:
+            self._say(f"verify   {self._name(event.id)} seed {event.seed}: FAILED {event.reason}")
+        elif isinstance(event, SanitizerRewrite):
+            verb = "rewrote" if event.repaired else "flagged"
+            self._say(f"sanitize {self._name(event.id)}: {verb} {len(event.findings)} uniformity issue(s)")
+        elif isinstance(event, ModelFailover):
+            self._say(f"llm      {self._name(event.id)}: {event.from_model} failed ({event.reason}); using {event.to_model}")
+        elif isinstance(event, GroundingResult):
+            what = f"failed: {event.error}" if event.error else f"{len(event.results)} results"
+            self._say(f"grounding {event.query[:60]}: {what}{' (cached)' if event.cached else ''}")
+        elif isinstance(event, Notice):
+            self._say(f"{event.level:<8} {event.message}")
+        elif isinstance(event, CandidateFinished):
+            r = event.result
+            if r.status == "verified":
+                lane = f", {r.lane}" if r.lane and getattr(self, "_lane_shape", None) else ""
+                self._say(f"result   {r.name}: {fmt.ms(r.median_ms)} ({r.timing}, batch {r.batch}{lane})")
+            else:
+                self._say(f"result   {r.name}: {r.status} - {r.reason}")
+        elif isinstance(event, LanesUpdated):
+            self._lanes(event)
+        elif isinstance(event, RankingReady) and event.final:
+            batch = f" (batch {event.batch}: every speedup divides that batch's baseline)" if event.batch else ""
+            self._say(f"final    {event.headline}{batch}")
+
+
+    def _lanes(self, event: LanesUpdated) -> None:
+        """One line when the set of lanes or a lane's liveness changes, not on every state."""
+        shape = [(i.label, i.adapter_index, i.state == "lost") for i in event.lanes]
+        if shape == getattr(self, "_lane_shape", None) or any(i.state == "starting" for i in event.lanes):
+            return
+        self._lane_shape = shape
+        self._say("lanes    " + ", ".join(
+            f"{i.label}=#{i.adapter_index}{' LOST' if i.state == 'lost' else ''}" for i in event.lanes))
+
+
+def result_dict(r: CandidateResult) -> dict[str, Any]:
+    data = r.model_dump(include=set(RESULT_FIELDS))
+    return {k: data[k] for k in RESULT_FIELDS}
+
+
+def document(device: DeviceInfo, workload: WorkloadInfo, results: list[CandidateResult],
+             calibration: Calibration | None, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {
+        "device": {
+            "name": device.name, "backend": device.backend, "adapter_type": device.adapter_type,
+            "vendor": device.vendor, "driver": device.driver, "software": device.software,
+            "adapter_index": device.adapter_index,
+            "nvml": device.nvml.model_dump() if device.nvml else None,
+        },
+        "workload": {"name": workload.name, "size": workload.size, "flops": workload.flops,
+                     "min_bytes": workload.min_bytes, "origin": workload.origin},
+        "calibration": calibration.model_dump() if calibration else None,
+        "results": [result_dict(r) for r in results],
+        **(extra or {}),
+    }
+
+
+def _num(value: float | None, fmt: str) -> str:
+    return "-" if value is None else format(value, fmt)
+
+
+def results_table(device: DeviceInfo, workload: WorkloadInfo, results: list[CandidateResult],
+                  winner_id: str | None = None, width: int | None = None) -> Table:
+    size = "x".join(str(v) for v in workload.size.values())
+    # every text is a Text: a str would be parsed as markup ("[/oops]" raises, "[link=...]" links)
+    title = plain(f"{workload.name} {size} on {device_label(device)}", single_line=True)
+    columns = [(col, "right" if col not in ("kernel", "status", "origin / reason") else "left")
+               for col in ("kernel", "status", "median", "IQR", "GFLOP/s", "GB/s", "roofline",
+                           "speedup", "wg", "grid", "timing", "origin / reason")]
+    rows: list[list[Any]] = []
+    for r in results:
+        crown = "★ " if r.id == winner_id else ""
+        roof = f"{r.pct_of_roofline:.0f}% {r.regime[0]}" if r.pct_of_roofline is not None and r.regime else "-"
+        detail = r.origin if r.status == "verified" else r.reason
+        if r.browser_invalid:
+            detail = f"browser-invalid ({r.browser_invalid}); {detail}"
+        rows.append([
+            plain(crown + r.name, single_line=True), plain(r.status), fmt.ms(r.median_ms), fmt.ms(r.iqr_ms),
+            _num(r.gflops, ".1f"), _num(r.gbps, ".1f"), plain(roof + ("?" if r.suspicious else "")),
+            _num(r.speedup, ".2f") + ("x" if r.speedup else ""),
+            "x".join(map(str, r.workgroup_size)) or "-", "x".join(map(str, r.grid)) or "-",
+            plain(r.timing or "-"), plain(detail, limit=60 if width is None or width < 120 else 200),
+        ])
+    table, dropped = fitted_table(title, columns, rows, terminal_width() if width is None else width)
+    table.caption = dropped_note(dropped, width)
+    return table
+
+
+def dropped_note(dropped: list[str], width: int | None) -> Text | None:
+    if not dropped:
+        return None
+    return Text(f"not shown at {width or terminal_width()} columns: {', '.join(dropped)} "
+                "(widen the terminal, or use --json or --csv)", style="dim")
+
+
+def print_table(*args: Any, **kwargs: Any) -> None:
+    """At the terminal's real width (when piped: $COLUMNS, else 80); columns drop, never squeeze."""
+    console = Console()
+    console.print(results_table(*args, width=console.width, **kwargs))

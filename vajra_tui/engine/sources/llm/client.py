@@ -1,0 +1,342 @@
+"""Nemotron as a candidate source: streamed chat completions with failover.
+
+Each strategy is one streamed request; every chunk becomes a StreamDelta so
+the UI can show the model thinking. Nothing here may hang the tuner: each
+attempt is bounded by a first-token and a total deadline, the openai client
+retries 429 and 5xx itself (honouring Retry-After, with jitter), then the
+fallback model gets its turn, and if that fails too the caller carries on with
+library variants. A reply cut off at the token limit is asked for once more,
+shorter, unless it already holds a complete kernel for its slot.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import openai
+
+from vajra_tui.settings import LLMSettings
+from vajra_tui.engine.candidate import Candidate, GenerationContext
+from vajra_tui.engine.events import CandidateQueued, Event, ModelFailover, Notice, StreamDelta
+from vajra_tui.engine.sources.llm.extract import Extracted, ThinkSplitter, extract_for, strip_think
+from vajra_tui.engine.sources.llm.prompts import build_messages
+
+UNAUTHORIZED = "API key rejected (401)"
+SHORTER = ("Your reply was cut off at the token limit (max_tokens={max_tokens}) before the kernel "
+           "was complete. Reply again with only the kernel: one ```wgsl fenced block holding the "
+           "complete kernel, no explanation and no reasoning before or after it.")
+
+
+def cut_off_reason(max_tokens: int) -> str:
+    return f"reply cut off at the token limit (max_tokens={max_tokens})"
+
+
+def extract(reply: str, strategy: str) -> Extracted:
+    """The kernel meant for ``strategy`` out of a reply that may hold several variants."""
+    found = extract_for(reply, strategy)
+    if not found.source:
+        found.complete = False
+    return found
+
+
+class _Unauthorized(Exception):
+    pass
+
+
+class _AttemptFailed(Exception):
+    """One request failed; ``failover`` says whether the fallback model should try."""
+
+    def __init__(self, reason: str, *, failover: bool, partial: str = ""):
+        super().__init__(reason)
+        self.reason = reason
+        self.failover = failover
+        self.partial = partial
+
+
+@dataclass
+class _Failure:
+    """Every model asked failed: the last model, its error and the one before it."""
+
+    model: str
+    err: _AttemptFailed
+    prev: _AttemptFailed | None = None
+    summary: str = ""
+
+
+@dataclass
+class _Reply:
+    model: str
+    content: str = ""
+    reasoning: list[str] = field(default_factory=list)
+    finish_reason: str = ""
+
+
+class NemotronSource:
+    """Proposes kernels by asking a Nemotron model once per strategy, concurrently."""
+
+    def __init__(self, settings: LLMSettings, emit: Callable[[Event], None]) -> None:
+        self.settings = settings
+        self.emit = emit
+        self.unauthorized = False
+        self._client: openai.AsyncOpenAI | None = None
+
+    @property
+    def configured(self) -> bool:
+        """An API key is present in the environment."""
+        return self.settings.api_key() is not None
+
+    @property
+    def available(self) -> bool:
+        return self.configured and not self.unauthorized
+
+    def _scrub(self, text: str) -> str:
+        key = self.settings.api_key()
+        secret = key.get_secret_value() if key else ""
+        return text.replace(secret, "***") if secret else text
+
+    def _get_client(self) -> openai.AsyncOpenAI:
+        if self._client is None:
+            key = self.settings.api_key()
+            assert key is not None
+            # The client retries 408/409/429/5xx and connection errors itself, honouring
+            # Retry-After and adding jitter; failover to the fallback model is ours.
+            self._client = openai.AsyncOpenAI(
+                base_url=self.settings.base_url,
+                api_key=key.get_secret_value(),
+                timeout=self.settings.timeout_s,
+                max_retries=max(0, self.settings.max_retries),
+            )
+        return self._client
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
+
+    async def propose(
+        self,
+        ctx: GenerationContext,
+        strategies: list[str],
+        grounding: list[dict] | None = None,
+        name_prefix: str = "",
+    ) -> list[Candidate]:
+        """One candidate per strategy, in order; failures come back as no-kernel candidates."""
+        gen = ctx.generation
+        slots = [(f"g{gen}-{name_prefix}{s}", f"{name_prefix}{s}", s) for s in strategies]
+        if not self.available:
+            why = UNAUTHORIZED if self.unauthorized else f"no API key (${self.settings.api_key_env} unset)"
+            return [
+                Candidate(id=i, name=n, strategy=s, generation=gen, no_kernel_reason=why)
+                for i, n, s in slots
+            ]
+        origin = f"nemotron: {self.settings.model}"
+        for cid, name, strategy in slots:
+            self.emit(
+                CandidateQueued(id=cid, name=name, strategy=strategy, origin=origin, generation=gen)
+            )
+        failures: list[str] = []
+        results = await asyncio.gather(
+            *(
+                self._one(ctx, cid, name, strategy, build_messages(ctx, strategy, grounding), failures)
+                for cid, name, strategy in slots
+            )
+        )
+        if failures:
+            why = "; ".join(dict.fromkeys(failures))
+            self.emit(
+                Notice(
+                    level="warning",
+                    message=self._scrub(
+                        f"Nemotron unavailable ({why}); continuing with library variants"
+                    ),
+                )
+            )
+        return list(results)
+
+    async def _ask(self, messages: list[dict[str, str]], cid: str,
+                   model: str | None = None) -> _Reply | _Failure:
+        """One request to ``model`` (default: the primary), failing over once to the fallback."""
+        primary, fallback = model or self.settings.model, self.settings.fallback_model
+        try:
+            return await self._stream_once(primary, messages, cid)
+        except _AttemptFailed as first:
+            if not first.failover or not fallback or fallback == primary:
+                return _Failure(primary, first, summary=first.reason)
+            self.emit(ModelFailover(id=cid, from_model=primary, to_model=fallback, reason=first.reason))
+            try:
+                return await self._stream_once(fallback, messages, cid)
+            except _AttemptFailed as second:
+                return _Failure(fallback, second, first,
+                                summary=f"{primary}: {first.reason}; {fallback}: {second.reason}")
+
+    async def _one(
+        self,
+        ctx: GenerationContext,
+        cid: str,
+        name: str,
+        strategy: str,
+        messages: list[dict[str, str]],
+        failures: list[str],
+    ) -> Candidate:
+        base = Candidate(id=cid, name=name, strategy=strategy, generation=ctx.generation,
+                         messages=messages)
+        limit = self.settings.max_tokens
+        try:
+            outcome = await self._ask(messages, cid)
+            if isinstance(outcome, _Failure):
+                failures.append(outcome.summary)
+                return self._failed(base, outcome)
+            reply, kernel, thoughts = outcome, extract(outcome.content, strategy), []
+            if reply.finish_reason == "length" and not kernel.complete:
+                # Cut off before the kernel was complete: ask once more, for a shorter answer.
+                self.emit(Notice(message=f"{name}: {cut_off_reason(limit)}; asking once more for "
+                                 "only the kernel"))
+                cut = strip_think(reply.content)[0].strip() or reply.content or "".join(reply.reasoning)
+                again_messages = [*messages, {"role": "assistant", "content": cut or "..."},
+                                  {"role": "user", "content": SHORTER.format(max_tokens=limit)}]
+                again = await self._ask(again_messages, cid, model=reply.model)
+                if isinstance(again, _Reply):
+                    thoughts = [*reply.reasoning, kernel.reasoning]
+                    reply, messages = again, again_messages
+                    kernel = extract(again.content, strategy)
+        except _Unauthorized:
+            if not self.unauthorized:
+                self.unauthorized = True
+                self.emit(
+                    Notice(
+                        level="error",
+                        message=f"{UNAUTHORIZED}: check ${self.settings.api_key_env}",
+                    )
+                )
+            return base.model_copy(update={"no_kernel_reason": UNAUTHORIZED})
+        cut_short = reply.finish_reason == "length" and not kernel.complete
+        source = "" if cut_short else kernel.source
+        reasoning = "\n".join(r for r in [*thoughts, *reply.reasoning, kernel.reasoning] if r.strip())
+        update: dict[str, Any] = {
+            "origin": f"nemotron: {reply.model}",
+            "source": source,
+            "raw_reply": reply.content,
+            "reasoning": reasoning,
+            "messages": messages,
+            "finish_reason": reply.finish_reason,
+            "reply_kernels": kernel.candidates,
+            "reply_label": kernel.label or "",
+        }
+        if cut_short:
+            update["no_kernel_reason"] = cut_off_reason(limit)
+        elif not source:
+            why = "no kernel in response"
+            if reply.finish_reason not in ("stop", ""):
+                why += f" (finish_reason={reply.finish_reason})"
+            update["no_kernel_reason"] = why
+        return base.model_copy(update=update)
+
+    def _failed(self, base: Candidate, failure: _Failure) -> Candidate:
+        err, prev = failure.err, failure.prev
+        why = err.reason if prev is None else f"{prev.reason}, then fallback: {err.reason}"
+        partial = err.partial or (prev.partial if prev else "")
+        return base.model_copy(
+            update={
+                "origin": f"nemotron: {failure.model}",
+                "no_kernel_reason": self._scrub(f"model request failed ({why})"),
+                "raw_reply": partial,
+                "reasoning": strip_think(partial)[1] if partial else "",
+            }
+        )
+
+    def _classify(self, exc: BaseException, started: bool, partial: str) -> _AttemptFailed:
+        if isinstance(exc, openai.AuthenticationError):
+            raise _Unauthorized() from None
+        if isinstance(exc, (asyncio.TimeoutError, openai.APITimeoutError)):
+            what = "no first token" if not started else "stream stalled"
+            return _AttemptFailed(f"timeout ({what})", failover=True, partial=partial)
+        if isinstance(exc, openai.APIConnectionError):
+            reason = "stream cut off mid-reply" if started else "connection error"
+            return _AttemptFailed(reason, failover=True, partial=partial)
+        if isinstance(exc, openai.RateLimitError):
+            return _AttemptFailed("HTTP 429 (rate limited)", failover=True)
+        if isinstance(exc, openai.NotFoundError):
+            return _AttemptFailed("HTTP 404 (model not found)", failover=True)
+        if isinstance(exc, openai.APIStatusError):
+            code = exc.status_code
+            if code >= 500:
+                return _AttemptFailed(f"HTTP {code}", failover=True)
+            return _AttemptFailed(f"HTTP {code}", failover=False)
+        if isinstance(exc, openai.APIError) and started:
+            return _AttemptFailed("stream error mid-reply", failover=True, partial=partial)
+        return _AttemptFailed(
+            self._scrub(f"{type(exc).__name__}: {exc}")[:200], failover=True, partial=partial
+        )
+
+    async def _stream_once(self, model: str, messages: list[dict[str, str]], cid: str) -> _Reply:
+        """Stream one completion, emitting deltas; raise _AttemptFailed on any failure."""
+        s = self.settings
+        now = time.monotonic()
+        total_deadline = now + s.timeout_s
+        first_deadline = min(total_deadline, now + s.first_token_timeout_s)
+        reply = _Reply(model=model)
+        splitter = ThinkSplitter()
+        started = False
+        finish = ""
+        stream = None
+
+        def budget() -> float:
+            return max(0.0, (total_deadline if started else first_deadline) - time.monotonic())
+
+        def send(kind: str, text: str) -> None:
+            if text:
+                self.emit(StreamDelta(id=cid, kind=kind, text=text))  # type: ignore[arg-type]
+
+        try:
+            stream = await asyncio.wait_for(
+                self._get_client().chat.completions.create(
+                    model=model,
+                    messages=messages,  # type: ignore[arg-type]
+                    stream=True,
+                    max_tokens=s.max_tokens,
+                    temperature=s.temperature,
+                ),
+                timeout=budget(),
+            )
+            chunks = stream.__aiter__()
+            while True:
+                try:
+                    chunk = await asyncio.wait_for(chunks.__anext__(), timeout=budget())
+                except StopAsyncIteration:
+                    break
+                for choice in chunk.choices or []:
+                    delta = choice.delta
+                    think = getattr(delta, "reasoning_content", None) or getattr(
+                        delta, "reasoning", None
+                    )
+                    if isinstance(think, str) and think:
+                        started = True
+                        reply.reasoning.append(think)
+                        send("reasoning", think)
+                    if delta is not None and delta.content:
+                        started = True
+                        reply.content += delta.content
+                        for kind, text in splitter.feed(delta.content):
+                            send(kind, text)
+                    if choice.finish_reason:
+                        finish = str(choice.finish_reason)
+            for kind, text in splitter.flush():
+                send(kind, text)
+        except _Unauthorized:
+            raise
+        except Exception as exc:  # noqa: BLE001 - every failure becomes a bounded outcome
+            raise self._classify(exc, started, reply.content) from None
+        finally:
+            if stream is not None:
+                try:
+                    await asyncio.wait_for(stream.close(), timeout=1.0)
+                except Exception:  # noqa: BLE001
+                    pass
+        if not finish:
+            raise _AttemptFailed("stream cut off mid-reply", failover=True, partial=reply.content)
+        reply.finish_reason = finish
+        reply.reasoning = ["".join(reply.reasoning)] if reply.reasoning else []
+        return reply

@@ -1,0 +1,297 @@
+"""Pull a WGSL kernel out of a model reply.
+
+Models wrap code in fences (or not), think out loud in ``<think>`` tags, append
+prose, and often answer one strategy slot with several variants. The engine only
+wants the part under the contract for the slot it asked for: ``extract_for``
+finds every kernel (``reply_shapes``), labels each from headings, comments and
+JSON keys, and picks the one for the slot. ``extract_kernel`` is the older,
+slot-blind first-``@compute`` extraction, kept as it was.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from vajra_tui.engine.sources.llm.reply_labels import block_label, comment_letter, hint_label
+from vajra_tui.engine.sources.llm.reply_shapes import Piece, find_blocks, split_block
+
+THINK_OPEN = "<think>"
+THINK_CLOSE = "</think>"
+
+_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)(```|\Z)", re.DOTALL)
+_WGSL_START = re.compile(
+    r"^\s*(@group|@binding|@compute|@workgroup_size|const\s|override\s|var\s*<\s*workgroup|"
+    r"var\s*<\s*private|fn\s|struct\s|alias\s|enable\s|requires\s|// *tile:)"
+)
+
+
+def strip_think(reply: str) -> tuple[str, str]:
+    """Split a reply into (answer text, reasoning text).
+
+    Handles closed ``<think>..</think>`` blocks, an unterminated ``<think>`` (all
+    of the rest is reasoning) and a lone ``</think>`` (chat templates that open
+    the think block in the prompt: all before it is reasoning).
+    """
+    reasoning: list[str] = []
+    text = reply
+    if THINK_CLOSE in text and THINK_OPEN not in text.split(THINK_CLOSE, 1)[0]:
+        head, text = text.split(THINK_CLOSE, 1)
+        reasoning.append(head)
+    out: list[str] = []
+    while True:
+        start = text.find(THINK_OPEN)
+        if start < 0:
+            out.append(text)
+            break
+        out.append(text[:start])
+        end = text.find(THINK_CLOSE, start + len(THINK_OPEN))
+        if end < 0:
+            reasoning.append(text[start + len(THINK_OPEN):])
+            break
+        reasoning.append(text[start + len(THINK_OPEN):end])
+        text = text[end + len(THINK_CLOSE):]
+    return "".join(out), "\n".join(r.strip() for r in reasoning if r.strip())
+
+
+def _balanced_end(code: str) -> tuple[int, int]:
+    """(index just past the last ``}`` closing to depth 0 or 0, final brace depth)."""
+    depth = 0
+    end = 0
+    i = 0
+    while i < len(code):
+        ch = code[i]
+        if code.startswith("//", i):
+            nl = code.find("\n", i)
+            i = len(code) if nl < 0 else nl
+            continue
+        if code.startswith("/*", i):
+            close = code.find("*/", i + 2)
+            i = len(code) if close < 0 else close + 2
+            continue
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth == 0:
+                end = i + 1
+            elif depth < 0:
+                break
+        i += 1
+    return end, depth
+
+
+def _unfenced(text: str) -> str:
+    """Code from the first WGSL-looking line through the last balanced ``}``."""
+    lines = text.splitlines(keepends=True)
+    for n, line in enumerate(lines):
+        if _WGSL_START.match(line):
+            code = "".join(lines[n:])
+            return code[: _balanced_end(code)[0]]
+    return ""
+
+
+def extract_kernel(reply: str) -> tuple[str, str]:
+    """Return (kernel source or "", reasoning). No ``@compute`` entry ⇒ empty source."""
+    text, reasoning = strip_think(reply)
+    blocks = [(lang.lower(), body, bool(close)) for lang, body, close in _FENCE.findall(text)]
+    source = ""
+    if blocks:
+        with_entry = [b for b in blocks if "@compute" in b[1]]
+        wgsl = [b for b in with_entry if b[0] in ("wgsl", "")]
+        if with_entry:
+            _, pick, closed = (wgsl or with_entry)[0]
+            end, depth = _balanced_end(pick)
+            source = pick if closed and depth == 0 and end else pick[:end]
+    if not source:
+        source = _unfenced(_FENCE.sub("", text) if blocks else text)
+    source = source.strip("\n").rstrip() + "\n" if source.strip() else ""
+    if "@compute" not in source:
+        return "", reasoning
+    return source, reasoning
+
+
+class ThinkSplitter:
+    """Streaming split of content chunks into ("reasoning" | "content", text).
+
+    Tags may straddle chunk boundaries, so a tail that could be the start of a
+    tag is held back until the next chunk (or :meth:`flush`).
+    """
+
+    def __init__(self) -> None:
+        self.in_think = False
+        self._pending = ""
+
+    def feed(self, chunk: str) -> list[tuple[str, str]]:
+        buf = self._pending + chunk
+        self._pending = ""
+        out: list[tuple[str, str]] = []
+        while buf:
+            tag = THINK_CLOSE if self.in_think else THINK_OPEN
+            kind = "reasoning" if self.in_think else "content"
+            idx = buf.find(tag)
+            if idx >= 0:
+                if idx:
+                    out.append((kind, buf[:idx]))
+                buf = buf[idx + len(tag):]
+                self.in_think = not self.in_think
+                continue
+            if not self.in_think and THINK_CLOSE in buf:
+                # A lone </think>: everything before it was reasoning.
+                idx = buf.find(THINK_CLOSE)
+                if idx:
+                    out.append(("reasoning", buf[:idx]))
+                buf = buf[idx + len(THINK_CLOSE):]
+                continue
+            hold = _partial_tag_len(buf, tag)
+            if hold < len(buf):
+                out.append((kind, buf[: len(buf) - hold]))
+            self._pending = buf[len(buf) - hold:]
+            break
+        return out
+
+    def flush(self) -> list[tuple[str, str]]:
+        rest, self._pending = self._pending, ""
+        return [("reasoning" if self.in_think else "content", rest)] if rest else []
+
+
+def _partial_tag_len(buf: str, tag: str) -> int:
+    """Length of the longest suffix of ``buf`` that is a proper prefix of a tag."""
+    tags = (tag, THINK_CLOSE) if tag == THINK_OPEN else (tag,)
+    best = 0
+    for t in tags:
+        for n in range(min(len(t) - 1, len(buf)), 0, -1):
+            if buf.endswith(t[:n]):
+                best = max(best, n)
+                break
+    return best
+
+
+# ---- slot-aware extraction -------------------------------------------------------------
+
+
+@dataclass
+class Extracted:
+    """One kernel taken from a reply.
+
+    ``source`` is the kernel as the model wrote it: line endings normalised to LF,
+    markdown indentation of a fence or indented block removed, surrounding blank
+    lines dropped; a kernel cut from a multi-``main`` block also carries the
+    declarations it borrows from its siblings. ``line`` is 1-based in the reply as
+    received (CRLF counts as one break; think blocks are blanked, not removed, so
+    they keep their lines) and points at the kernel's own first line; for a kernel
+    inside a JSON string, the line where that string starts; 0 for nothing.
+    ``label`` is the strategy letter the reply gave it, from a letter or else from
+    heading keywords; ``None`` when unlabelled. ``candidates`` counts the distinct
+    complete kernels in the whole reply.
+    """
+
+    source: str
+    reasoning: str
+    label: str | None
+    line: int
+    complete: bool
+    candidates: int
+
+
+@dataclass
+class _Found:
+    piece: Piece
+    letter: str | None
+    keyword: str | None
+
+
+def _mask_think(text: str) -> str:
+    """``text`` with think blocks as spaces, by the rules of :func:`strip_think`."""
+    def blank(s: str) -> str:
+        return re.sub(r"[^\n]", " ", s)
+
+    out: list[str] = []
+    if THINK_CLOSE in text and THINK_OPEN not in text.split(THINK_CLOSE, 1)[0]:
+        head, text = text.split(THINK_CLOSE, 1)
+        out.append(blank(head + THINK_CLOSE))
+    while (start := text.find(THINK_OPEN)) >= 0:
+        out.append(text[:start])
+        end = text.find(THINK_CLOSE, start + len(THINK_OPEN))
+        if end < 0:
+            return "".join(out) + blank(text[start:])
+        out.append(blank(text[start:end + len(THINK_CLOSE)]))
+        text = text[end + len(THINK_CLOSE):]
+    return "".join(out) + text
+
+
+def _find(reply: str) -> tuple[list[_Found], str]:
+    """Every kernel with its labels. Kernels cut from one block share the block's
+    label only when none of them is labelled by its own comment."""
+    reply = reply.replace("\r\n", "\n").replace("\r", "\n")
+    reasoning = strip_think(reply)[1]
+    text = _mask_think(reply)
+    lines = text.split("\n")
+    found: list[_Found] = []
+    prev_end = -1
+    for n, block in enumerate(find_blocks(text)):
+        letter, kw = hint_label(block.hint)
+        if not letter:
+            got, above = block_label(lines, block.span[0], prev_end)
+            letter, kw = got, kw or above
+        prev_end = max(prev_end, block.span[1])
+        pieces = split_block(block, n)
+        own = [comment_letter(p.header) for p in pieces]
+        shared = len(pieces) == 1 or not any(own)
+        for p, mine in zip(pieces, own):
+            found.append(_Found(p, mine or (letter if shared else None), kw if shared else None))
+    return found, reasoning
+
+
+def _extracted(f: _Found, reasoning: str, count: int, partial: bool = True) -> Extracted:
+    p = f.piece
+    source = p.source if (p.complete or partial) else ""
+    return Extracted(source, reasoning, f.letter or f.keyword, p.line, p.complete, count)
+
+
+def _count(found: list[_Found]) -> int:
+    return len({" ".join(f.piece.source.split()) for f in found if f.piece.complete})
+
+
+def extract_kernels(reply: str) -> list[Extracted]:
+    """Every kernel in the reply, in reply order, with its label.
+
+    Incomplete ones (cut off, or fragments with ``...``) are listed too, with their
+    partial text and ``complete=False``.
+    """
+    found, reasoning = _find(reply)
+    count = _count(found)
+    return [_extracted(f, reasoning, count) for f in found]
+
+
+def extract_for(reply: str, strategy: str) -> Extracted:
+    """The kernel the reply wrote for ``strategy``'s slot ("A", "B", ... "D").
+
+    Preference, the LAST complete kernel winning within a tier (models iterate
+    towards their final answer, and a snippet before the full module is never
+    complete): labelled with the slot's letter; labelled by heading keywords for
+    the slot (A/B/C only); unlabelled (for D and later, anything without a
+    letter); then any complete kernel, but only when no kernel at all carries the
+    slot's letter; its ``label`` then tells the caller it is someone else's.
+    When the slot's kernel is cut off or a fragment and nothing complete
+    qualifies, ``source`` is "" and ``complete`` False, with that partial
+    kernel's ``line`` and ``label`` for diagnostics.
+    """
+    found, reasoning = _find(reply)
+    count = _count(found)
+    slot = strategy.strip().upper()[-1:]
+    done = [f for f in found if f.piece.complete]
+    tiers = [
+        [f for f in done if f.letter == slot],
+        [f for f in done if not f.letter and f.keyword == slot],
+        [f for f in done if not f.letter and (not f.keyword or slot not in "ABC")],
+    ]
+    if not any(f.letter == slot for f in found):
+        tiers.append(done)
+    for tier in tiers:
+        if tier:
+            return _extracted(tier[-1], reasoning, count)
+    partial = [f for f in found if f.letter == slot] or found
+    if partial:
+        return _extracted(partial[-1], reasoning, count, partial=False)
+    return Extracted("", reasoning, None, 0, False, count)

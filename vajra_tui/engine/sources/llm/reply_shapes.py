@@ -1,0 +1,325 @@
+"""Find WGSL code in the shapes real model replies take, and cut it into kernels.
+
+``extract.py`` decides *which* kernel a strategy slot gets; this module only finds
+code: fenced blocks (any language tag, ``~~~``, a closing fence glued to the last
+brace, a fence that never closes), kernels escaped inside JSON strings, bare code
+after prose or a think block (indented or not), and several ``fn main`` in one
+block. It works on an LF-normalised reply whose think blocks are blanked, not
+removed, so every offset and line number still matches the reply as received.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import textwrap
+from dataclasses import dataclass
+
+from vajra_tui.engine.sources.llm.reply_labels import LABEL_KEYS, json_hints
+
+_OPEN = re.compile(r"^([ \t]*)(`{3,}|~{3,})[ \t]*([^`\n]*)$")
+_MAIN = re.compile(r"\bfn\s+main\s*\(")
+_COMMENT = re.compile(r"//[^\n]*|/\*.*?(?:\*/|\Z)", re.DOTALL)
+_START = re.compile(
+    r"^\s*(@group|@binding|@compute|@workgroup_size|const\s|override\s|var\s*<\s*(workgroup|private)|"
+    r"fn\s+\w+\s*\(|struct\s|alias\s|enable\s|requires\s|(?i://\s*tile\s*:))"
+)
+# At brace depth 0, a line that starts like this still belongs to the code.
+_CONT = re.compile(r"(//|/\*|\*|@|fn\s|const\s|override\s|var\b|let\s|struct\s|alias\s|enable\s|"
+                   r"requires\s|diagnostic|[{})\]]|->)")
+_ITEM = re.compile(
+    r"(?:@\w+(?:\s*\([^)]*\))?\s*)*(fn|const|override|let|struct|alias|var(?:\s*<[^>]*>)?)\s+(\w+)"
+)
+_IDENT = re.compile(r"\b[A-Za-z_]\w*\b")
+_JSON_LIT = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
+_JSON_LIT_ML = re.compile(r'"((?:[^"\\]|\\.)*)"', re.DOTALL)
+_JSON_PAIR = re.compile(r'"(%s)"\s*:\s*"([^"\n]{0,80})"' % "|".join(LABEL_KEYS), re.IGNORECASE)
+_LANG_WORDS = {"wgsl", "rust", "glsl", "c", "cpp", "hlsl", "text"}
+
+
+@dataclass
+class Block:
+    """A run of code in the reply: a fence body, a decoded JSON string or bare code."""
+
+    code: str
+    line: int  # 1-based reply line of the code's first line
+    span: tuple[int, int]  # 0-based first/last reply lines the block occupies (fences included)
+    closed: bool  # the fence closed (JSON and bare code: always True)
+    hint: str = ""  # label text from JSON keys, e.g. "Variant B"
+
+
+@dataclass
+class Piece:
+    """One kernel cut from a block."""
+
+    source: str
+    line: int  # 1-based reply line where the kernel's own text starts
+    complete: bool
+    header: str  # the kernel's own text before ``fn main``: where label comments live
+    block: int
+
+
+@dataclass
+class _Item:
+    kind: str
+    name: str
+    start: int
+    end: int  # exclusive; len(code) when cut off
+
+
+def blank_comments(code: str) -> str:
+    """Same-length copy of ``code`` with comments turned into spaces (newlines kept)."""
+    return _COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), code)
+
+
+def _items(code: str) -> list[_Item]:
+    """Top-level declarations: each ends at ``;`` or at the ``}`` closing its body."""
+    m, out, i, n = blank_comments(code), [], 0, len(code)
+    while i < n:
+        while i < n and m[i].isspace():
+            i += 1
+        if i >= n:
+            break
+        start, depth, end = i, 0, n
+        while i < n:  # braces only: a missing `)` must not swallow the next kernel
+            c = m[i]
+            i += 1
+            if c == "{":
+                depth += 1
+            elif c == "}" and depth <= 1:
+                rest = re.match(r"[ \t]*;", m[i:])  # `struct S { .. };`
+                i = end = i + (rest.end() if rest else 0)
+                break
+            elif c == "}":
+                depth -= 1
+            elif c == ";" and depth == 0:
+                end = i
+                break
+        head = _ITEM.match(m, start)
+        kind, name = (head.group(1).split("<")[0].strip(), head.group(2)) if head else ("other", "")
+        if kind == "var" and "@binding" in m[start:head.start(1)]:  # type: ignore[union-attr]
+            kind = "binding"
+        if re.match(r"(enable|requires|diagnostic)\b", m[start:]):
+            kind = "directive"
+        out.append(_Item(kind, name, start, end))
+    return out
+
+
+def balanced(code: str) -> bool:
+    """Braces close, and never close more than they opened.
+
+    Parentheses are not counted: a missing ``)`` is a typo Naga should report with
+    its line, while an open brace at the end is what a cut-off reply looks like.
+    """
+    depth = 0
+    for c in blank_comments(code):
+        depth += (c == "{") - (c == "}")
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+def is_complete(source: str, closed: bool = False) -> bool:
+    """``@compute`` + ``fn main(`` with a body, balanced, and nothing elided.
+
+    An ellipsis (``...`` in code, or a comment starting with one: ``// ... as before``)
+    marks an illustrative fragment, which must never win over a full kernel. In a
+    fence that closed, the model finished writing: a brace that does not match is a
+    typo for the compiler to report at its line, not a reply cut short.
+    """
+    m = blank_comments(source)
+    entry = _MAIN.search(m)
+    if "@compute" not in m or entry is None or "{" not in m[entry.end():]:
+        return False
+    if "..." in m or "\u2026" in m or re.search(r"//\s*(\.\.\.|\u2026)", source):
+        return False
+    if balanced(source):
+        return True
+    # A closed fence whose main has statements but one brace too many or too few.
+    body = m[entry.end():]
+    return closed and ";" in body[body.find("{"):] and abs(_depth(m)) == 1
+
+
+def _depth(code: str) -> int:
+    return code.count("{") - code.count("}")
+
+
+def _extent(lines: list[str], i: int) -> int:
+    """End (exclusive) of the code starting at ``lines[i]``: it runs until a line that
+    does not look like code appears at brace and parenthesis depth 0."""
+    depth = paren = 0
+    last = i
+    for j in range(i, len(lines)):
+        s = lines[j].strip()
+        if j > i and depth <= 0 and paren <= 0 and s and not _CONT.match(s):
+            break
+        b = blank_comments(lines[j])
+        depth += b.count("{") - b.count("}")
+        paren = max(0, paren + b.count("(") - b.count(")"))
+        if s:
+            last = j
+    return last + 1
+
+
+def _fences(lines: list[str]) -> list[tuple[int, int, str, bool, str, int]]:
+    """(open line, close line, lang, closed, body, body's first line) per fenced block."""
+    out, i = [], 0
+    while i < len(lines):
+        m = _OPEN.match(lines[i])
+        if not m:
+            i += 1
+            continue
+        indent, mark, info = len(m.group(1)), m.group(2), m.group(3).strip()
+        lang = (re.split(r"[\s{}=]", info.lstrip("{."), maxsplit=1)[0] or "").lower()
+        body: list[str] = []
+        j, closed, reopen = i + 1, False, False
+        while j < len(lines):
+            s = lines[j].strip()
+            if s.startswith(mark[0] * 3) and s.lstrip(mark[0]).strip() == "":
+                closed = True
+                break
+            if s.startswith(mark[0] * 3) and re.match(r"[A-Za-z]", s.lstrip(mark[0])):
+                closed, reopen = True, True  # a new fence opens: the old one was never closed
+                break
+            pos = lines[j].find(mark[:3])
+            if pos > 0:  # `}``` : closing fence glued to the code
+                body.append(lines[j][:pos])
+                closed = True
+                break
+            body.append(lines[j])
+            j += 1
+        first = i + 1
+        body = [ln[min(indent, len(ln) - len(ln.lstrip(" "))):] for ln in body]
+        if body and not lang and body[0].strip().lower() in _LANG_WORDS:
+            body, first = body[1:], first + 1
+        out.append((i, min(j, len(lines) - 1), lang, closed, "\n".join(body), first))
+        i = j if reopen else j + 1
+    return out
+
+
+def _json_blocks(text: str, base_line: int, multiline: bool) -> list[Block]:
+    """Kernels held in JSON string literals, decoded, with labels from sibling keys."""
+    hints: dict[str, str] = {}
+    dec = json.JSONDecoder(strict=False)
+    for m in re.finditer(r"(?m)^[ \t]*([\[{])", text):
+        try:
+            json_hints(dec.raw_decode(text, m.start(1))[0], hints)
+        except ValueError:
+            continue
+    out, prev = [], 0
+    for m in (_JSON_LIT_ML if multiline else _JSON_LIT).finditer(text):
+        if "@compute" not in m.group(1):
+            continue
+        try:
+            code = json.loads(f'"{m.group(1)}"', strict=False).replace("\r\n", "\n").replace("\r", "\n")
+        except ValueError:
+            continue
+        hint = hints.get(code)
+        if hint is None:  # not parseable as a document: nearest label pair before, else after
+            pairs = list(_JSON_PAIR.finditer(text, prev, m.start())) or list(
+                _JSON_PAIR.finditer(text, m.end(), text.find("}", m.end()) % (len(text) + 1)))
+            hint = pairs[-1].group(2) if pairs else ""
+            hint = f"Variant {hint}" if re.fullmatch(r"[A-Z]", hint.strip()) else hint
+        line = base_line + text.count("\n", 0, m.start())
+        out.append(Block(code, line + 1, (line, base_line + text.count("\n", 0, m.end())), True, hint))
+        prev = m.end()
+    return out
+
+
+def find_blocks(text: str) -> list[Block]:
+    """Every code block of a normalised, think-masked reply, in reply order."""
+    lines = text.split("\n")
+    blocks: list[Block] = []
+    outside = list(lines)
+    for open_i, close_i, lang, closed, body, first in _fences(lines):
+        for k in range(open_i, close_i + 1):
+            outside[k] = ""
+        if lang.startswith("json") or body.lstrip()[:1] in ("{", "["):
+            blocks += _json_blocks(body, first, multiline=True)
+            continue
+        if not closed:  # cut off, or the model forgot the fence: prose is not code
+            starts = [k for k, ln in enumerate(body.split("\n")) if ln.strip()]
+            if starts:
+                blines = body.split("\n")
+                body = "\n".join(blines[: _extent(blines, starts[0])])
+        blocks.append(Block(body, first + 1, (open_i, close_i), closed))
+    rest = "\n".join(outside)
+    blocks += _json_blocks(rest, 0, multiline=False)
+    i = 0
+    while i < len(outside):
+        if not _START.match(outside[i]) or outside[i].lstrip().startswith(("{", '"')):
+            i += 1
+            continue
+        start = i
+        while start > 0 and outside[start - 1].strip().startswith("//"):
+            start -= 1
+        end = _extent(outside, i)
+        code = textwrap.dedent("\n".join(outside[start:end]))
+        blocks.append(Block(code, start + 1, (start, end - 1), True))
+        i = end
+    return sorted(blocks, key=lambda b: b.span[0])
+
+
+def split_block(block: Block, index: int) -> list[Piece]:
+    """Cut a block into kernels, one per ``fn main``.
+
+    Each kernel owns the text from the end of the line that closes the previous
+    ``main`` through its own ``main`` (the last also keeps what follows). That puts
+    its ``// tile:`` header, label comment, consts and ``var<workgroup>`` with it.
+    Declarations it uses but does not own (a helper written once for all variants)
+    are borrowed from the nearest other kernel's text, preceding first; binding
+    redeclarations are never borrowed, since they change another variant's types.
+    """
+    code = block.code
+    if "@compute" not in blank_comments(code):
+        return []
+    items = _items(code)
+    mains = [k for k, it in enumerate(items) if it.kind == "fn" and it.name == "main"]
+    if len(mains) < 2:
+        head = code[: items[mains[0]].start] if mains else code
+        return [_piece(code, 0, len(code), block, index, items, [], head)]
+    cuts = [0] + [_line_end(code, items[k].end) for k in mains[:-1]] + [len(code)]
+    pieces = []
+    for n, k in enumerate(mains):
+        lo, hi = cuts[n], cuts[n + 1]
+        own = [j for j, it in enumerate(items) if lo <= it.start < hi]
+        borrowed = _borrow(code, items, own, k)
+        pieces.append(_piece(code, lo, hi, block, index, items, borrowed, code[lo:items[k].start]))
+    return pieces
+
+
+def _line_end(code: str, pos: int) -> int:
+    nl = code.find("\n", pos)
+    return len(code) if nl < 0 else nl + 1
+
+
+def _borrow(code: str, items: list[_Item], own: list[int], main: int) -> list[int]:
+    """Indices of other kernels' declarations this kernel's text refers to, transitively."""
+    names = {items[j].name for j in own}
+    need = set(_IDENT.findall(blank_comments("".join(code[items[j].start:items[j].end] for j in own))))
+    taken = {j for j, it in enumerate(items) if it.kind == "directive" and j < main and j not in own}
+    queue = sorted(need - names)
+    while queue:
+        name = queue.pop()
+        cands = [j for j, it in enumerate(items) if it.name == name and j not in own
+                 and it.kind not in ("binding", "other") and name != "main"]
+        before = [j for j in cands if j < own[0]] if own else []
+        pick = before[-1] if before else (cands[0] if cands else None)
+        if pick is None or pick in taken:
+            continue
+        taken.add(pick)
+        names.add(name)
+        it = items[pick]
+        queue += sorted(set(_IDENT.findall(blank_comments(code[it.start:it.end]))) - names)
+    return sorted(taken)
+
+
+def _piece(code: str, lo: int, hi: int, block: Block, index: int, items: list[_Item],
+           borrowed: list[int], header: str) -> Piece:
+    own = re.sub(r"\A(?:[ \t]*\n)+", "", code[lo:hi])
+    line = block.line + code.count("\n", 0, lo + len(code[lo:hi]) - len(own))
+    first = min((it.start for it in items if lo <= it.start < hi), default=lo)
+    before = [code[items[j].start:items[j].end] for j in borrowed if items[j].start < first]
+    after = [code[items[j].start:items[j].end] for j in borrowed if items[j].start >= first]
+    source = "\n\n".join(p for p in [*before, own.rstrip(), *after] if p.strip()) + "\n"
+    return Piece(source, line, is_complete(source, block.closed), header, index)

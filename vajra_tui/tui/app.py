@@ -1,0 +1,357 @@
+"""VajraApp: keys, screen switching and the refresh tick; the screens do the drawing.
+
+Events arrive as :class:`EngineEvent` messages (live or replayed), are folded
+into one :class:`RunState`, and a ~15 Hz tick redraws the visible screen only
+when something moved — so a fast token stream never floods the renderer.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.screen import ModalScreen, Screen
+
+from vajra_tui.tui.driver import EngineEvent, LiveDriver, ReplayDriver, RunConfig
+from vajra_tui.engine.events import DeviceInfo, Event, GenerationStarted, Notice, RankingReady, SessionFinished
+from vajra_tui.engine.events import SessionStarted
+from vajra_tui.engine.store import damage
+from vajra_tui.engine.child import child_env, code_command
+from vajra_tui.engine.store.record import Recording, RecordingError
+from vajra_tui.safe_text import clean, clean_event, one_line
+from vajra_tui.tui.controls import RunControls
+from vajra_tui.tui.screens import StateScreen
+from vajra_tui.tui.screens.baseline import BaselineScreen
+from vajra_tui.tui.screens.export import ExportScreen
+from vajra_tui.tui.screens.graveyard import GraveyardScreen
+from vajra_tui.tui.screens.help import HelpScreen
+from vajra_tui.tui.screens.picker import PRESETS, PickerScreen
+from vajra_tui.tui.screens.report import ReportScreen
+from vajra_tui.tui.screens.source import SourceScreen
+from vajra_tui.tui.screens.variants import VariantsScreen
+from vajra_tui.settings import Settings
+from vajra_tui.tui.state import RunState
+
+SCREENS_BY_NAME: dict[str, type[StateScreen]] = {
+    "picker": PickerScreen, "baseline": BaselineScreen, "variants": VariantsScreen,
+    "graveyard": GraveyardScreen, "report": ReportScreen,
+}
+REFRESH_HZ = 15
+
+
+_PROBE = ("import json, sys; from vajra_tui.engine.gpu.runtime import device_info; "
+          "from vajra_tui.engine.gpu.adapters import pick; i, a = pick(sys.argv[1] or None); "
+          "print(json.dumps(device_info(a, index=i).model_dump()))")
+
+
+def probe_adapter(prefer: str | None = None) -> DeviceInfo:
+    """The adapter the GPU worker will pick, asked in a subprocess (from a thread worker):
+    loading a driver is slow and drivers print to stderr, which would tear the UI."""
+    proc = subprocess.run(code_command(_PROBE, prefer or ""), capture_output=True, text=True,
+                          timeout=120, stdin=subprocess.DEVNULL, env=child_env())
+    lines = proc.stdout.strip().splitlines()
+    if proc.returncode != 0 or not lines:
+        errors = [line for line in proc.stderr.strip().splitlines() if line.strip()]
+        raise RuntimeError(errors[-1] if errors else "no WebGPU adapter found")
+    return DeviceInfo.model_validate_json(lines[-1])
+
+
+class VajraApp(RunControls, App[int]):
+    CSS_PATH = "styles.tcss"
+    TITLE = "Vajra"
+    BINDINGS = [
+        Binding("escape,backspace", "back", "picker", id="back"),
+        Binding("ctrl+x", "cancel", "cancel", id="cancel"),
+        Binding("b", "goto('baseline')", "base", id="baseline"),
+        Binding("v", "goto('variants')", "vars", id="variants"),
+        Binding("g", "goto('graveyard')", "graves", id="graveyard"),
+        Binding("r", "goto('report')", "report", id="report"),
+        Binding("e", "evolve", "evolve", id="evolve"),
+        Binding("s", "source", "src", id="source"),
+        Binding("c", "copy", "copy", id="copy"),
+        Binding("x", "export", "export", id="export"),
+        Binding("question_mark,f1", "help", "help", id="help"),
+        Binding("q", "quit", "quit", id="quit"),
+    ]
+
+    def __init__(self, settings: Settings | None = None, *, workload: str | None = None,
+                 size: str | None = None, source: str = "auto", adapter: str | None = None,
+                 record: Path | None = None, kernels: list[Path] | None = None,
+                 replay_events: Iterable[Event] | None = None, replay_label: str = "",
+                 speed: float = 1.0, probe: Callable[[], DeviceInfo] | None = None,
+                 gpus: str | None = None) -> None:
+        super().__init__()
+        self.gpus = gpus  # --gpus: one worker per adapter (engine/scale/lanes.py)
+        self.settings = settings or Settings()
+        self.state = RunState()
+        self.driver: LiveDriver | ReplayDriver | None = None
+        self.selected_id: str | None = None
+        self.adapter_info: DeviceInfo | None = None
+        self.probe: Callable[[], DeviceInfo] = probe or (lambda: probe_adapter(adapter))
+        self.initial_workload = workload or "sgemm"
+        self.initial_preset = size if size in PRESETS[:2] else "custom" if size else "seed"
+        self.initial_custom = size if self.initial_preset == "custom" and size else ""
+        source = "nemotron" if source == "llm" else source  # the CLI's name for it
+        self.initial_source = source if source in ("library", "nemotron", "auto") else "auto"
+        self.adapter, self.record, self.kernels = adapter, record, list(kernels or [])
+        self.replay_events, self.speed = replay_events, speed
+        self.banner = f"▶ RECORDING — replay of {replay_label}" if replay_events is not None else ""
+        self._dirty = False
+        self._announced: set[int] = set()
+        self._footer: tuple[object, ...] = ()
+        self.saved_recordings: list[Path] = []  # printed when the terminal is back
+
+    # ---- lifecycle -------------------------------------------------------------
+    def on_mount(self) -> None:
+        try:
+            self.theme = self.settings.theme
+        except Exception:
+            self.notify(f"unknown theme {self.settings.theme!r}; using the default", severity="warning")
+        if self.settings.keys:
+            self.set_keymap(self.settings.keys)
+        self.set_interval(1 / REFRESH_HZ, self._refresh_tick)
+        if self.replay_events is not None:
+            self.start_replay(self.replay_events)
+        else:
+            self.goto("picker")
+
+    def start_live(self, workload: str, size: str, source: str) -> None:
+        """Enter on the picker: start the engine; events will switch to the baseline screen."""
+        if self.driver is not None:
+            self.notify("a run is already in progress", severity="warning")
+            return
+        config = RunConfig(workload=workload, size=size, source=source, adapter=self.adapter,
+                           record=self.record, extra_kernels=self.kernels, timing=self.settings.timing,
+                           gpus=self.gpus)
+        driver = LiveDriver(self, config, self.settings)
+        try:
+            driver.start()
+        except (OSError, RecordingError) as exc:
+            self.notify(str(exc), severity="error")
+            return
+        self.driver = driver
+        self.refresh_bindings()
+        self.goto("baseline")
+
+    def start_replay(self, events: Iterable[Event]) -> None:
+        self.driver = ReplayDriver(self, events, self.speed)
+        self.driver.start()
+        self.refresh_bindings()
+        self.goto("baseline")
+
+    def start_replay_file(self, path: Path) -> None:
+        """The picker's fallback when no adapter exists: play a shipped recording."""
+        try:
+            events = Recording(path).check()  # streamed: read again as it plays
+        except RecordingError as exc:
+            self.notify(str(exc), severity="error")
+            return
+        cut = f", cut at line {events.cut}" if events.cut else ""
+        self.banner = f"▶ RECORDING — {path.name} (recorded elsewhere, not measured here{cut})"
+        self.start_replay(events)
+
+    async def action_quit(self) -> None:
+        if self.driver is not None:
+            path = await self.driver.aclose()  # a running generation is cancelled first
+            if path is not None:  # run_app prints it once the terminal is back
+                self.saved_recordings.append(path)
+        self.workers.cancel_group(self, "engine")
+        self.exit(0)
+
+    # ---- events ----------------------------------------------------------------
+    def on_engine_event(self, message: EngineEvent) -> None:
+        event = clean_event(message.event)  # what is shown: data, never control codes (see safe_text)
+        self.state.apply(event)
+        self._dirty = True
+        if isinstance(event, SessionStarted) and self.current == "picker":
+            self.goto("baseline")
+        elif isinstance(event, GenerationStarted) and self.current == "baseline":
+            self.goto("variants")
+        elif isinstance(event, Notice) and event.level != "info":
+            self.notify(event.message, severity=event.level, timeout=6)
+        elif isinstance(event, RankingReady) and event.generation not in self._announced:
+            self._announced.add(event.generation)
+            self.notify(f"generation {event.generation} ranked: r opens the report card")
+        elif isinstance(event, SessionFinished) and self.driver is not None and self.driver.replay:
+            self.notify("replay finished: browse with b v g r")
+
+    def notify(self, message: str, *, title: str = "", severity: Any = "information",
+               timeout: float | None = None, markup: bool = True) -> None:
+        """Every toast is plain text: messages carry names, paths and server errors, so
+        markup is never parsed in them and control codes never reach the terminal."""
+        super().notify(clean(message), title=clean(title), severity=severity, timeout=timeout,
+                       markup=False)
+
+    def _refresh_tick(self) -> None:
+        if not self.screen_stack:  # starting up or shutting down
+            return
+        for problem in damage.take():  # a damaged cache folder: what to remove, once
+            self.notify(problem, severity="warning", timeout=10)
+        if self.state.tick():  # a deadline countdown moved
+            self._dirty = True
+        signature = self.footer_signature()
+        if signature != self._footer:  # the footer lists only the keys that work now
+            self._footer = signature
+            self.refresh_bindings()
+        if not self._dirty:
+            return
+        self._dirty = False
+        for screen in self.screen_stack[::-1]:
+            if isinstance(screen, StateScreen):
+                screen.redraw()
+                break
+
+    # ---- navigation ------------------------------------------------------------
+    @property
+    def current(self) -> str:
+        for screen in self.screen_stack[::-1]:
+            if isinstance(screen, StateScreen):
+                return next((n for n, c in SCREENS_BY_NAME.items() if type(screen) is c), "")
+        return ""
+
+    def goto(self, name: str) -> None:
+        while isinstance(self.screen, ModalScreen):
+            self.pop_screen()
+        if name == self.current:
+            return
+        if not self.is_screen_installed(name):
+            self.install_screen(SCREENS_BY_NAME[name](), name)
+        if isinstance(self.screen, StateScreen):
+            self.switch_screen(name)
+        else:
+            self.push_screen(name)
+
+    def key_for(self, binding_id: str) -> str:
+        """The key now bound to an action (settings.keys overrides included)."""
+        if binding_id in self._keymap:
+            return " / ".join(self._keymap[binding_id]).replace("question_mark", "?")
+        for binding in self.BINDINGS:
+            if isinstance(binding, Binding) and binding.id == binding_id:
+                return binding.key.replace("question_mark", "?").replace(",", " / ")
+        return ""
+
+    # ---- actions ---------------------------------------------------------------
+    def action_goto(self, name: str) -> None:
+        self.goto(name)
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    def action_evolve(self) -> None:
+        if self.driver is None:
+            self.notify("nothing to evolve yet: run a workload first", severity="warning")
+            return
+        why = self.driver.evolve()
+        if why:
+            self.notify(why, severity="warning")
+        else:
+            self.goto("variants")
+
+    def action_source(self) -> None:
+        view = self.shown_kernel()  # the kernel selected on this screen, never another
+        if view is None:
+            self.notify("no kernel selected here", severity="warning")
+        elif not isinstance(self.screen, SourceScreen):
+            self.push_screen(SourceScreen(view))
+
+    def action_copy(self) -> None:
+        view = self.shown_kernel()
+        source = (view.stitched_source or view.source) if view is not None else ""
+        if view is None or not source:
+            self.notify("no kernel source here to copy", severity="warning")
+            return
+        try:
+            self.copy_to_clipboard(source)
+        except Exception as exc:  # no terminal, closed stream: never crash over a clipboard
+            self.notify(f"could not copy: {exc}", severity="error")
+            return
+        lines = source.count("\n") + 1
+        kind = "WGSL" if view.stitched_source else "kernel body"
+        self.notify(f"copied {view.label}'s {kind} ({lines} lines) via OSC 52")
+
+    def action_export(self) -> None:
+        winner = self.state.winner
+        if winner is None or winner.result is None:
+            self.notify("no verified winner to export yet", severity="warning")
+            return
+        self.push_screen(ExportScreen(winner.label))
+
+    def export_to(self, out_dir: Path, overwrite: bool) -> tuple[list[Path], str]:
+        """Called by the export modal: (written paths, '') or ([], one-line error)."""
+        from vajra_tui.engine.export.winner import export_winner
+
+        winner, session = self.state.winner, self.state.session
+        if winner is None or winner.result is None or session is None:
+            return [], "no verified winner to export"
+        try:
+            written = export_winner(winner.result, session.device, session.workload, out_dir, overwrite)
+        except FileExistsError as exc:
+            return [], f"{exc}: tick “overwrite existing files” to replace it"
+        except (OSError, ValueError, RuntimeError) as exc:
+            return [], str(exc).splitlines()[0]
+        self.notify(f"exported {winner.label}: " + ", ".join(p.name for p in written) + f" → {out_dir}")
+        return written, ""
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        commands: list[tuple[str, str, Callable[[], Any]]] = [
+            ("Navigate: baseline", "the baseline's progress and numbers", lambda: self.goto("baseline")),
+            ("Navigate: variants", "live candidate panels", lambda: self.goto("variants")),
+            ("Navigate: graveyard", "failed candidates and why", lambda: self.goto("graveyard")),
+            ("Navigate: report", "ranking, chart and provenance", lambda: self.goto("report")),
+            ("Tune: evolve winner", "run the next generation from the winner", self.action_evolve),
+            ("Kernel: show source", "stitched WGSL of the selected kernel", self.action_source),
+            ("Kernel: copy selected WGSL", "the selected kernel, to the clipboard via OSC 52",
+             self.action_copy),
+            ("Tune: cancel generation", "stop the candidates in flight", self.action_cancel),
+            ("Navigate: back to the picker", "end this session (the recording is kept)",
+             self.action_back),
+            ("Kernel: export winner", "WGSL, TypeScript and lockfile", self.action_export),
+            ("Help: keys", "every key binding", self.action_help),
+        ]
+        if self.driver is None:
+            commands = [c for c in commands if c[0].startswith("Help")]
+        for title, help_text, callback in commands:
+            yield SystemCommand(title, help_text, callback)
+
+
+def run_app(settings: Settings, *, workload: str | None = None, size: str | None = None,
+            source: str = "auto", replay: Path | None = None, speed: float = 1.0,
+            record: Path | None = None, adapter: str | None = None,
+            kernels: list[Path] | None = None, gpus: str | None = None) -> int:
+    """The CLI's entry: 0 on a normal quit, 2 on a bad recording/argument (one line on stderr)."""
+    from vajra_tui.engine.workloads import SizeError, WorkloadError, get_workload
+
+    from vajra_tui.engine.run.kernel_file import KernelFileError, read_kernel_file
+    from vajra_tui.engine.run.output_paths import OutputPathError, check_new_file
+
+    events: Recording | None = None
+    label = ""
+    try:
+        if replay is not None:
+            # read once to refuse a bad file here; the replay streams it again (memory stays flat)
+            events = Recording(Path(replay)).check()
+            label = Path(replay).name + (f" (cut at line {events.cut})" if events.cut else "")
+        elif workload is not None:
+            get_workload(workload).size(size)
+        if record is not None and Path(record).exists():
+            raise RecordingError(f"{record} exists; refusing to overwrite a recording")
+        if record is not None:  # before the UI starts, not when the run does
+            check_new_file(Path(record))
+        for path in kernels or []:
+            read_kernel_file(path)
+    except (RecordingError, SizeError, KeyError, OutputPathError, KernelFileError, WorkloadError) as exc:
+        print(f"vajra-tui: {one_line(exc)}", file=sys.stderr)
+        return 2
+    app = VajraApp(settings, workload=workload, size=size, source=source, adapter=adapter,
+                   record=record, kernels=kernels, replay_events=events, replay_label=label,
+                   speed=speed, gpus=gpus)
+    app.run()
+    for path in app.saved_recordings:  # after the UI: a print while it runs never shows
+        print(f"recording saved: {one_line(path)}", file=sys.stderr)
+    return int(app.return_code or 0)

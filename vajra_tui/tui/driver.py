@@ -1,0 +1,351 @@
+"""Drivers: where events come from. Live runs the engine; replay re-reads a recording.
+
+Both post the same :class:`EngineEvent` message to the app, so every screen
+works identically on either. The live driver runs the engine on its own
+asyncio loop in a background thread: the GPU already lives in a subprocess and
+the LLM on async HTTP, but sanitizing, stitching and generating kernels is
+pure Python that can take tens of milliseconds per candidate, and none of it
+may stall the UI loop. Textual workers on the UI side just await the engine
+coroutines' futures (cancelling them cancels the engine task).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterable
+
+from textual.message import Message
+
+from vajra_tui.engine.candidate import Candidate
+from vajra_tui.engine.events import (
+    CandidateFinished, CandidateQueued, CandidateResult, Event, Notice, SessionFinished, StageChanged,
+)
+from vajra_tui.engine.run.kernel_file import KernelFileError, read_kernel_file
+from vajra_tui.engine.store.record import Recorder, RecordingError, replay
+from vajra_tui.settings import Settings, TimingSettings, data_dir
+
+# The UI process keeps priority over the GPU worker (and lavapipe's threads inside it).
+WORKER_NICE = 10
+
+if TYPE_CHECKING:
+    from textual.app import App
+
+
+class EngineEvent(Message):
+    """One engine event, delivered to the app on its own loop."""
+
+    def __init__(self, event: Event) -> None:
+        super().__init__()
+        self.event = event
+
+
+@dataclass
+class RunConfig:
+    """What to tune. ``extra_kernels`` (CLI ``--kernel``) are WGSL bodies under the
+    kernel contract, evaluated with generation 1: the hook tests use to inject a
+    deliberately broken candidate and users use to measure their own kernels."""
+
+    workload: str
+    size: str | None = None
+    source: str = "auto"  # library | nemotron | auto
+    adapter: str | None = None
+    record: Path | None = None
+    extra_kernels: list[Path] = field(default_factory=list)
+    timing: TimingSettings | None = None
+    gpus: str | None = None  # --gpus all|N|i,j: one worker (lane) per adapter, engine/scale/lanes.py
+
+
+def default_recording(workload: str) -> Path:
+    """``<stamp>-<name>.jsonl``; a workload given as a file or ``pkg.mod:ATTR`` by its last part."""
+    import re
+
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    name = re.sub(r"[^A-Za-z0-9_-]", "_", Path(workload.rpartition(":")[2] if ":" in workload and
+                                                 not workload.endswith(".py") else workload).stem)
+    return data_dir() / "recordings" / f"{stamp}-{name or 'workload'}.jsonl"
+
+
+def user_candidates(paths: list[Path]) -> list[Candidate]:
+    """Candidates from kernel files; an unreadable file becomes a no-kernel candidate."""
+    out = []
+    for number, path in enumerate(paths, 1):
+        path = Path(path)
+        try:  # a regular UTF-8 file of at most 1 MB, BOM stripped
+            text, why = read_kernel_file(path), ""
+        except KernelFileError as exc:
+            text, why = "", str(exc)
+        out.append(Candidate(id=f"user{number}-{path.stem}", name=path.stem, strategy="user",
+                             origin=f"user: {path}", source=text, raw_reply=text,
+                             no_kernel_reason=why))
+    return out
+
+
+class LiveDriver:
+    """Runs calibrate → baseline → A/B/C, then one generation per ``evolve()``."""
+
+    replay = False
+
+    def __init__(self, app: App, config: RunConfig, settings: Settings) -> None:
+        self.app, self.config, self.settings = app, config, settings
+        self.record_path = Path(config.record) if config.record else default_recording(config.workload)
+        self.recorder: Recorder | None = None
+        self.client: Any = None
+        self.lanes: list[Any] = []  # every GPU worker: [client], or one per adapter with --gpus
+        self.tuner: Any = None
+        self._closers: list[Any] = []
+        self._llm_source: Any = None
+        self._grounding: Any = None
+        self.busy = False
+        self.ready = False  # the first generation is done: evolve may run
+        self.session: Any = None
+        self._open: dict[str, CandidateQueued] = {}  # queued, not finished: what a cancel stops
+        self._running: Any = None  # the engine coroutine's future while a step runs
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+
+    async def _on_engine(self, coro: Any) -> Any:
+        """Run a coroutine on the engine loop and await its result from the UI loop."""
+        assert self._loop is not None
+        future = asyncio.run_coroutine_threadsafe(coro, self._loop)
+        self._running = future
+        return await asyncio.wrap_future(future)
+
+    # ---- event sink ----------------------------------------------------------
+    def emit(self, event: Event) -> None:
+        """Record, then hand the event to the UI loop (post_message is thread-safe)."""
+        if isinstance(event, CandidateQueued):
+            self._open[event.id] = event
+        elif isinstance(event, CandidateFinished):
+            self._open.pop(event.result.id, None)
+        elif isinstance(event, StageChanged) and event.stage == "verifying" and not event.detail:
+            event = event.model_copy(update={"detail": self._deadline_note(event.id)})
+        with self._lock:
+            if self.recorder is not None:
+                self.recorder(event)
+        self.app.post_message(EngineEvent(event))
+
+    # ---- lifecycle -----------------------------------------------------------
+    def start(self) -> None:
+        if self.record_path.exists():
+            raise FileExistsError(f"{self.record_path} exists; refusing to overwrite a recording")
+        self.recorder = Recorder(self.record_path, label=self.config.workload)
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="vajra-engine", daemon=True)
+        self._thread.start()
+        self.busy = True
+        self.app.run_worker(self._on_engine(self._first()), group="engine", name="tune",
+                            exit_on_error=False)
+
+    def _session(self) -> Any:
+        from vajra_tui.engine.gpu.client import GPUClient
+        from vajra_tui.engine.session import Session
+        from vajra_tui.engine.workloads import get_workload
+
+        workload = get_workload(self.config.workload)
+        size = workload.size(self.config.size)
+        if self.config.gpus:  # several lanes; the first is the session's (its shoot-outs)
+            from vajra_tui.engine.scale.local import local_lanes
+
+            self.lanes = local_lanes(self.config.gpus, self.config.adapter, nice=WORKER_NICE)
+            self.client = self.lanes[0]
+        else:
+            self.client = GPUClient(prefer=self.config.adapter, nice=WORKER_NICE)
+            self.lanes = [self.client]
+        self._llm_source = self._llm()
+        self._grounding = None
+        if self._llm_source is not None:
+            from vajra_tui.engine.sources.llm.grounding import Grounding
+
+            self._grounding = Grounding(self.settings.tavily, self.emit)
+            self._closers.append(self._grounding)
+        self.session = Session(workload, size, self.client, self.emit,
+                               self.config.timing or self.settings.timing,
+                               source_mode="nemotron" if self._llm_source is not None else "library",
+                               grounding=bool(self._grounding is not None and self._grounding.enabled))
+        return self.session
+
+    def _deadline_note(self, cid: str) -> str:
+        """'deadline 10.0 s': each verification dispatch's deadline, so the screens count down
+        ("killed in 7 s") while a kernel that may hang is running."""
+        deadline_for = getattr(self.session, "_deadline_for", None)
+        return f"deadline {deadline_for(cid):.1f} s" if deadline_for is not None else ""
+
+    def _library(self, device: Any) -> Any:
+        from vajra_tui.engine.sources.library import LibrarySource
+
+        return LibrarySource(device)
+
+    def _llm(self) -> Any:
+        if self.config.source == "library":
+            return None
+        from vajra_tui.engine.sources.llm.client import NemotronSource
+
+        llm = NemotronSource(self.settings.llm, self.emit)
+        if not llm.configured:
+            if self.config.source == "nemotron":
+                self.emit(Notice(level="warning", message=f"Nemotron: ${self.settings.llm.api_key_env} "
+                                 "is not set; using the offline library"))
+            return None
+        self._closers.append(llm)
+        return llm
+
+    async def _first(self) -> None:
+        try:
+            from vajra_tui.engine.tune import Tuner
+
+            session = self._session()
+            device = await session.start()
+            if self.config.gpus:
+                from vajra_tui.engine.scale.lanes import LaneTuner
+
+                self.tuner = LaneTuner(session, self.lanes, self._library(device), llm=self._llm_source,
+                                       grounding=self._grounding)
+            else:
+                self.tuner = Tuner(session, library=self._library(device), llm=self._llm_source,
+                                   grounding=self._grounding)
+            self.tuner.extra = user_candidates(self.config.extra_kernels)  # timed beside A/B/C
+            if self.config.gpus:
+                await self.tuner.start()  # every other lane: started, with its own baseline
+            else:
+                await session.run_baseline(time=True)
+            await self.tuner.first_generation()
+            self.ready = True
+        except asyncio.CancelledError:
+            baseline = self.session.results.get("baseline") if self.session is not None else None
+            self.ready = baseline is not None and baseline.status == "verified" and self.tuner is not None
+            self._stopped()
+        except Exception as exc:  # the UI must survive any engine failure
+            self.emit(Notice(level="error", message=f"{exc.__class__.__name__}: {exc}".splitlines()[0]))
+        finally:
+            self.busy = False
+
+    def evolve(self) -> str | None:
+        """Start the next generation; returns why not, or None when started."""
+        if not self.ready or self.tuner is None:
+            return "the first generation has not finished yet"
+        if self.busy:
+            return "a generation is already running"
+        self.busy = True
+        self.app.run_worker(self._on_engine(self._evolve()), group="engine", name="evolve",
+                            exit_on_error=False)
+        return None
+
+    async def _evolve(self) -> None:
+        try:
+            await self.tuner.evolve()
+        except asyncio.CancelledError:
+            self._stopped()
+        except Exception as exc:
+            self.emit(Notice(level="error", message=f"{exc.__class__.__name__}: {exc}".splitlines()[0]))
+        finally:
+            self.busy = False
+
+    # ---- cancel ----------------------------------------------------------------
+    def cancel(self) -> str | None:
+        """Stop the running generation; returns why not, or None when it was stopped.
+
+        The engine task is cancelled first (so nothing turns the kill into a "crashed"
+        candidate), then the GPU worker under the request in flight is killed; the
+        candidates in flight are marked cancelled and the run stays usable: ``e`` evolves
+        again from the best kernel so far, on a fresh worker.
+        """
+        if not self.busy or self._running is None:
+            return "nothing is running"
+        self._running.cancel()
+        for lane in self.lanes:
+            lane.interrupt(forget=tuple(self._open))
+        return None
+
+    def _stopped(self) -> None:
+        """On the engine loop, after a cancel: what was in flight ends as "cancelled"."""
+        session = self.session
+        generation = self.tuner.generation if self.tuner is not None else 0
+        stopped = list(self._open.values())
+        for queued in stopped:
+            result = session.results.get(queued.id) if session is not None else None
+            if result is None:
+                result = CandidateResult(id=queued.id, name=queued.name, strategy=queued.strategy,
+                                         origin=queued.origin, generation=queued.generation,
+                                         params=dict(queued.params))
+            result.status, result.reason = "cancelled", "cancelled by the user before it was judged"
+            self.emit(StageChanged(id=queued.id, stage="done", detail="cancelled"))
+            self.emit(CandidateFinished(result=result))
+            for each in getattr(self.tuner, "sessions", [session] if session is not None else []):
+                for table in (each.results, each.stitched, each.candidates):  # forgotten: a later
+                    table.pop(queued.id, None)  # generation may propose it again
+        self._open.clear()
+        what = f"generation {generation}" if generation else "the run"
+        then = "e evolves again" if self.ready else "escape returns to the picker"
+        self.emit(Notice(level="warning", message=f"{what} cancelled: {len(stopped)} candidate(s) "
+                         f"stopped; {then}"))
+
+    async def aclose(self) -> Path | None:
+        """Publish the recording and stop the GPU worker (called once, on exit or going back)."""
+        if self.recorder is None:
+            return None
+        if self.busy:
+            self.cancel()
+            for _ in range(50):  # the cancelled marks land in the recording before it closes
+                if not self.busy:
+                    break
+                await asyncio.sleep(0.1)
+        self.emit(SessionFinished(ok=True))
+        with self._lock:
+            path, self.recorder = self.recorder.close(), None
+        for closer in self._closers:
+            try:
+                await asyncio.wait_for(self._on_engine(closer.aclose()), 5)
+            except Exception:
+                pass
+        for lane in self.lanes:
+            await asyncio.to_thread(lane.close)
+        if self._loop is not None and self._thread is not None:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            await asyncio.to_thread(self._thread.join, 5)
+        return path
+
+
+class ReplayDriver:
+    """Re-posts a recording's events with their recorded pacing divided by ``speed``."""
+
+    replay = True
+    busy = False
+
+    # Events posted but not yet handled by the app: the replay waits above this, so a long
+    # recording streams from disk instead of piling up in the message queue.
+    MAX_QUEUED = 256
+
+    def __init__(self, app: App, events: Iterable[Event], speed: float = 1.0, label: str = "") -> None:
+        self.app, self.events, self.speed, self.label = app, events, speed, label
+        self.done = False
+
+    def start(self) -> None:
+        self.app.run_worker(self._run(), group="engine", name="replay", exit_on_error=False)
+
+    async def _run(self) -> None:
+        count = 0
+        try:
+            async for event in replay(self.events, self.speed):
+                self.app.post_message(EngineEvent(event))
+                count += 1
+                if count % 64 == 0:
+                    await asyncio.sleep(0)  # let the UI breathe during a fast replay
+                    while self.app.message_queue_size > self.MAX_QUEUED:
+                        await asyncio.sleep(0.005)
+        except RecordingError as exc:  # the file changed under the replay: say so, keep what came
+            self.app.post_message(EngineEvent(Notice(level="error", message=f"replay stopped: {exc}")))
+        cut = getattr(self.events, "cut_note", "")
+        if cut:  # a recording of an interrupted run: say where it stopped
+            self.app.post_message(EngineEvent(Notice(level="warning", message=f"recording {cut}")))
+        self.done = True
+
+    def evolve(self) -> str | None:
+        return "evolve is disabled while replaying a recording"
+
+    async def aclose(self) -> Path | None:
+        return None

@@ -1,0 +1,218 @@
+"""Screen 1: choose a workload, a size and a candidate source; Enter runs.
+
+The adapter is probed in a thread worker (loading a GPU driver can take a
+second) so the picker is usable at once; with no adapter it offers the shipped
+recordings instead, clearly marked as recordings.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.widgets import (
+    Button, DataTable, Footer, Header, Input, Label, OptionList, RadioButton, RadioSet, Static,
+)
+from textual.widgets.option_list import Option
+
+from vajra_tui.engine.events import DeviceInfo
+from vajra_tui.engine.workloads import SizeError
+from vajra_tui.engine.workloads.loader import Found, everything
+from vajra_tui.safe_text import clean, plain
+from vajra_tui.shipped import shipped_recordings  # package data: in a wheel too
+from vajra_tui import fmt
+from vajra_tui.tui.widgets.banner import Banner
+from vajra_tui.tui.widgets.lists import ListTable
+from vajra_tui.tui.screens import StateScreen
+
+PRESETS = ("seed", "large", "custom")
+SOURCES = ("library", "nemotron", "auto")
+SOURCE_LABELS = {"library": "library (offline)", "nemotron": "Nemotron", "auto": "auto"}
+
+
+class PickerScreen(StateScreen):
+    BINDINGS = [Binding("enter", "run", "Run", id="run")]
+
+    def compose(self) -> ComposeResult:
+        app = self.vapp
+        yield Header()
+        yield Banner()
+        yield Static("Adapter: detecting…", id="adapter")
+        yield ListTable(id="workloads")
+        yield Static(id="workload-what")
+        with Horizontal(id="options"):
+            with Vertical(id="size-box"):
+                yield Label("Size", classes="box-title")
+                with RadioSet(id="preset"):
+                    for preset in PRESETS:
+                        yield RadioButton(preset, value=preset == app.initial_preset)
+                yield Input(app.initial_custom, placeholder="e.g. 128 or 256x256x64", id="custom")
+            with Vertical(id="source-box"):
+                yield Label("Candidates", classes="box-title")
+                with RadioSet(id="source"):
+                    for source in SOURCES:
+                        yield RadioButton(self._source_label(source), value=source == app.initial_source)
+                yield Static(self._grounding_text(), id="grounding")
+        yield Static("", id="picker-error")
+        with Vertical(id="recordings"):
+            yield Static("No WebGPU adapter found. Play a shipped RECORDING instead "
+                         "(recorded elsewhere, not measured on this machine):", id="no-adapter")
+            yield OptionList(id="recording-list")
+        yield Button("Run ▶", id="run", variant="primary")
+        yield Footer(compact=True, show_command_palette=False)
+
+    def on_mount(self) -> None:
+        self.title, self.sub_title = "Vajra", "pick a workload"
+        table = self.query_one("#workloads", DataTable)
+        # the description is its own line under the table: a column of it was cut at 80 columns
+        for label in ("workload", "size", "FLOPs", "bytes"):
+            table.add_column(label, key=label)
+        # registered workloads (the built-ins among them), then the user's folder; a file
+        # that does not load is listed with its one-line error, and the rest still run
+        self.found: list[Found] = everything()
+        self.found += self._given(self.vapp.initial_workload)
+        for f in self.found:
+            label = f.name if f.origin != "folder" else f"{f.name} (yours)"
+            table.add_row(plain(label, single_line=True), "", "", "", key=f.key)
+        keys = [f.key for f in self.found]
+        names = [f.name for f in self.found]
+        initial = self.vapp.initial_workload
+        if initial in keys or initial in names:
+            table.move_cursor(row=keys.index(initial) if initial in keys else names.index(initial))
+        self.query_one("#recordings").display = False
+        self.query_one("#custom", Input).cursor_blink = not self.app.is_headless
+        self._refresh_sizes()
+        table.focus()
+        self._probe()
+
+    # ---- adapter ---------------------------------------------------------------
+    @work(thread=True, exclusive=True, group="probe")
+    def _probe(self) -> None:
+        try:
+            device, error = self.vapp.probe(), ""
+        except Exception as exc:  # no driver, no adapter: offer recordings
+            device, error = None, (clean(str(exc)).strip().splitlines() or [exc.__class__.__name__])[0]
+        self.app.call_from_thread(self._adapter_ready, device, error)
+
+    def _adapter_ready(self, device: DeviceInfo | None, error: str) -> None:
+        self.vapp.adapter_info = device
+        label = self.query_one("#adapter", Static)
+        if device is None:
+            label.update(plain(f"Adapter: none ({error or 'no WebGPU adapter'})", style="bold red"))
+            box = self.query_one("#recordings")
+            options = self.query_one("#recording-list", OptionList)
+            for path in shipped_recordings():
+                options.add_option(Option(plain(path.name, single_line=True), id=str(path)))
+            box.display = True
+            if shipped_recordings():
+                options.highlighted = 0  # Enter plays the first one straight away
+                options.focus()
+            return
+        style = "bold yellow" if device.software else "bold green"
+        label.update(Text.assemble("Adapter: ", (clean(fmt.device_label(device)), style)))
+
+    # ---- choices ---------------------------------------------------------------
+    def _source_label(self, source: str) -> str:
+        label = SOURCE_LABELS[source]
+        if source != "library" and self.vapp.settings.llm.api_key() is None:
+            label += " (no API key)"
+        return label
+
+    def _grounding_text(self) -> str:
+        on_ = self.vapp.settings.tavily.api_key() is not None
+        return f"Grounding (Tavily): {'on' if on_ else 'off — no API key'}"
+
+    def _preset(self) -> str:
+        index = self.query_one("#preset", RadioSet).pressed_index
+        return PRESETS[index] if index >= 0 else "seed"
+
+    def _source(self) -> str:
+        index = self.query_one("#source", RadioSet).pressed_index
+        return SOURCES[index] if index >= 0 else "auto"
+
+    def _size_spec(self) -> str:
+        preset = self._preset()
+        return self.query_one("#custom", Input).value.strip() if preset == "custom" else preset
+
+    def _refresh_sizes(self) -> None:
+        table = self.query_one("#workloads", DataTable)
+        spec = self._size_spec()
+        self.query_one("#custom", Input).disabled = self._preset() != "custom"
+        for f in self.found:
+            if f.workload is None:
+                cells = ("broken", fmt.DASH, fmt.DASH)
+            else:
+                try:
+                    size = f.workload.size(spec or "seed")
+                    info = f.workload.info(size)
+                    cells = (fmt.size_text(size), fmt.si(info.flops, "FLOP"), fmt.si(info.min_bytes, "B"))
+                except SizeError:
+                    cells = ("invalid", fmt.DASH, fmt.DASH)
+                except Exception:  # noqa: BLE001 - a user's function failing at this size
+                    cells = ("broken", fmt.DASH, fmt.DASH)
+            for column, value in zip(("size", "FLOPs", "bytes"), cells):
+                table.update_cell(f.key, column, value, update_width=True)
+
+    @on(DataTable.RowHighlighted, "#workloads")
+    def _describe(self, event: DataTable.RowHighlighted) -> None:
+        f = self._found(str(event.row_key.value))
+        if f is None:
+            return
+        what = self.query_one("#workload-what", Static)
+        if f.workload is None:  # the file's one line: which file, which field
+            what.update(plain(f.error, style="bold red"))
+        else:
+            what.update(Text.assemble((f"{clean(f.name)}: ", "bold"), clean(f.workload.summary)))
+
+    def _given(self, spec: str | None) -> list[Found]:
+        """A workload named on the command line (`-w mine.py`) that no listing has: its own row."""
+        if not spec or any(spec in (f.key, f.name) for f in self.found):
+            return []
+        from vajra_tui.engine.workloads import WorkloadError, get_workload
+
+        try:
+            w = get_workload(spec)
+        except (WorkloadError, KeyError) as exc:
+            return [Found(spec, spec, "file", error=str(exc))]
+        return [Found(spec, w.name, "file", w)]
+
+    def _found(self, key: str) -> Found | None:
+        return next((f for f in self.found if f.key == key), None)
+
+    @on(RadioSet.Changed, "#preset")
+    @on(Input.Changed, "#custom")
+    def _size_changed(self) -> None:
+        self.query_one("#picker-error", Static).update("")
+        self._refresh_sizes()
+
+    # ---- run -------------------------------------------------------------------
+    @on(DataTable.RowSelected, "#workloads")
+    @on(Input.Submitted, "#custom")
+    @on(Button.Pressed, "#run")
+    def _submit(self) -> None:
+        self.action_run()
+
+    @on(OptionList.OptionSelected, "#recording-list")
+    def _play(self, event: OptionList.OptionSelected) -> None:
+        self.vapp.start_replay_file(Path(str(event.option.id)))
+
+    def action_run(self) -> None:
+        table = self.query_one("#workloads", DataTable)
+        found = self.found[table.cursor_row]
+        spec = self._size_spec()
+        if found.workload is None:
+            self.query_one("#picker-error", Static).update(plain(found.error, style="bold red"))
+            return
+        try:
+            found.workload.size(spec or "seed")
+        except SizeError as exc:
+            self.query_one("#picker-error", Static).update(plain(str(exc), style="bold red"))
+            return
+        if self.vapp.adapter_info is None and self.query_one("#recordings").display:
+            self.notify("no WebGPU adapter: pick a recording to play", severity="warning")
+            return
+        self.vapp.start_live(found.key, spec or "seed", self._source())

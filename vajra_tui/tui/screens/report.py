@@ -1,0 +1,161 @@
+"""Screen 5: the report card — ranked verified kernels, a GFLOP/s chart, provenance.
+
+Numbers are only formatted here; every one of them was derived by the engine
+and arrived inside CandidateResult.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.widgets import DataTable, Footer, Header, Static
+
+from vajra_tui.engine.events import CandidateResult
+from vajra_tui.safe_text import plain
+from vajra_tui.tui.state import CandidateView, RunState
+from vajra_tui import fmt
+from vajra_tui.tui.widgets.banner import Banner
+from vajra_tui.tui.widgets.lists import ListTable
+from vajra_tui.tui.widgets.chart import Bar, GflopsChart
+from vajra_tui.tui.screens import ListScreen
+
+CROWN = "👑"
+COLUMNS = ("", "kernel", "median", "GFLOP/s", "speedup", "GB/s", "roofline", "regime",
+           "FLOP/B", "workgroup", "grid", "IQR", "timing", "origin")
+
+
+def report_row(view: CandidateView, r: CandidateResult, rank: str) -> tuple[object, ...]:
+    # every text cell is a Text: a str cell would be parsed as markup by the DataTable
+    return (rank, plain(view.label, style="bold" if rank == CROWN else "", single_line=True),
+            fmt.ms(r.median_ms), fmt.num(r.gflops), fmt.speedup(r.speedup), fmt.num(r.gbps),
+            fmt.pct(r.pct_of_roofline), plain(r.regime or fmt.DASH, single_line=True),
+            fmt.num(r.intensity), fmt.dims(r.workgroup_size), fmt.dims(r.grid), fmt.ms(r.iqr_ms),
+            plain(r.timing or fmt.DASH, single_line=True),
+            plain(view.origin or view.strategy, single_line=True))
+
+
+def provenance(state: RunState) -> Text:
+    """Device (software flag), timing method, seeds: what the numbers stand on."""
+    s = state.session
+    if s is None:
+        return Text("no session yet", style="dim")
+    methods = sorted({v.result.timing for v in [*state.ranked, state.baseline]
+                      if v is not None and v.result is not None and v.result.timing})
+    style = "bold yellow" if s.device.software else "bold green"
+    text = Text.assemble(("Device ", "bold"), (fmt.device_label(s.device), style),
+                         ("\nWorkload ", "bold"), fmt.workload_label(s.workload), "  ",
+                         ("Timing ", "bold"), ", ".join(methods) or fmt.DASH,
+                         f" · warm-up {s.warmup}, {s.reps} timed rounds · seeds ",
+                         ", ".join(map(str, s.seeds)) or fmt.DASH,
+                         f" · caches {_cache_states(state)}",
+                         f" · source {s.source_mode}", f" · grounding {'on' if s.grounding else 'off'}",
+                         f" · vajra {s.tool_version}")
+    if state.calibration is not None:
+        cal = state.calibration
+        text.append(f" · roofline copy {fmt.num(cal.copy_gbps)} GB/s, FMA {fmt.num(cal.fma_gflops)} GFLOP/s"
+                    f" ({fmt.calibration_note(cal, state.calibration_cached)})")
+    return text
+
+
+def _cache_states(state: RunState) -> str:
+    """Which cache state the shown numbers were timed in, and the GPU clocks of the batch."""
+    results = [v.result for v in state.ranked if v.result is not None]
+    states = sorted({r.cache_state for r in results}) or ["warm"]
+    clocks = next((r.telemetry for r in results if r.telemetry is not None), None)
+    return f"{'/'.join(states)} · GPU {fmt.telemetry(clocks)}"
+
+
+class ReportScreen(ListScreen):
+    LIST_ID = "ranking"
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-tall")]
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Banner()
+        yield Static(id="report-winner")
+        yield Static(id="provenance")
+        yield ListTable(id="ranking")
+        yield GflopsChart(id="chart")
+        yield Footer(compact=True, show_command_palette=False)
+
+    def on_mount(self) -> None:
+        self.title, self.sub_title = "Vajra", "report card"
+        table = self.query_one("#ranking", DataTable)
+        for label in COLUMNS:
+            table.add_column(label, key=label or "rank")
+        table.focus()
+        self._drawn: tuple[object, ...] = ()
+        self.mounted()
+
+    def sync(self, state: RunState) -> None:
+        winner = state.winner
+        rows: list[tuple[CandidateView, CandidateResult, str]] = []
+        number = 0
+        for view in state.ranked:  # the baseline ranks in its place ("ref")
+            if view.result is None:
+                continue
+            number += view.id != "baseline"
+            mark = "ref" if view.id == "baseline" else CROWN if view is winner else str(number)
+            rows.append((view, view.result, mark))
+        base = state.baseline
+        listed = any(view.id == "baseline" for view, _, _ in rows)
+        if not listed and base is not None and base.result is not None and base.result.status == "verified":
+            rows.append((base, base.result, "ref"))  # recordings from before the baseline ranked
+        signature = (id(state.session), id(state.calibration), id(state.ranking),
+                     tuple((v.id, id(r), r.browser, rank) for v, r, rank in rows))
+        if signature == self._drawn:
+            return
+        self._drawn = signature
+        self.query_one("#provenance", Static).update(provenance(state))
+        headline = Text("No ranking yet: the report fills in when generation 1 is measured.", style="dim")
+        if state.ranking is not None:
+            headline = Text("Nothing verified beat the checks: see the graveyard (g).", style="bold red")
+            if state.ranking.baseline_won:
+                headline = Text("No candidate beat the baseline: nothing is crowned.", style="bold yellow")
+        if winner is not None and winner.result is not None:
+            tie = state.ranking is not None and bool(state.ranking.tie_ids)
+            headline = Text.assemble((f"{CROWN} {winner.label}", "bold"),
+                                     " ties at " if tie else " wins: ",
+                                     (fmt.speedup(winner.result.speedup), "bold green"), " vs baseline, ",
+                                     f"{fmt.ms(winner.result.median_ms)}, {fmt.num(winner.result.gflops)} GFLOP/s",
+                                     browser_badge(winner.result))
+            if tie:
+                others = ", ".join(state.candidates[i].label for i in state.ranking.tie_ids
+                                   if i in state.candidates)
+                headline.append(f"  (tie with {others}: within noise)", style="yellow")
+        if state.ranking is not None and state.ranking.batch is not None:
+            headline.append(f"\nshoot-out batch {state.ranking.batch}: every number below was timed "
+                            "in it, beside one baseline sample", style="dim")
+        self.query_one("#report-winner", Static).update(headline)
+        table = self.query_one("#ranking", DataTable)
+        cursor = table.cursor_row
+        table.clear()
+        for view, result, rank in rows:
+            table.add_row(*report_row(view, result, rank), key=view.id)
+        if rows:
+            table.move_cursor(row=min(cursor, len(rows) - 1))
+        self.query_one(GflopsChart).sync([
+            Bar(view.label, result.gflops or 0.0, baseline=view.id == "baseline", winner=view is winner)
+            for view, result, _ in rows],
+            f" · batch {state.ranking.batch}" if state.ranking and state.ranking.batch else "")
+
+    @on(DataTable.RowHighlighted, "#ranking")
+    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.row_key.value is not None:
+            self.vapp.selected_id = str(event.row_key.value)
+
+
+def browser_badge(result: CandidateResult) -> Text:
+    """Whether browsers' WGSL compiler (Tint, through Dawn) accepts the crowned kernel."""
+    if result.browser_invalid:  # found by Vajra's own uniformity analysis, Node or not
+        return Text(f"  [browser-invalid: {result.browser_invalid}]", style="bold yellow")
+    if not result.browser:
+        return Text("")
+    if result.browser == "browser-valid":
+        return Text("  [browser-valid]", style="bold green")
+    if result.browser == "tint-rejected":
+        first = result.browser_diagnostics[0] if result.browser_diagnostics else None
+        where = f" {first.line}:{first.column} {first.message}" if first else ""
+        return Text(f"  [Tint rejects it:{where}]", style="bold yellow")
+    return Text(f"  [{result.browser}]", style="dim")

@@ -1,0 +1,130 @@
+"""Screen 3: the variants, one live panel each, and a list of every candidate.
+
+Panels sit in a grid: three across when the terminal is wide (>= 120
+columns), stacked when narrow. Generation 1 (A, B, C and any user kernels)
+fills the first row; evolved generations (D, E, …) add rows below. The list
+under the panels is where arrows/j/k choose the kernel that ``s`` shows.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Grid, VerticalScroll
+from textual.widgets import DataTable, Footer, Header, Static
+
+from vajra_tui.safe_text import plain
+from vajra_tui.tui.state import CandidateView, RunState
+from vajra_tui import fmt
+from vajra_tui.tui.widgets.banner import Banner
+from vajra_tui.tui.widgets.lanes import lanes_text
+from vajra_tui.tui.widgets.lists import ListTable
+from vajra_tui.tui.widgets.stream import CandidatePanel
+from vajra_tui.tui.screens import ListScreen
+
+COLUMNS = ("kernel", "gen", "origin", "status", "median", "speedup", "GFLOP/s")
+
+
+def status_cell(view: CandidateView) -> Text:
+    if view.result is None:
+        return Text(view.stage, style="yellow")
+    ok = view.result.status == "verified"
+    return Text(view.result.status.replace("_", " "), style="green" if ok else "red")
+
+
+def row_cells(view: CandidateView) -> tuple[object, ...]:
+    r = view.result
+    verified = r is not None and r.status == "verified"
+    # names and origins are data: Text cells, never markup (DataTable parses a str cell)
+    return (plain(view.label, single_line=True), str(view.generation),
+            plain(view.origin or view.strategy, limit=18), status_cell(view),  # whole in the card
+            fmt.ms(r.median_ms) if verified and r else fmt.DASH,
+            fmt.speedup(r.speedup) if verified and r else fmt.DASH,
+            fmt.num(r.gflops) if verified and r else fmt.DASH)
+
+
+def grounding_lines(state: RunState, most: int = 3) -> Text:
+    """The latest Tavily searches that fed the prompts, with their top source."""
+    text = Text()
+    for g in state.grounding[-most:]:
+        if g.error:
+            text.append(f"\ngrounding: {g.query[:50]} failed ({g.error[:40]})", style="yellow")
+        else:
+            top = g.results[0].get("url", "") if g.results else "no results"
+            cached = " (cached)" if g.cached else ""
+            text.append(f"\ngrounding: {g.query[:50]} → {len(g.results)}{cached}: {top[:60]}", style="dim")
+    return text
+
+
+class VariantsScreen(ListScreen):
+    LIST_ID = "variant-list"
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-tall")]
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Banner()
+        yield Static(id="variants-heading")
+        with VerticalScroll(id="variants-body"):
+            yield Grid(id="panels")
+        # outside the scrolling panels, so it never leaves the screen; the panels follow it
+        yield ListTable(id="variant-list")
+        yield Footer(compact=True, show_command_palette=False)
+
+    def on_mount(self) -> None:
+        self.title, self.sub_title = "Vajra", "variants"
+        table = self.query_one("#variant-list", DataTable)
+        for label in COLUMNS:
+            table.add_column(label, key=label)
+        self._rows: dict[str, tuple[object, ...]] = {}
+        table.focus()
+        self.mounted()
+
+    def sync(self, state: RunState) -> None:
+        source = state.generations.get(state.generation, "")
+        replaying = self.vapp.driver is not None and self.vapp.driver.replay
+        evolve_hint = "   e evolves the winner" if state.ranking and not replaying else ""
+        heading = Text.assemble(("Generation ", "bold"), str(state.generation or "—"),
+                                f" · candidates from {source}" if source else "", (evolve_hint, "dim"))
+        lanes = lanes_text(state.lanes)  # several adapters: which are in use, which is timing
+        if lanes:
+            heading.append("\n").append_text(lanes)
+        heading.append_text(grounding_lines(state))
+        self.query_one("#variants-heading", Static).update(heading)
+        grid = self.query_one("#panels", Grid)
+        table = self.query_one("#variant-list", DataTable)
+        for view in state.variants:
+            panel = self._panel(view.id)
+            if panel is None:
+                grid.mount(CandidatePanel(view))
+            else:
+                panel.sync(view)
+            cells = row_cells(view)
+            if self._rows.get(view.id) == cells:
+                continue  # unchanged rows cost nothing: a tick may carry many events
+            if view.id in table.rows:
+                for column, value, old in zip(COLUMNS, cells, self._rows[view.id]):
+                    if value != old:
+                        # widths only grow, to the widest value ever shown: the same on a fast
+                        # host (rows added early, then updated) as on a slow one (added finished)
+                        table.update_cell(view.id, column, value, update_width=True)
+            else:
+                table.add_row(*cells, key=view.id)
+            self._rows[view.id] = cells
+
+    def _panel(self, cid: str) -> CandidatePanel | None:
+        for panel in self.query(CandidatePanel):
+            if panel.cid == cid:
+                return panel
+        return None
+
+    @on(DataTable.RowHighlighted, "#variant-list")
+    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.row_key.value is not None:
+            self.vapp.selected_id = str(event.row_key.value)
+            for panel in self.query(CandidatePanel):
+                panel.set_class(panel.cid == self.vapp.selected_id, "-selected")
+            chosen = self._panel(self.vapp.selected_id)
+            if chosen is not None:  # the selected card follows the list, at any terminal size
+                self.query_one("#variants-body").scroll_to_widget(chosen, animate=False)

@@ -1,0 +1,33 @@
+"""Dispatch times as a sparkline, with the count and the last value."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widgets import Sparkline, Static
+
+from vajra_tui import fmt
+
+
+class DispatchSpark(Vertical):
+    """Warm-up and timed dispatch times of one kernel (ms), newest on the right."""
+
+    def compose(self) -> ComposeResult:
+        yield Static("no dispatches yet", classes="spark-label")
+        yield Sparkline([], summary_function=max, classes="spark")
+
+    def sync(self, warmup: list[float], timed: list[float], method: str,
+             warmups_run: int | None = None, batch: int | None = None) -> None:
+        """Show the timed samples of one batch: the very samples its stats summarise.
+
+        In a batched submission the warm-ups run on the GPU without timestamps of their
+        own, so their count comes from the result (``warmups_run``), not from the samples.
+        """
+        self.query_one(Sparkline).data = list(timed) or [0.0]
+        if not timed:
+            return
+        warm = warmups_run if warmups_run is not None else len(warmup)
+        which = f"batch {batch}: " if batch is not None else ""
+        label = (f"{which}{warm} warm-up + {len(timed)} timed dispatches · last {fmt.ms(timed[-1])}"
+                 f" · min {fmt.ms(min(timed))} · max {fmt.ms(max(timed))} ({method or 'wall'})")
+        self.query_one(".spark-label", Static).update(label)
