@@ -19,13 +19,15 @@ from typing import Any, NoReturn
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
+from vajra_tui.engine.errors import UsageError
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # Python 3.10: the same parser, from PyPI (a declared dependency there)
     import tomli as tomllib
 
 
-class ConfigError(Exception):
+class ConfigError(UsageError):
     """A mistake in the config file or a VAJRA_* variable; the message is one line."""
 
 

@@ -14,9 +14,9 @@ import math
 import re
 from typing import Callable, NoReturn
 
+from vajra_tui.engine.errors import UsageError
 
-class UsageError(Exception):
-    """Bad input from the user: one line on stderr, exit status 2."""
+__all__ = ["UsageError", "OneLineParser"]
 
 
 class OneLineParser(argparse.ArgumentParser):

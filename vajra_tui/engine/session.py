@@ -12,6 +12,7 @@ import hashlib
 from pathlib import Path
 from typing import Callable
 
+from vajra_tui.engine.errors import RunFailed
 from vajra_tui import __version__
 from vajra_tui.settings import TimingSettings
 from vajra_tui.engine.store import calibration_cache
@@ -37,11 +38,11 @@ PREPARE_TIMEOUT_S = 900.0
 RECALIBRATE_DRIFT = 0.15  # a cached roofline whose copy rate is further off than this is redone
 
 
-class BaselineError(RuntimeError):
+class BaselineError(RunFailed, RuntimeError):
     """The naive baseline failed: nothing after it could be trusted."""
 
 
-class WorkloadUnsupported(RuntimeError):
+class WorkloadUnsupported(RunFailed, RuntimeError):
     """The adapter lacks what the workload needs (an f16 binding without shader-f16)."""
 
 

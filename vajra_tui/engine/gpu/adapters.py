@@ -27,13 +27,14 @@ from typing import Any, Iterable
 
 from pydantic import BaseModel
 
+from vajra_tui.engine.errors import UsageError
 from vajra_tui.engine.child import child_env, module_command
 
 SOFTWARE_HINTS = ("llvmpipe", "lavapipe", "swiftshader", "software", "warp")
 LIST_TIMEOUT_S = 120.0
 
 
-class AdapterChoiceError(ValueError):
+class AdapterChoiceError(UsageError):
     """``--adapter``/``--gpus`` named no adapter, or more than one: one line with the candidates."""
 
 

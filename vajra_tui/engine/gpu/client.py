@@ -18,6 +18,7 @@ import threading
 from multiprocessing.connection import Connection
 from typing import Any, Callable
 
+from vajra_tui.engine.errors import RunFailed
 from vajra_tui.settings import cache_dir
 from vajra_tui.engine.child import child_env, module_command
 from vajra_tui.engine.store.damage import open_log
@@ -31,16 +32,22 @@ STARTUP_TIMEOUT_S = 120.0
 RECYCLE_MB = float(os.environ.get("VAJRA_WORKER_RECYCLE_MB", "96"))
 
 
-class WorkerError(Exception):
+class WorkerError(RunFailed):
     """The worker answered with an error (a Python exception inside it)."""
 
+    prefix = "GPU worker failed: "
 
-class WorkerTimeout(Exception):
+
+class WorkerTimeout(RunFailed):
     """The request ran past its deadline; the worker was killed."""
 
+    prefix = "GPU worker failed: "
 
-class WorkerCrashed(Exception):
+
+class WorkerCrashed(RunFailed):
     """The worker died (device lost, driver crash) while serving a request."""
+
+    prefix = "GPU worker failed: "
 
 
 def _exchange(conn: Connection, request: dict[str, Any], timeout: float) -> dict[str, Any]:

@@ -11,13 +11,14 @@ import os
 import stat
 from pathlib import Path
 
+from vajra_tui.engine.errors import UsageError
 from vajra_tui.safe_text import one_line
 
 MAX_KERNEL_BYTES = 1 << 20  # far beyond any kernel; the largest shipped one is ~3 KB
 BOM = "\ufeff"
 
 
-class KernelFileError(Exception):
+class KernelFileError(UsageError):
     """A kernel file that cannot be used; the message is one line for the user."""
 
 

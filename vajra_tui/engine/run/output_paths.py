@@ -13,10 +13,11 @@ import os
 import tempfile
 from pathlib import Path
 
+from vajra_tui.engine.errors import UsageError
 from vajra_tui.safe_text import one_line
 
 
-class OutputPathError(Exception):
+class OutputPathError(UsageError):
     """An output path that cannot be written; the message is one line for the user."""
 
 

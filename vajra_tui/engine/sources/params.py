@@ -25,6 +25,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Union
 
+from vajra_tui.engine.errors import UsageError
 from vajra_tui.engine.candidate import Candidate, GenerationContext
 from vajra_tui.engine.admission.contract import ContractError, stitch
 from vajra_tui.engine.events import DeviceInfo, Event, Notice
@@ -39,7 +40,7 @@ COUNT_LIMIT = 200_000  # requires are counted over spaces up to this size
 ROUND_MAX = 8
 
 
-class ParamsError(ValueError):
+class ParamsError(UsageError):
     """A malformed ``// tune:`` or ``// require:`` line: one line naming the kernel and the line."""
 
 

@@ -17,6 +17,7 @@ from typing import AsyncIterator, Iterable, Iterator
 
 from pydantic import ValidationError
 
+from vajra_tui.engine.errors import UsageError
 from vajra_tui import __version__
 from vajra_tui.safe_text import one_line
 from vajra_tui.engine.events import SCHEMA_VERSION, Event, SessionStarted, parse_event
@@ -25,7 +26,7 @@ MAGIC = "vajra-session"
 SECRET_ENVS = ("NEBIUS_API_KEY", "TAVILY_API_KEY", "OPENAI_API_KEY")
 
 
-class RecordingError(Exception):
+class RecordingError(UsageError):
     """A recording that cannot be replayed; the message is one line for the user."""
 
 

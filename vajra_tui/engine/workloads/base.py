@@ -21,6 +21,7 @@ from typing import Any, Callable, Literal, Mapping, Union
 
 import numpy as np
 
+from vajra_tui.engine.errors import UsageError
 from vajra_tui.engine.events import WorkloadInfo
 
 Size = dict[str, int]
@@ -44,11 +45,11 @@ WORKLOAD_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}\Z")  # becomes <name>.w
 RESERVED = {"TILES_X", "TILES_Y", "DISPATCH_X", "vajra_tile", "main"}
 
 
-class SizeError(ValueError):
+class SizeError(UsageError):
     """A size string that does not fit the workload."""
 
 
-class WorkloadError(ValueError):
+class WorkloadError(UsageError):
     """A workload declaration (or what its functions return) is broken.
 
     ``str()`` is one line naming the field: ``bindings: ...``. The loader puts the

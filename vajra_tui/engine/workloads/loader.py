@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 
+from vajra_tui.engine.errors import UsageError
 from vajra_tui.engine.workloads.base import Workload, WorkloadError
 
 GROUP = "vajra_tui.workloads"
@@ -43,7 +44,7 @@ _FIELDS = ("name", "summary", "dims", "presets", "bindings", "buffer_len", "make
            "defaults")
 
 
-class UnknownWorkload(KeyError):
+class UnknownWorkload(UsageError, KeyError):
     def __str__(self) -> str:
         names = ", ".join(n for n in [*registered_names(), *folder_names()])
         return (f"unknown workload {self.args[0]!r}; choose one of: {names}, or give a .py file "
