@@ -351,3 +351,26 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
     module = typescript_module(result, DeviceInfo(name="gpu"), w.info(size))
     assert "export const USES_SUBGROUPS: boolean = true;" in module
     assert 'requiredFeatures.push("subgroups"' in module
+
+
+def test_buffer_bytes_round_as_the_worker_rounds_them():
+    """BUFFERS' bytes are ``padded``'s: whole 4-byte words, and never 0, since a zero-size
+    storage binding is a validation error (the hand-written rounding gave an empty buffer 0)."""
+    from vajra_tui.engine.export.ts import typescript_module
+    from vajra_tui.engine.workloads.base import padded
+
+    w = WORKLOADS["softmax"]
+    size = w.size("ROWS=4,COLS=64")
+    st = stitch(w, size, w.baseline)
+    result = CandidateResult(id="b", name="b", status="verified", stitched_source=st.source,
+                             source_sha256=st.sha256, grid=list(st.dispatch),
+                             workgroup_size=list(st.workgroup_size))
+    bindings = [{"index": 0, "name": "X", "access": "read", "dtype": "f32", "elements": 0},
+                {"index": 1, "name": "Y", "access": "read_write", "dtype": "f16", "elements": 257}]
+    module = typescript_module(result, DeviceInfo(name="gpu"), w.info(size).model_copy(
+        update={"bindings": bindings}))
+    rows = module.split("export const BUFFERS: readonly BufferSpec[] = [\n", 1)[1].split("\n];", 1)[0]
+    got = [json.loads(line.strip().rstrip(",")) for line in rows.splitlines()]
+    assert [(b["name"], b["elements"], b["bytes"]) for b in got] == [("X", 0, 4), ("Y", 257, 516)]
+    assert [b["bytes"] for b in got] == [padded(0), padded(2 * 257)]
+    assert '"maxBufferSize": 516' in module

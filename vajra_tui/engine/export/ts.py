@@ -9,6 +9,7 @@ from vajra_tui import __version__
 from vajra_tui.engine.events import CandidateResult, DeviceInfo, WorkloadInfo
 from vajra_tui.engine.wgsl.tokens import uses_subgroups
 from vajra_tui.engine.export.lockfile import sha256_bytes, verified_sha
+from vajra_tui.engine.workloads.base import padded
 
 # WGSL element type -> (TypedArray the module uses for it, bytes per element); f16 travels
 # as its raw bits (Float16Array is not in every engine yet).
@@ -84,10 +85,10 @@ def typescript_module(result: CandidateResult, device: DeviceInfo, workload: Wor
 
 # ---- what the module's text is computed from -----------------------------------
 def _buffer_table(declared: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One row per binding, bytes included, as BUFFERS exports it and run() allocates from it."""
+    """One row per binding, as BUFFERS exports it; bytes round as the worker's buffers do."""
     return [{"binding": b["index"], "name": b["name"], "access": b["access"], "dtype": b["dtype"],
              "elements": int(b["elements"]),
-             "bytes": -(-_ARRAYS[b["dtype"]][1] * int(b["elements"]) // 4) * 4} for b in declared]
+             "bytes": padded(_ARRAYS[b["dtype"]][1] * int(b["elements"]))} for b in declared]
 
 
 def _workgroup(result: CandidateResult) -> list[int]:
