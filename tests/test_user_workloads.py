@@ -217,6 +217,61 @@ def test_installed_packages_register_workloads_through_the_entry_point_group(tmp
     monkeypatch.setattr(loader, "_REGISTERED", None)
 
 
+LAZY_PROBE = """\
+import json, os, sys
+from vajra_tui.engine import workloads
+
+def loaded():  # the workload modules imported so far, and whether the plugin's import was tried
+    return [*sorted(m for m in sys.modules if m.startswith("vajra_tui.engine.workloads.")),
+            *(["vajra_hostile tried"] if os.path.exists(os.environ["VAJRA_HOSTILE_MARK"]) else [])]
+
+out = {"names": workloads.entry_point_names(), "after_names": loaded()}
+out["softmax"] = workloads.get_workload("softmax").name
+out["after_softmax"] = loaded()
+try:
+    workloads.get_workload("hostile")
+except workloads.WorkloadError as exc:
+    out["hostile"] = str(exc)
+out["after_hostile"] = loaded()
+from vajra_tui.engine.workloads import WORKLOADS
+out["workloads"] = list(WORKLOADS)
+print(json.dumps(out))
+"""
+
+
+def test_importing_the_registry_imports_no_workload_until_one_is_asked_for(tmp_path):
+    """The GPU worker and each staging process import the engine: a registered workload's
+    module (another package's, which may be slow or broken) is imported only when asked for."""
+    import os
+    import subprocess
+    import sys
+
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "vajra_hostile.py").write_text(  # leaves a mark: a failed import leaves no module behind
+        'import os\nopen(os.environ["VAJRA_HOSTILE_MARK"], "w").close()\n'
+        'raise RuntimeError("a plugin that breaks whoever imports it")\n')
+    info = site / "vajra_hostile-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: vajra-hostile\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[vajra_tui.workloads]\nhostile = vajra_hostile:WORKLOAD\n")
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.run([sys.executable, "-c", LAZY_PROBE], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(root)]),
+                                                  "VAJRA_HOSTILE_MARK": str(tmp_path / "mark")})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout.splitlines()[-1])
+    builtins = ["sgemm", "softmax", "conv1d", "sobel", "layernorm", "gemv"]
+    assert out["names"] == [*builtins, "hostile"]  # from the metadata alone
+    assert out["after_names"] == ["vajra_tui.engine.workloads.base", "vajra_tui.engine.workloads.loader"]
+    assert out["softmax"] == "softmax"
+    assert out["after_softmax"] == [*out["after_names"], "vajra_tui.engine.workloads.softmax"]
+    assert out["hostile"] == ("entry point 'hostile' (vajra_hostile:WORKLOAD): raised RuntimeError: "
+                              "a plugin that breaks whoever imports it")
+    assert out["after_hostile"] == [*out["after_softmax"], "vajra_hostile tried"]  # asked for: imported
+    assert out["workloads"] == builtins  # built on first access, every module imported then
+
+
 def test_results_of_an_edited_workload_file_are_keyed_anew(tmp_path):
     from vajra_tui.engine.session import Session
 

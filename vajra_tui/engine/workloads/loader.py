@@ -15,6 +15,11 @@ The GPU worker is another process, so it imports the workload again from the sam
 *spec*; :func:`provenance` says what that spec is for any loaded workload (and finds
 one that a script declared at module level). A broken file never stops the others:
 each problem is one :class:`WorkloadError` line naming the file and the field.
+
+Registered names come from the packages' metadata (:func:`entry_point_names`); a
+registered workload's module is imported when that name is asked for, or when a listing
+shows the loaded objects (:func:`registered`, the picker's :func:`everything`), so a slow
+or broken plugin costs nothing to a run that does not use it.
 """
 
 from __future__ import annotations
@@ -76,7 +81,7 @@ class Provenance:
 
 
 _KNOWN: dict[int, tuple[Workload, Provenance]] = {}  # holds the object, so its id stays unique
-_REGISTERED: list[Found] | None = None
+_REGISTERED: _Registry | None = None  # see _registry()
 
 
 def _remember(w: Workload, prov: Provenance) -> Workload:
@@ -93,7 +98,11 @@ def _digest(path: str | Path | None) -> str:
 
 # ---- installed packages ------------------------------------------------------------
 def _entry_points() -> list[EntryPoint]:
-    """Vajra's own first (in the order of the README's table), then other packages'."""
+    """Vajra's own first (in the order of the README's table), then other packages'.
+
+    Metadata only: an entry point's ``name`` and ``value`` are read from the installed
+    packages' ``entry_points.txt`` without importing anything.
+    """
     eps = list(entry_points(group=GROUP))
     if not eps:
         eps = [EntryPoint(name, value, GROUP) for name, value in _FALLBACK.items()]
@@ -126,26 +135,78 @@ def _load_entry(ep: EntryPoint) -> Workload:
     return _remember(_static_check(w, where), prov)
 
 
-def registered() -> list[Found]:
-    """Every workload of the entry-point group, loaded once; a broken one is listed with its error."""
+class _Registry:
+    """The entry-point group as read once from the metadata; each entry imported when asked for.
+
+    Every process that imports the engine (the GPU worker, each staging process) used to
+    import every registered workload, another package's too, so one slow or broken
+    plugin slowed or marred every run. Here a workload's module is imported only when
+    that name is asked for, or when a listing needs the loaded objects (:func:`registered`).
+    """
+
+    def __init__(self, eps: list[EntryPoint]) -> None:
+        self.eps = eps
+        self._found: dict[int, Found] = {}  # by position in ``eps``: loaded at most once
+
+    def names(self) -> list[str]:
+        """Each registered name once, in listing order, nothing imported."""
+        return list(dict.fromkeys(ep.name for ep in self.eps))
+
+    def at(self, i: int) -> Found:
+        """The ``i``-th entry point, loaded; a name an earlier one took is an error, never imported."""
+        found = self._found.get(i)
+        if found is None:
+            ep = self.eps[i]
+            if any(other.name == ep.name for other in self.eps[:i]):
+                found = Found(ep.name, ep.name, f"package {_dist(ep)}",
+                              error=f"entry point {ep.name!r} ({ep.value}): name already registered")
+            else:
+                try:
+                    w = _load_entry(ep)
+                    found = Found(ep.name, ep.name, _KNOWN[id(w)][1].origin, w)
+                except WorkloadError as exc:
+                    found = Found(ep.name, ep.name, f"package {_dist(ep)}", error=str(exc))
+            self._found[i] = found
+        return found
+
+    def named(self, name: str) -> Found | None:
+        """The first entry point of that name, loaded (it alone): what a lookup by name gets."""
+        i = next((i for i, ep in enumerate(self.eps) if ep.name == name), None)
+        return None if i is None else self.at(i)
+
+    def everything(self) -> list[Found]:
+        return [self.at(i) for i in range(len(self.eps))]
+
+
+def _registry() -> _Registry:
+    """The registry, read from the metadata on first use; ``_REGISTERED = None`` reads it anew."""
     global _REGISTERED
     if _REGISTERED is None:
-        found: list[Found] = []
-        for ep in _entry_points():
-            if any(f.name == ep.name for f in found):
-                found.append(Found(ep.name, ep.name, f"package {_dist(ep)}",
-                                   error=f"entry point {ep.name!r} ({ep.value}): name already registered"))
-                continue
-            try:
-                w = _load_entry(ep)
-                found.append(Found(ep.name, ep.name, _KNOWN[id(w)][1].origin, w))
-            except WorkloadError as exc:
-                found.append(Found(ep.name, ep.name, f"package {_dist(ep)}", error=str(exc)))
-        _REGISTERED = found
+        _REGISTERED = _Registry(_entry_points())
     return _REGISTERED
 
 
+def entry_point_names() -> list[str]:
+    """Every name the entry-point group registers, read from the packages' metadata alone.
+
+    Nothing is imported, so a broken registered workload is listed too (its error shows
+    when it is asked for). :func:`registered_names` imports them all to list only those
+    that load.
+    """
+    return _registry().names()
+
+
+def registered() -> list[Found]:
+    """Every workload of the entry-point group, loaded once; a broken one is listed with its error.
+
+    This imports every registered module: it is for listings that show the loaded
+    objects (the picker's descriptions). A lookup by name loads that one only.
+    """
+    return _registry().everything()
+
+
 def registered_names() -> list[str]:
+    """The registered workloads that load (importing every one to find out)."""
     return [f.name for f in registered() if f.workload is not None]
 
 
@@ -160,7 +221,7 @@ def folder() -> Path:
 def in_folder() -> list[Found]:
     """The folder's files, each loaded (again when it changed); broken ones carry their error."""
     out: list[Found] = []
-    taken = set(registered_names())
+    taken: set[str] = set()  # this folder's names so far; registered ones are looked up one by one
     try:
         paths = sorted(p for p in folder().glob("*.py") if not p.name.startswith(("_", ".")))
     except OSError:
@@ -168,7 +229,7 @@ def in_folder() -> list[Found]:
     for path in paths:
         try:
             w = load_file(path)
-            if w.name in taken:
+            if w.name in taken or registered_by_name(w.name) is not None:
                 raise WorkloadError("name", f"{w.name!r} is taken by another workload: give this one "
                                     "its own", str(path))
             taken.add(w.name)
@@ -210,10 +271,10 @@ def load_file(path: str | Path, attr: str = WORKLOAD_ATTR) -> Workload:
         sys.modules.pop(name, None)
         raise _import_error(exc, resolved, shown) from None
     w = _is_workload(getattr(module, attr, None), shown, attr)
-    registered_one = _registered_by_file(resolved)
-    if registered_one is not None and registered_one.name == w.name:
+    registered_one = registered_by_name(w.name)
+    if registered_one is not None and _declared_in(registered_one, resolved):
         return registered_one  # the file of a registered workload: the registered object
-    if w.name in registered_names():
+    if registered_one is not None:
         raise WorkloadError("name", f"{w.name!r} is a registered workload's name: give yours its own", shown)
     spec_text = str(resolved) if attr == WORKLOAD_ATTR else f"{resolved}:{attr}"
     return _remember(_static_check(w, shown), Provenance(spec_text, f"file: {shown}", _digest(resolved)))
@@ -230,7 +291,8 @@ def load_module(spec: str) -> Workload:
     except Exception as exc:  # noqa: BLE001
         raise WorkloadError("", _raised(exc), spec) from None
     w = _is_workload(getattr(module, attr, None), spec, attr)
-    if w.name in registered_names() and registered_by_name(w.name) is not w:
+    registered_one = registered_by_name(w.name)
+    if registered_one is not None and registered_one is not w:
         raise WorkloadError("name", f"{w.name!r} is a registered workload's name: give yours its own", spec)
     if id(w) in _KNOWN:
         return w
@@ -239,30 +301,27 @@ def load_module(spec: str) -> Workload:
 
 
 def registered_by_name(name: str) -> Workload | None:
-    return next((f.workload for f in registered() if f.name == name and f.workload is not None), None)
+    """The registered workload of that name, importing its module alone; None when none loads."""
+    found = _registry().named(name)
+    return found.workload if found is not None else None
 
 
-def _registered_by_file(path: Path) -> Workload | None:
-    for f in registered():
-        if f.workload is None:
-            continue
-        module = sys.modules.get(getattr(f.workload.make_inputs, "__module__", "") or "")
-        file = getattr(module, "__file__", None)
-        if file and Path(file).resolve() == path:
-            return f.workload
-    return None
+def _declared_in(w: Workload, path: Path) -> bool:
+    """Whether ``path`` is the file that declares ``w``'s functions (the registered module's file)."""
+    module = sys.modules.get(getattr(w.make_inputs, "__module__", "") or "")
+    file = getattr(module, "__file__", None)
+    return bool(file) and Path(file).resolve() == path
 
 
 def load(spec: str) -> Workload:
     """A registered name, a ``.py`` path (``:ATTR`` optional), ``package.module:ATTR``, or a
     folder workload's name. Raises UnknownWorkload or WorkloadError (one line)."""
     spec = spec.strip()
-    found = registered_by_name(spec)
-    if found is not None:
-        return found
-    broken = next((f for f in registered() if f.name == spec and f.error), None)
-    if broken is not None:
-        raise WorkloadError("", broken.error)
+    entry = _registry().named(spec)  # imports that entry's module only, if it is one
+    if entry is not None and entry.workload is not None:
+        return entry.workload
+    if entry is not None and entry.error:
+        raise WorkloadError("", entry.error)
     path_part, _, attr = spec.rpartition(":") if re.search(r"\.py:\w+$", spec) else (spec, "", "")
     if path_part.endswith(".py") or "/" in spec or Path(spec).is_file():
         return load_file(path_part or spec, attr or WORKLOAD_ATTR)
