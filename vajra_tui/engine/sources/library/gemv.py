@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from vajra_tui.engine.events import DeviceInfo
 from vajra_tui.engine.sources.library.base import Emitter, Params, Size, Template, big_gpu, subgroups, workgroup_fits
-from vajra_tui.engine.sources.library.softmax import _entry, _reduce
+from vajra_tui.engine.sources.library.reductions import entry, reduce
 
 WG = (32, 64, 128, 256, 512, 1024)
 LANES = (4, 8, 16, 32, 64, 128, 256)
@@ -70,7 +70,7 @@ def _split(p: Params, s: Size, d: DeviceInfo | None, vec4: bool = False) -> str:
         e("@group(0) @binding(0) var<storage, read> A: array<vec4<f32>>;",
           "@group(0) @binding(1) var<storage, read> X: array<vec4<f32>>;")
     e(f"var<workgroup> red_s: array<f32, {lanes * rows}>;")
-    _entry(e, lanes, rows, sg)
+    entry(e, lanes, rows, sg)
     e("let t = vajra_tile(wid);", "if (t.y >= TILES_Y) {", "    return;", "}",
       f"let row = min(t.x * {rows}u + lid.y, M - 1u);", "var sum = 0.0;")
     if vec4:
@@ -78,7 +78,7 @@ def _split(p: Params, s: Size, d: DeviceInfo | None, vec4: bool = False) -> str:
     else:
         e("let base = row * K;",
           f"for (var k = lid.x; k < K; k = k + {lanes}u) {{ sum = fma(A[base + k], X[k], sum); }}")
-    _reduce(e, "sum", "add", "red_s", lanes, rows, sg)
+    reduce(e, "sum", "add", "red_s", lanes, rows, sg)
     e(f"if (lid.x == 0u && t.x * {rows}u + lid.y < M) {{", "    Y[row] = sum;", "}")
     e.close()
     return e.text()

@@ -2,15 +2,16 @@
 workgroup memory (B), and one read of the row into vec4 registers (C).
 
 Each is two-pass in its arithmetic (the mean first, then the squared deviations from
-it), so rows far from zero keep their digits. The reductions are softmax's: a shared
-tree, or (``sg=1``, one row per workgroup) subgroup sums and one partial per subgroup.
+it), so rows far from zero keep their digits. The reductions are softmax's (reductions.py):
+a shared tree, or (``sg=1``, one row per workgroup) subgroup sums and one partial per subgroup.
 """
 
 from __future__ import annotations
 
 from vajra_tui.engine.events import DeviceInfo
 from vajra_tui.engine.sources.library.base import Emitter, Params, Size, Template, storage_fits
-from vajra_tui.engine.sources.library.softmax import WX, _common_check, _entry, _reduce, _regs_check, _scratch, vec_count
+from vajra_tui.engine.sources.library.reductions import (WX, declare_scratch, entry, reduce, regs_check, row_check,
+                                                         vec_count)
 
 EPS = "1e-5"
 
@@ -26,7 +27,7 @@ def _head(e: Emitter, wy: int) -> None:
 
 # ---- A: three passes over the row from global memory --------------------------------
 def _rows_check(p: Params, s: Size, d: DeviceInfo | None) -> str | None:
-    return _common_check(p, s, d, p["rows"])
+    return row_check(p, s, d, p["rows"])
 
 
 def _rows(p: Params, s: Size, d: DeviceInfo | None) -> str:
@@ -35,16 +36,16 @@ def _rows(p: Params, s: Size, d: DeviceInfo | None) -> str:
     e(f"// LayerNorm rows: {wx} invocations per row, {wy} rows per workgroup; three passes over",
       "// X (mean, squared deviations, write), " + ("subgroup" if sg else "shared-memory tree") + " sums.",
       f"// tile: COLS x {wy}")
-    _scratch(e, wx * wy)
-    _entry(e, wx, wy, sg)
+    declare_scratch(e, wx * wy)
+    entry(e, wx, wy, sg)
     _head(e, wy)
     e(f"let row = min(t.y * {wy}u + lid.y, ROWS - 1u);", "let base = row * COLS;", "var sum = 0.0;",
       f"for (var c = lid.x; c < COLS; c = c + {wx}u) {{ sum = sum + X[base + c]; }}")
-    _reduce(e, "sum", "add", "red_m", wx, wy, sg)
+    reduce(e, "sum", "add", "red_m", wx, wy, sg)
     e("let mean = sum / f32(COLS);", "var sq = 0.0;",
       f"for (var c = lid.x; c < COLS; c = c + {wx}u) {{",
       "    let dv = X[base + c] - mean;", "    sq = fma(dv, dv, sq);", "}")
-    _reduce(e, "sq", "add", "red_s", wx, wy, sg)
+    reduce(e, "sq", "add", "red_s", wx, wy, sg)
     e(f"let rstd = inverseSqrt(sq / f32(COLS) + {EPS});",
       f"if (t.y * {wy}u + lid.y < ROWS) {{",
       f"    for (var c = lid.x; c < COLS; c = c + {wx}u) {{",
@@ -55,7 +56,7 @@ def _rows(p: Params, s: Size, d: DeviceInfo | None) -> str:
 
 # ---- B: the row cached in workgroup memory ------------------------------------------
 def _smem_check(p: Params, s: Size, d: DeviceInfo | None) -> str | None:
-    return _common_check(p, s, d, 1) or storage_fits(d, 4 * (s["COLS"] + 2 * p["wx"]))
+    return row_check(p, s, d, 1) or storage_fits(d, 4 * (s["COLS"] + 2 * p["wx"]))
 
 
 def _smem(p: Params, s: Size, d: DeviceInfo | None) -> str:
@@ -64,17 +65,17 @@ def _smem(p: Params, s: Size, d: DeviceInfo | None) -> str:
     e(f"// LayerNorm smem: one row per workgroup of {wx}, read once from global memory into",
       "// workgroup memory; both sums and the write work from there.",
       "// tile: COLS x 1", "var<workgroup> row_s: array<f32, COLS>;")
-    _scratch(e, wx)
-    _entry(e, wx, 1, sg)
+    declare_scratch(e, wx)
+    entry(e, wx, 1, sg)
     _head(e, 1)
     e("let base = t.y * COLS;", "var sum = 0.0;",
       f"for (var c = lid.x; c < COLS; c = c + {wx}u) {{",
       "    let v = X[base + c];", "    row_s[c] = v;", "    sum = sum + v;", "}")
-    _reduce(e, "sum", "add", "red_m", wx, 1, sg)
+    reduce(e, "sum", "add", "red_m", wx, 1, sg)
     e("let mean = sum / f32(COLS);", "var sq = 0.0;",
       f"for (var c = lid.x; c < COLS; c = c + {wx}u) {{",
       "    let dv = row_s[c] - mean;", "    sq = fma(dv, dv, sq);", "}")
-    _reduce(e, "sq", "add", "red_s", wx, 1, sg)
+    reduce(e, "sq", "add", "red_s", wx, 1, sg)
     e(f"let rstd = inverseSqrt(sq / f32(COLS) + {EPS});",
       f"for (var c = lid.x; c < COLS; c = c + {wx}u) {{",
       "    Y[base + c] = fma((row_s[c] - mean) * rstd, GAMMA[c], BETA[c]);", "}")
@@ -95,8 +96,8 @@ def _regs(p: Params, s: Size, d: DeviceInfo | None) -> str:
       "@group(0) @binding(1) var<storage, read> GAMMA: array<vec4<f32>>;",
       "@group(0) @binding(2) var<storage, read> BETA: array<vec4<f32>>;",
       "@group(0) @binding(3) var<storage, read_write> Y: array<vec4<f32>>;")
-    _scratch(e, wx)
-    _entry(e, wx, 1, sg)
+    declare_scratch(e, wx)
+    entry(e, wx, 1, sg)
     _head(e, 1)
     e("let n4 = COLS / 4u;", "let base = t.y * n4;", "var acc = vec4<f32>(0.0);")
     for i in range(v):
@@ -105,14 +106,14 @@ def _regs(p: Params, s: Size, d: DeviceInfo | None) -> str:
           f"let x{i} = select(vec4<f32>(0.0), X[base + min(c{i}, n4 - 1u)], c{i} < n4);")
         e(f"acc = acc + x{i};")
     e("var sum = (acc.x + acc.y) + (acc.z + acc.w);")
-    _reduce(e, "sum", "add", "red_m", wx, 1, sg)
+    reduce(e, "sum", "add", "red_m", wx, 1, sg)
     e("let mean = vec4<f32>(sum / f32(COLS));", "var sq4 = vec4<f32>(0.0);")
     for i in range(v):
         e(f"let d{i} = x{i} - mean;" if exact else
           f"let d{i} = select(vec4<f32>(0.0), x{i} - mean, c{i} < n4);")
         e(f"sq4 = fma(d{i}, d{i}, sq4);")
     e("var sq = (sq4.x + sq4.y) + (sq4.z + sq4.w);")
-    _reduce(e, "sq", "add", "red_s", wx, 1, sg)
+    reduce(e, "sq", "add", "red_s", wx, 1, sg)
     e(f"let rstd = vec4<f32>(inverseSqrt(sq / f32(COLS) + {EPS}));")
     for i in range(v):
         store = f"Y[base + c{i}] = fma(d{i} * rstd, GAMMA[c{i}], BETA[c{i}]);"
@@ -127,7 +128,7 @@ TEMPLATES = [
     Template("layernorm", "smem", "B", "row cached in workgroup memory",
              {"wx": WX, "sg": (0, 1)}, _smem, _smem_check),
     Template("layernorm", "regs", "C", "one read, vec4 row in registers",
-             {"wx": WX, "sg": (0, 1)}, _regs, _regs_check,
+             {"wx": WX, "sg": (0, 1)}, _regs, regs_check,
              general=lambda p: False),  # needs COLS % 4 == 0
 ]
 

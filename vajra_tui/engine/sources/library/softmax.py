@@ -1,65 +1,23 @@
 """Softmax templates: three-pass row walk (A), row cached in shared memory (B), and a
 single pass with the row held in vec4 registers (C).
 
-Reductions are a shared-memory tree, or (``sg=1``, only where the adapter has
-subgroups) ``subgroupMax``/``subgroupAdd`` followed by a short pass over one
-partial per subgroup. Subgroup kernels keep one row per workgroup, so a subgroup
-never straddles two rows. Naga accepts subgroup builtins without an ``enable``
-directive (and rejects ``enable subgroups;``), so none is emitted; a browser
-(Tint) needs one hoisted in front of the prelude.
+The max and the exp-sum are row reductions: a shared-memory tree or (``sg=1``)
+subgroup builtins, emitted by reductions.py, which layernorm and gemv share.
 """
 
 from __future__ import annotations
 
 from vajra_tui.engine.events import DeviceInfo
-from vajra_tui.engine.sources.library.base import Emitter, Params, Size, Template, storage_fits, subgroups, workgroup_fits
+from vajra_tui.engine.sources.library.base import Emitter, Params, Size, Template, storage_fits, subgroups
+from vajra_tui.engine.sources.library.reductions import (WX, declare_scratch, entry, reduce, regs_check, row_check,
+                                                         vec_count)
 
 NEG = "-3.0e38"
 
 
-def _entry(e: Emitter, wx: int, wy: int, sg: int) -> None:
-    extra = (",\n        @builtin(subgroup_invocation_id) sl: u32, @builtin(subgroup_size) ss: u32"
-             if sg else "")
-    e(f"@compute @workgroup_size({wx}, {wy})",
-      "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>,"
-      f"\n        @builtin(local_invocation_index) li: u32{extra}) {{")
-    e.depth = 1
-
-
-def _reduce(e: Emitter, var: str, op: str, scratch: str, wx: int, wy: int, sg: int) -> None:
-    """Reduce ``var`` over the lid.x lanes of each row; every lane gets the result."""
-    if sg:
-        fn = "subgroupMax" if op == "max" else "subgroupAdd"
-        e(f"let {var}_s = {fn}({var});", f"if (sl == 0u) {{ {scratch}[li / ss] = {var}_s; }}",
-          "workgroupBarrier();", f"{var} = {scratch}[0];")
-        e(f"for (var i = 1u; i < {wx}u / ss; i = i + 1u) {{ {var} = {op}({var}, {scratch}[i]); }}"
-          if op == "max" else
-          f"for (var i = 1u; i < {wx}u / ss; i = i + 1u) {{ {var} = {var} + {scratch}[i]; }}")
-        return
-    comb = (f"max({scratch}[li], {scratch}[li + s])" if op == "max"
-            else f"{scratch}[li] + {scratch}[li + s]")
-    e(f"{scratch}[li] = {var};")
-    e(f"for (var s = {wx // 2}u; s > 0u; s = s >> 1u) {{",
-      "    workgroupBarrier();",
-      f"    if (lid.x < s) {{ {scratch}[li] = {comb}; }}",
-      "}", "workgroupBarrier();", f"{var} = {scratch}[lid.y * {wx}u];")
-
-
-def _scratch(e: Emitter, n: int) -> None:
-    e(f"var<workgroup> red_m: array<f32, {n}>;", f"var<workgroup> red_s: array<f32, {n}>;")
-
-
-def _common_check(p: Params, s: Size, d: DeviceInfo | None, wy: int) -> str | None:
-    if p.get("sg") and not subgroups(d):
-        return "the adapter has no subgroups"
-    if p.get("sg") and wy != 1:
-        return "subgroup reductions keep one row per workgroup"
-    return workgroup_fits(d, p["wx"], wy)
-
-
 # ---- A: three passes over the row from global memory --------------------------------
 def _rows_check(p: Params, s: Size, d: DeviceInfo | None) -> str | None:
-    return _common_check(p, s, d, p["rows"])
+    return row_check(p, s, d, p["rows"])
 
 
 def _rows(p: Params, s: Size, d: DeviceInfo | None) -> str:
@@ -68,16 +26,16 @@ def _rows(p: Params, s: Size, d: DeviceInfo | None) -> str:
     e(f"// Softmax rows: {wx} invocations per row, {wy} rows per workgroup, three passes",
       "// over X (max, sum, write), " + ("subgroup" if sg else "shared-memory tree") + " reductions.",
       f"// tile: COLS x {wy}")
-    _scratch(e, wx * wy)
-    _entry(e, wx, wy, sg)
+    declare_scratch(e, wx * wy)
+    entry(e, wx, wy, sg)
     e("let t = vajra_tile(wid);", "if (t.y >= TILES_Y) {", "    return;", "}",
       f"let row = min(t.y * {wy}u + lid.y, ROWS - 1u);", "let base = row * COLS;",
       f"var m = {NEG};")
     e(f"for (var c = lid.x; c < COLS; c = c + {wx}u) {{ m = max(m, X[base + c]); }}")
-    _reduce(e, "m", "max", "red_m", wx, wy, sg)
+    reduce(e, "m", "max", "red_m", wx, wy, sg)
     e("var sum = 0.0;",
       f"for (var c = lid.x; c < COLS; c = c + {wx}u) {{ sum = sum + exp(X[base + c] - m); }}")
-    _reduce(e, "sum", "add", "red_s", wx, wy, sg)
+    reduce(e, "sum", "add", "red_s", wx, wy, sg)
     e("let inv = 1.0 / sum;")
     e(f"if (t.y * {wy}u + lid.y < ROWS) {{")
     e(f"    for (var c = lid.x; c < COLS; c = c + {wx}u) {{ Y[base + c] = exp(X[base + c] - m) * inv; }}",
@@ -88,7 +46,7 @@ def _rows(p: Params, s: Size, d: DeviceInfo | None) -> str:
 
 # ---- B: the row cached in workgroup memory ------------------------------------------
 def _smem_check(p: Params, s: Size, d: DeviceInfo | None) -> str | None:
-    return (_common_check(p, s, d, 1)
+    return (row_check(p, s, d, 1)
             or storage_fits(d, 4 * (s["COLS"] + 2 * p["wx"])))
 
 
@@ -98,17 +56,17 @@ def _smem(p: Params, s: Size, d: DeviceInfo | None) -> str:
     e(f"// Softmax smem: one row per workgroup of {wx}, read once from global memory into",
       "// workgroup memory; max, exp-sum and the write work from there.",
       "// tile: COLS x 1", "var<workgroup> row_s: array<f32, COLS>;")
-    _scratch(e, wx)
-    _entry(e, wx, 1, sg)
+    declare_scratch(e, wx)
+    entry(e, wx, 1, sg)
     e("let t = vajra_tile(wid);", "if (t.y >= TILES_Y) {", "    return;", "}",
       "let base = t.y * COLS;", f"var m = {NEG};")
     e(f"for (var c = lid.x; c < COLS; c = c + {wx}u) {{",
       "    let v = X[base + c];", "    row_s[c] = v;", "    m = max(m, v);", "}")
-    _reduce(e, "m", "max", "red_m", wx, 1, sg)
+    reduce(e, "m", "max", "red_m", wx, 1, sg)
     e("var sum = 0.0;",
       f"for (var c = lid.x; c < COLS; c = c + {wx}u) {{",
       "    let v = exp(row_s[c] - m);", "    row_s[c] = v;", "    sum = sum + v;", "}")
-    _reduce(e, "sum", "add", "red_s", wx, 1, sg)
+    reduce(e, "sum", "add", "red_s", wx, 1, sg)
     e("let inv = 1.0 / sum;",
       f"for (var c = lid.x; c < COLS; c = c + {wx}u) {{ Y[base + c] = row_s[c] * inv; }}")
     e.close()
@@ -116,18 +74,6 @@ def _smem(p: Params, s: Size, d: DeviceInfo | None) -> str:
 
 
 # ---- C: single pass, row in vec4 registers ------------------------------------------
-def vec_count(p: Params, s: Size) -> int:
-    return -(-s["COLS"] // (4 * p["wx"]))
-
-
-def _regs_check(p: Params, s: Size, d: DeviceInfo | None) -> str | None:
-    if s["COLS"] % 4:
-        return "vec4 rows need COLS to be a multiple of 4"
-    if vec_count(p, s) > 32:
-        return "too many vec4 registers per invocation for this row length"
-    return _common_check(p, s, d, 1)
-
-
 def _regs(p: Params, s: Size, d: DeviceInfo | None) -> str:
     wx, sg = p["wx"], p["sg"]
     v = vec_count(p, s)
@@ -139,8 +85,8 @@ def _regs(p: Params, s: Size, d: DeviceInfo | None) -> str:
       "// tile: COLS x 1",
       "@group(0) @binding(0) var<storage, read> X: array<vec4<f32>>;",
       "@group(0) @binding(1) var<storage, read_write> Y: array<vec4<f32>>;")
-    _scratch(e, wx)
-    _entry(e, wx, 1, sg)
+    declare_scratch(e, wx)
+    entry(e, wx, 1, sg)
     e("let t = vajra_tile(wid);", "if (t.y >= TILES_Y) {", "    return;", "}",
       "let base = t.y * (COLS / 4u);", f"var m = {NEG};")
     for i in range(v):
@@ -151,12 +97,12 @@ def _regs(p: Params, s: Size, d: DeviceInfo | None) -> str:
             e(f"let x{i} = select(vec4<f32>({NEG}), X[base + min(c{i}, COLS / 4u - 1u)], "
               f"c{i} < COLS / 4u);")
         e(f"m = max(m, max(max(x{i}.x, x{i}.y), max(x{i}.z, x{i}.w)));")
-    _reduce(e, "m", "max", "red_m", wx, 1, sg)
+    reduce(e, "m", "max", "red_m", wx, 1, sg)
     e("var acc = vec4<f32>(0.0);")
     for i in range(v):
         e(f"let e{i} = exp(x{i} - vec4<f32>(m));", f"acc = acc + e{i};")
     e("var sum = (acc.x + acc.y) + (acc.z + acc.w);")
-    _reduce(e, "sum", "add", "red_s", wx, 1, sg)
+    reduce(e, "sum", "add", "red_s", wx, 1, sg)
     e("let inv = vec4<f32>(1.0 / sum);")
     for i in range(v):
         store = f"Y[base + c{i}] = e{i} * inv;"
@@ -165,14 +111,13 @@ def _regs(p: Params, s: Size, d: DeviceInfo | None) -> str:
     return e.text()
 
 
-WX = (32, 64, 128, 256, 512, 1024)
 TEMPLATES = [
     Template("softmax", "rows", "A", "workgroup geometry: lanes per row x rows per workgroup",
              {"wx": WX, "rows": (1, 2, 4, 8), "sg": (0, 1)}, _rows, _rows_check),
     Template("softmax", "smem", "B", "row cached in workgroup memory",
              {"wx": WX, "sg": (0, 1)}, _smem, _smem_check),
     Template("softmax", "regs", "C", "single pass, vec4 row in registers",
-             {"wx": WX, "sg": (0, 1)}, _regs, _regs_check,
+             {"wx": WX, "sg": (0, 1)}, _regs, regs_check,
              general=lambda p: False),  # needs COLS % 4 == 0
 ]
 
