@@ -9,8 +9,8 @@ K-slice prefetched, optionally double-buffered; ``spec=1`` is size-specialised.
 from __future__ import annotations
 
 from vajra_tui.engine.events import DeviceInfo
+from vajra_tui.engine.sources.library import sgemm_vec4
 from vajra_tui.engine.sources.library.base import Emitter, Params, Size, Template, big_gpu, storage_fits, workgroup_fits
-from vajra_tui.engine.sources.library.sgemm_vec4 import _vec4, _vec4_check
 
 HEAD = ("@compute @workgroup_size({wx}, {wy})\n"
         "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>,\n"
@@ -113,7 +113,7 @@ TEMPLATES = [
     Template("sgemm", "vec4", "C", "vec4 register tiles, transposed A, prefetch",
              {"bm": (32, 64, 128, 256), "bn": (32, 64, 128, 256), "bk": (4, 8, 16, 32),
               "tm": (4, 8, 16), "tn": (4, 8, 16), "db": (0, 1), "spec": (0, 1), "lay": (0, 1)},
-             _vec4, _vec4_check, general=lambda p: not p["spec"], late={"lay": 0}),
+             sgemm_vec4.render, sgemm_vec4.check, general=lambda p: not p["spec"], late={"lay": 0}),
 ]
 
 

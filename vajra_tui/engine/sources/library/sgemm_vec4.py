@@ -24,7 +24,8 @@ def fits_tile(p: Params, s: Size) -> bool:
     return s["M"] % p["bm"] == 0 and s["N"] % p["bn"] == 0 and s["K"] % p["bk"] == 0
 
 
-def _vec4_check(p: Params, s: Size, d: DeviceInfo | None) -> str | None:
+def check(p: Params, s: Size, d: DeviceInfo | None) -> str | None:
+    """Why a point of sgemm/vec4 cannot run at this size on this adapter (either layout), or None."""
     bm, bn, bk, tm, tn = p["bm"], p["bn"], p["bk"], p["tm"], p["tn"]
     if bm % tm or bn % tn or bk % 4:
         return "tile not divisible by outputs per invocation"
@@ -36,7 +37,8 @@ def _vec4_check(p: Params, s: Size, d: DeviceInfo | None) -> str | None:
     return workgroup_fits(d, bn // tn, bm // tm) or storage_fits(d, 4 * nbuf * bk * (bm + bn))
 
 
-def _vec4(p: Params, s: Size, d: DeviceInfo | None) -> str:
+def render(p: Params, s: Size, d: DeviceInfo | None) -> str:
+    """sgemm/vec4's kernel: the hoisted layout for ``lay=1`` (sgemm_hoist.py), else the flat one."""
     if p["lay"]:
         return sgemm_hoist.render(p, s, d)
     return _flat(p, s, d)
