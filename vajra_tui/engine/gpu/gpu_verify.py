@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import wgpu
 
-from vajra_tui.engine.gpu.verify import Verdict, _Tally, floor_of, measures, verdict_of
+from vajra_tui.engine.gpu.verify import Tally, Verdict, floor_of, measures, verdict_of
 from vajra_tui.engine.gpu import judge_wgsl as K
 from vajra_tui.engine.gpu.references import Reference, tolerance_ok
 
@@ -166,7 +166,7 @@ def resolve(head: np.ndarray, ref: np.ndarray, dtype: str, atol: float, rtol: fl
     """The verdict from one output's counters and lists, or None when they cannot be exact."""
     if head[K.BORDER_N] > K.CAP:
         return None
-    t = _Tally(unwritten=int(head[K.UNWRITTEN]), nonfinite=int(head[K.NONFINITE]))
+    t = Tally(unwritten=int(head[K.UNWRITTEN]), nonfinite=int(head[K.NONFINITE]))
     t.first_unwritten = int(head[K.FIRST_UNWRITTEN]) if t.unwritten else None
     t.first_nonfinite = int(head[K.FIRST_NONFINITE]) if t.nonfinite else None
     _, bad, _, _ = _judged(head, K.BORDER_LIST, int(head[K.BORDER_N]), dtype, ref, atol, rtol)

@@ -52,7 +52,13 @@ class Verdict:
 
 
 @dataclass
-class _Tally:
+class Tally:
+    """What a judge counted over one output: the input of :func:`verdict_of`.
+
+    Public because both judges fill it, the CPU scan here and the GPU judge
+    (gpu/gpu_verify.py) from its device counters, and one function words the verdict.
+    """
+
     worst_ratio: float = -1.0
     worst_index: int = 0
     max_rel: float = 0.0
@@ -85,9 +91,9 @@ def measures(o: np.ndarray, r: np.ndarray, finite: np.ndarray, atol: float, rtol
     return bad, ratio, finite_diff / np.maximum(np.abs(r), floor)
 
 
-def _scan(out: np.ndarray, ref: np.ndarray, atol: float, rtol: float, poison: int) -> _Tally:
+def _scan(out: np.ndarray, ref: np.ndarray, atol: float, rtol: float, poison: int) -> Tally:
     """One pass over the output in chunks, so 8192² outputs need no gigabytes of temporaries."""
-    tally = _Tally()
+    tally = Tally()
     floor = floor_of(atol, rtol)
     integer = np.issubdtype(out.dtype, np.integer)
     bits = out.view(np.uint16 if out.dtype == np.float16 else np.uint32)
@@ -134,7 +140,7 @@ def compare(out: np.ndarray, ref: np.ndarray, atol: float, rtol: float = RTOL,
     return verdict_of(t, ref, lambda i: out[i])
 
 
-def verdict_of(t: _Tally, ref: np.ndarray, got: Callable[[int], Any], judged_by: str = "cpu") -> Verdict:
+def verdict_of(t: Tally, ref: np.ndarray, got: Callable[[int], Any], judged_by: str = "cpu") -> Verdict:
     """The verdict (and its one-line reason) from a tally, whoever counted it.
 
     ``got(i)`` is the output's element ``i``: the CPU path has the whole output, the
