@@ -27,6 +27,7 @@ from typing import Any
 
 from vajra_tui.engine.candidate import Candidate
 from vajra_tui.engine.gpu.client import GPUClient
+from vajra_tui.engine.gpu.protocol import Prepare, Prepared, R, Request, Time, TimeStream, Verify
 from vajra_tui.engine.session import Session
 from vajra_tui.engine.workloads import WORKLOADS
 from vajra_tui.settings import TimingSettings
@@ -43,14 +44,14 @@ class TimedClient(GPUClient):
         self.seconds: dict[str, float] = defaultdict(float)
         self.prepare: dict[str, Any] = {}
 
-    async def acall(self, op: str, timeout: float, **kwargs: Any) -> dict[str, Any]:
+    async def request(self, request: Request[R], timeout: float) -> R:
         began = time.perf_counter()
-        reply = await super().acall(op, timeout, **kwargs)
-        step = "probe" if op == "verify" and kwargs.get("grid") else \
-            "timing" if op in ("time", "time_stream") else op
+        reply = await super().request(request, timeout)
+        step = "probe" if isinstance(request, Verify) and request.grid else \
+            "timing" if isinstance(request, (Time, TimeStream)) else request.op
         self.seconds[step] += time.perf_counter() - began
-        if op == "prepare":
-            self.prepare = {"judge": reply.get("judge"), "seconds": reply.get("seconds", {}),
+        if isinstance(request, Prepare) and isinstance(reply, Prepared):
+            self.prepare = {"judge": reply.judge, "seconds": reply.seconds,
                             "wall_s": time.perf_counter() - began}
         return reply
 

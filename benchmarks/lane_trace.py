@@ -26,6 +26,7 @@ from typing import Any
 
 from vajra_tui.engine.gpu import adapters as adapters_module
 from vajra_tui.engine.gpu import client as client_module
+from vajra_tui.engine.gpu.protocol import Compiled
 from vajra_tui.engine.scale import local as local_module
 from vajra_tui.engine.session import Session
 
@@ -45,18 +46,18 @@ def _span(kind: str, label: str, began: float, **extra: Any) -> None:
 
 
 def _instrument() -> None:
-    call, start = client_module.GPUClient.call, client_module.GPUClient.start
+    call, start = client_module.GPUClient.request_blocking, client_module.GPUClient.start
     listing = adapters_module.list_adapters
 
-    def timed_call(self: Any, op: str, timeout: float, **kwargs: Any) -> Any:
+    def timed_call(self: Any, request: Any, timeout: float) -> Any:
         began, reply = _now(), None
         try:
-            reply = call(self, op, timeout, **kwargs)
+            reply = call(self, request, timeout)
             return reply
         finally:
-            n = len(kwargs.get("items") or kwargs.get("cids") or []) or None
-            built = reply.get("built") if op == "compile" and isinstance(reply, dict) else None
-            _span(op, getattr(self, "label", "") or "lane", began, n=n, built=built)
+            n = len(getattr(request, "items", None) or getattr(request, "cids", None) or []) or None
+            built = reply.built if isinstance(reply, Compiled) else None
+            _span(request.op, getattr(self, "label", "") or "lane", began, n=n, built=built)
 
     def timed_start(self: Any) -> Any:
         began = _now()
@@ -73,7 +74,7 @@ def _instrument() -> None:
             _span("list_adapters" + ("+probe" if (kwargs.get("probe") or (args and args[0])) else ""),
                   "main", began)
 
-    client_module.GPUClient.call = timed_call  # type: ignore[method-assign]
+    client_module.GPUClient.request_blocking = timed_call  # type: ignore[method-assign]
     client_module.GPUClient.start = timed_start  # type: ignore[method-assign]
     adapters_module.list_adapters = timed_list  # type: ignore[assignment]
     local_module.list_adapters = timed_list  # type: ignore[attr-defined]

@@ -22,6 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from vajra_tui.engine.gpu.client import GPUClient  # noqa: E402
+from vajra_tui.engine.gpu.protocol import Compile, Drop  # noqa: E402
 from vajra_tui.engine.store.record import Recorder  # noqa: E402
 from vajra_tui.engine.sources.library import LibrarySource, template  # noqa: E402
 from vajra_tui.engine.session import Session  # noqa: E402
@@ -144,7 +145,7 @@ async def bench_one(client, name: str, spec: str, args, torch) -> dict:
 async def time_cold(client, s: Session, best) -> dict:
     """The winner and the baseline again, side by side, with caches flushed before each dispatch."""
     st = s.stitched[best.id]
-    await client.acall("compile", 120.0, cid=best.id, source=st.source, dispatch=list(st.dispatch))
+    await client.request(Compile(cid=best.id, source=st.source, dispatch=list(st.dispatch)), 120.0)
     s.timing.cache = "cold"
     try:
         await s.time_batch(["baseline", best.id])
@@ -182,7 +183,7 @@ async def check_awkward(client, name: str, params: dict, timing) -> dict:
             continue
         ok = await s.admit(cand)
         out[label] = {"key": cand.params["key"], "verified": ok, "reason": s.results[cand.id].reason}
-        await client.acall("drop", 30.0, cid=cand.id)
+        await client.request(Drop(cid=cand.id), 30.0)
     return out
 
 

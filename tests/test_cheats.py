@@ -18,6 +18,7 @@ from conftest import KERNELS
 from vajra_tui.cli.main import main
 from vajra_tui.engine.candidate import Candidate
 from vajra_tui.engine.events import VerificationFinished
+from vajra_tui.engine.gpu.protocol import Compile, Drop, Time, TimeStream
 from vajra_tui.engine.session import Session
 from vajra_tui.engine.wgsl.memory import workgroup_vars, zero_init_source
 from vajra_tui.engine.workloads import get_workload
@@ -124,14 +125,14 @@ async def test_every_timed_dispatch_is_checked(gpu):
     await s.start()
     await s.run_baseline(time=False)
     st = s._stitch((KERNELS / "noop.wgsl").read_text())
-    reply = await gpu.acall("compile", 60, cid="wrong", source=st.source, dispatch=list(st.dispatch))
-    assert reply["compiled"]
-    stream = await gpu.acall("time_stream", 60, cids=["wrong"], warmup=1, reps=3, seed=1)
-    (verdict,) = stream["verdicts"]
-    assert not verdict["passed"] and "(wrong: 1, 2, 3 of 3)" in verdict["reason"]
+    reply = await gpu.request(Compile(cid="wrong", source=st.source, dispatch=list(st.dispatch)), 60)
+    assert reply.compiled
+    stream = await gpu.request(TimeStream(cids=["wrong"], warmup=1, reps=3, seed=1), 60)
+    (verdict,) = stream.verdicts
+    assert not verdict.passed and "(wrong: 1, 2, 3 of 3)" in verdict.reason
     # one dispatch at a time, even those not read back (check=False): each checked, and said
-    timed = await gpu.acall("time", 60, cid="wrong", n=2, seed=1, check=False)
-    assert not timed["verdict"]["passed"]
-    assert timed["verdict"]["where"] == "checked after every dispatch"
-    assert "(wrong: 1, 2 of 2)" in timed["verdict"]["reason"]
-    await gpu.acall("drop", 30, cid="wrong")
+    timed = await gpu.request(Time(cid="wrong", n=2, seed=1, check=False), 60)
+    assert not timed.verdict.passed
+    assert timed.verdict.where == "checked after every dispatch"
+    assert "(wrong: 1, 2 of 2)" in timed.verdict.reason
+    await gpu.request(Drop(cid="wrong"), 30)

@@ -7,6 +7,7 @@ import pytest
 
 from conftest import kernel
 from vajra_tui.engine.admission.contract import ContractError, plan_dispatch, stitch, tile_of
+from vajra_tui.engine.gpu.protocol import Compile, Prepare, Verify
 from vajra_tui.engine.gpu.verify import compare
 from vajra_tui.engine.workloads import get_workload
 
@@ -72,10 +73,10 @@ def test_folded_grid_still_covers_every_output(gpu):
     size = w.size("5000x3")
     st = stitch(w, size, w.baseline, max_dim=7)  # 20 tiles of 256 folded onto 7 x 3
     assert st.tiles == (20, 1) and st.dispatch == (7, 3, 1)
-    gpu.call("prepare", 120, workload="conv1d", size=size, seeds=[5])
-    assert gpu.call("compile", 60, cid="fold", source=st.source, dispatch=list(st.dispatch))["compiled"]
-    verdict = gpu.call("verify", 30, cid="fold", seed=5)
-    assert verdict["passed"], verdict["reason"]
+    gpu.request_blocking(Prepare(workload="conv1d", size=size, seeds=[5]), 120)
+    assert gpu.request_blocking(Compile(cid="fold", source=st.source, dispatch=list(st.dispatch)), 60).compiled
+    verdict = gpu.request_blocking(Verify(cid="fold", seed=5), 30)
+    assert verdict.passed, verdict.reason
 
 
 def test_compare_rules():

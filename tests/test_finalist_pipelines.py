@@ -11,6 +11,7 @@ import asyncio
 from vajra_tui.engine.admission.contract import stitch
 from vajra_tui.engine.events import CandidateResult
 from vajra_tui.engine.gpu.client import GPUClient
+from vajra_tui.engine.gpu.protocol import Compile, Drop, Prepare
 from vajra_tui.engine.sources.library import LibrarySource
 from vajra_tui.engine.session import Session
 from vajra_tui.engine.tune import Tuner
@@ -27,22 +28,22 @@ def _variant(i: int) -> dict:
 
 
 def test_a_finalist_outlives_a_batch_of_drops_and_goes_when_it_stops_being_one(gpu: GPUClient):
-    gpu.call("prepare", 120, workload="softmax", size=SIZE, seeds=[1])
+    gpu.request_blocking(Prepare(workload="softmax", size=SIZE, seeds=[1]), 120)
     variants = {f"v{i}": _variant(i) for i in range(12)}
     for cid, v in variants.items():
-        assert gpu.call("compile", 60, cid=cid, **v)["compiled"]
-    gpu.call("drop", 30, cids=list(variants), keep=["v1"])
+        assert gpu.request_blocking(Compile(cid=cid, **v), 60).compiled
+    gpu.request_blocking(Drop(cids=list(variants), keep=["v1"]), 30)
 
-    again = gpu.call("compile", 60, cid="v1", **variants["v1"])
-    assert again["compiled"] and not again["built"], again  # the finalist was kept
-    assert gpu.call("compile", 60, cid="v0", **variants["v0"])["built"]  # pushed out by 11 drops
+    again = gpu.request_blocking(Compile(cid="v1", **variants["v1"]), 60)
+    assert again.compiled and not again.built, again  # the finalist was kept
+    assert gpu.request_blocking(Compile(cid="v0", **variants["v0"]), 60).built  # pushed out by 11 drops
 
-    gpu.call("drop", 30, cids=["v0", "v1"], keep=[])  # no longer finalists: they join the recent few
+    gpu.request_blocking(Drop(cids=["v0", "v1"], keep=[]), 30)  # no longer finalists: they join the recent few
     for i in range(12, 24):  # ... and go as later kernels are dropped
         v = _variant(i)
-        gpu.call("compile", 60, cid=f"v{i}", **v)
-        gpu.call("drop", 30, cids=[f"v{i}"], keep=[])
-    assert gpu.call("compile", 60, cid="v1", **variants["v1"])["built"]
+        gpu.request_blocking(Compile(cid=f"v{i}", **v), 60)
+        gpu.request_blocking(Drop(cids=[f"v{i}"], keep=[]), 30)
+    assert gpu.request_blocking(Compile(cid="v1", **variants["v1"]), 60).built
 
 
 class _Counting(GPUClient):
@@ -52,10 +53,10 @@ class _Counting(GPUClient):
         super().__init__()
         self.compiles: list[tuple[str, bool]] = []
 
-    def call(self, op, timeout, **kwargs):
-        reply = super().call(op, timeout, **kwargs)
-        if op == "compile":
-            self.compiles.append((kwargs["cid"], bool(reply.get("built"))))
+    def request_blocking(self, request, timeout):
+        reply = super().request_blocking(request, timeout)
+        if isinstance(request, Compile):
+            self.compiles.append((request.cid, reply.built))
         return reply
 
 

@@ -12,6 +12,7 @@ from vajra_tui.engine.candidate import GenerationContext
 from vajra_tui.engine.admission.contract import prelude
 from vajra_tui.engine.events import CandidateResult, DeviceInfo
 from vajra_tui.engine.sources.library import LibrarySource, template, templates
+from vajra_tui.engine.gpu.protocol import Drop
 from vajra_tui.engine.wgsl.uniformity import Analysis
 from vajra_tui.engine.workloads import WORKLOADS
 
@@ -60,7 +61,7 @@ async def _admit_all(s, cands) -> None:
         assert ok, f"{c.origin} at {s.size}: {r.status} {r.reason}\n{c.source}"
         findings = Analysis(c.source, prelude(s.workload, s.size, (1, 1), 1, set())).findings
         assert not findings, f"{c.origin}: barrier in non-uniform control flow"
-        await s.client.acall("drop", 30.0, cid=c.id)
+        await s.client.request(Drop(cid=c.id), 30.0)
 
 
 @pytest.mark.parametrize("name", list(WORKLOADS))

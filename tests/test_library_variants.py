@@ -14,6 +14,7 @@ from vajra_tui.engine.candidate import GenerationContext
 from vajra_tui.engine.admission.contract import prelude
 from vajra_tui.engine.events import CandidateResult, DeviceInfo
 from vajra_tui.engine.sources.library import LibrarySource, template
+from vajra_tui.engine.gpu.protocol import Drop
 from vajra_tui.engine.wgsl.uniformity import Analysis
 from vajra_tui.engine.workloads import WORKLOADS
 
@@ -68,7 +69,7 @@ async def _verify(client, name: str, spec: str | None, params: dict) -> None:
     r = s.results["v"]
     assert ok, f"{cand.origin} at {s.size}: {r.status} {r.reason}\n{cand.source}"
     assert not Analysis(cand.source, prelude(w, s.size, (1, 1), 1, set())).findings
-    await client.acall("drop", 30.0, cid="v")
+    await client.request(Drop(cid="v"), 30.0)
 
 
 @pytest.mark.parametrize("name,key,awkward", NEW, ids=[k for _, k, _ in NEW])

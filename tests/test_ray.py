@@ -23,7 +23,8 @@ import pytest
 from conftest import on_first_verification
 from vajra_tui.cli.main import main
 from vajra_tui.engine.events import Notice
-from vajra_tui.engine.scale.ray_lanes import LaneServer, _with_workload_file
+from vajra_tui.engine.gpu.protocol import Hello, Prepare
+from vajra_tui.engine.scale.ray_lanes import LaneServer, shipped_file
 
 FAST = ["--size", "32x256", "--reps", "3", "--warmup", "1", "--generations", "0", "--budget", "2"]
 
@@ -60,15 +61,17 @@ def test_a_workload_file_travels_to_a_node_that_lacks_it(tmp_path):
     """The node writes the shipped bytes to a folder of its own and imports them from there."""
     mine = tmp_path / "mine.py"
     mine.write_text("WORKLOAD = None  # stands for a user's file\n")
-    request = _with_workload_file({"workload": f"{mine}:OTHER", "size": {}})
-    assert request["workload_bytes"] == mine.read_bytes()
+    request = Prepare(workload=f"{mine}:OTHER", size={}, seeds=[])
+    shipped = shipped_file(request)
+    assert shipped is not None and shipped.data == mine.read_bytes()
     server = LaneServer.__new__(LaneServer)  # no GPU worker needed for this step
     server.shipped = tmp_path / "node"
     mine.unlink()  # "another node": the path does not exist there
-    local = server._localized(dict(request))
-    path, attr = local["workload"].rsplit(":", 1)
-    assert attr == "OTHER" and path.startswith(str(tmp_path / "node")) and "workload_bytes" not in local
-    assert open(path, "rb").read() == request["workload_bytes"]
+    local = server._localized(request, shipped)
+    path, attr = local.workload.rsplit(":", 1)
+    # the worker gets a Prepare naming the node's copy; the bytes travel beside it, never inside
+    assert attr == "OTHER" and path.startswith(str(tmp_path / "node")) and not hasattr(local, "data")
+    assert open(path, "rb").read() == shipped.data
 
 
 # ---- on a two-node cluster ----------------------------------------------------------------
@@ -165,11 +168,11 @@ async def test_a_hung_kernel_is_killed_by_the_watchdog_on_its_own_node(cluster):
     try:
         await session.start()
         await session.run_baseline(time=False)
-        before = (await lane.acall("hello", 30))["pid"]
+        before = (await lane.request(Hello(), 30)).pid
         hang = (Path(__file__).parent / "kernels" / "hang.wgsl").read_text()
         await session.evaluate([Candidate(id="hang", name="hang", strategy="user", origin="test", source=hang)])
         assert session.results["hang"].status == "timeout"
-        assert (await lane.acall("hello", 30))["pid"] != before  # the node replaced its worker
+        assert (await lane.request(Hello(), 30)).pid != before  # the node replaced its worker
     finally:
         lane.close()
 

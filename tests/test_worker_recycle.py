@@ -11,6 +11,7 @@ import pytest
 from vajra_tui.engine.admission.contract import stitch
 from vajra_tui.engine.gpu import client as client_module
 from vajra_tui.engine.gpu.client import GPUClient
+from vajra_tui.engine.gpu.protocol import Compile, Drop, Hello, Prebuild, PrebuildItem, Prepare, Verify
 from vajra_tui.engine.workloads import get_workload
 
 SOFTMAX = get_workload("softmax")
@@ -27,13 +28,13 @@ def _alive(pid: int) -> bool:
 
 
 def _prepare(c: GPUClient, size: dict[str, int]) -> None:
-    c.call("prepare", 120, workload="softmax", size=size, seeds=[1, 2])
+    c.request_blocking(Prepare(workload="softmax", size=size, seeds=[1, 2]), 120)
     st = stitch(SOFTMAX, size, SOFTMAX.baseline)
-    assert c.call("compile", 60, cid="baseline", source=st.source, dispatch=list(st.dispatch))["compiled"]
+    assert c.request_blocking(Compile(cid="baseline", source=st.source, dispatch=list(st.dispatch)), 60).compiled
 
 
 def _baseline_passes(c: GPUClient) -> bool:
-    return c.call("verify", 30, cid="baseline", seed=2)["passed"]
+    return c.request_blocking(Verify(cid="baseline", seed=2), 30).passed
 
 
 def _grow(c: GPUClient, size: dict[str, int]) -> float:
@@ -41,9 +42,9 @@ def _grow(c: GPUClient, size: dict[str, int]) -> float:
     tiny); the seconds that drop took."""
     for i in range(6):
         st = stitch(SOFTMAX, size, SOFTMAX.baseline + f"\n// candidate {i}\n")
-        assert c.call("compile", 60, cid=f"c{i}", source=st.source, dispatch=list(st.dispatch))["compiled"]
+        assert c.request_blocking(Compile(cid=f"c{i}", source=st.source, dispatch=list(st.dispatch)), 60).compiled
         began = time.monotonic()
-        c.call("drop", 30, cid=f"c{i}")
+        c.request_blocking(Drop(cid=f"c{i}"), 30)
         took = time.monotonic() - began
         if c._standby is not None:
             return took
@@ -66,11 +67,11 @@ def test_a_grown_worker_is_swapped_between_requests_without_a_stall(client):
     standby = client._standby
     # the drop did not wait for a worker to start: the old one still serves, unreplaced
     assert not standby.ready.is_set() and took < 1.0, took
-    assert client.call("hello", 30)["pid"] == old and _baseline_passes(client)
+    assert client.request_blocking(Hello(), 30).pid == old and _baseline_passes(client)
     assert client.recycles == 0 and client._standby is standby
     assert standby.ready.wait(60) and standby.conn is not None
     new = standby.proc.pid
-    assert client.call("hello", 30)["pid"] == new != old  # the next request: the new worker
+    assert client.request_blocking(Hello(), 30).pid == new != old  # the next request: the new worker
     assert client.pid == new and client.recycles == 1 and client.restarts == 0
     assert client._standby is None and not _alive(old)  # the old one quit and was reaped
     assert _baseline_passes(client)  # compiled before the swap, replayed into the new worker
@@ -118,11 +119,11 @@ def test_no_swap_while_a_batch_is_being_built(client):
     _grow(client, BIG)
     assert client._standby.ready.wait(60)
     batch = [stitch(SOFTMAX, BIG, SOFTMAX.baseline + f"\n// batch {i}\n") for i in range(3)]
-    client.call("prebuild", 60, items=[{"source": st.source, "constants": {}} for st in batch])
+    client.request_blocking(Prebuild(items=[PrebuildItem(source=st.source, constants={}) for st in batch]), 60)
     for i, st in enumerate(batch):
-        reply = client.call("compile", 60, cid=f"b{i}", source=st.source, dispatch=list(st.dispatch))
-        assert reply["compiled"] and reply.get("reused"), reply  # found prebuilt: the same worker
-        assert client.call("hello", 30)["pid"] == old
-    client.call("drop", 30, cids=[f"b{i}" for i in range(3)])
-    assert client.call("hello", 30)["pid"] != old and client.recycles == 1
+        reply = client.request_blocking(Compile(cid=f"b{i}", source=st.source, dispatch=list(st.dispatch)), 60)
+        assert reply.compiled and reply.reused, reply  # found prebuilt: the same worker
+        assert client.request_blocking(Hello(), 30).pid == old
+    client.request_blocking(Drop(cids=[f"b{i}" for i in range(3)]), 30)
+    assert client.request_blocking(Hello(), 30).pid != old and client.recycles == 1
     assert _baseline_passes(client)

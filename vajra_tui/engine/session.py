@@ -25,7 +25,8 @@ from vajra_tui.engine.events import (
     Calibration, CalibrationReady, CandidateFinished, CandidateQueued, CandidateResult, DeviceInfo,
     Diagnostic, Event, Notice, RankingReady, SessionStarted,
 )
-from vajra_tui.engine.gpu.client import GPUClient, WorkerError
+from vajra_tui.engine.gpu.client import GPUClient
+from vajra_tui.engine.gpu.protocol import Calibrate, Compile, Drop, Prepare, QuickCopy
 from vajra_tui.engine.timing.ranking import Ranking, rank
 from vajra_tui.engine.store.result_cache import ResultCache, result_key
 from vajra_tui.engine.workloads import Size, Workload, WorkloadError, provenance
@@ -117,13 +118,10 @@ class Session(Admission, BatchTiming):
         if calibrate:
             await self._calibrate()
         try:
-            await self.client.acall("prepare", PREPARE_TIMEOUT_S, workload=self.provenance.spec,
-                                    size=self.size, seeds=list(self.seeds))
-        except WorkerError as exc:  # the workload's own functions: the user's file, in one line
-            text = str(exc)
-            if text.startswith("WorkloadError: "):
-                raise WorkloadError("", text[len("WorkloadError: "):], self.provenance.where) from None
-            raise
+            await self.client.request(Prepare(workload=self.provenance.spec, size=self.size,
+                                              seeds=list(self.seeds)), PREPARE_TIMEOUT_S)
+        except WorkloadError as exc:  # the workload's own functions: the user's file, in one line
+            raise WorkloadError("", str(exc), self.provenance.where) from None
         return self.device
 
     async def _calibrate(self) -> None:
@@ -131,8 +129,7 @@ class Session(Admission, BatchTiming):
         assert self.device is not None
         cached = calibration_cache.load(self.device)
         if cached is not None:
-            quick = (await self.client.acall("quick_copy", PREPARE_TIMEOUT_S,
-                                             shape=cached.copy_shape))["copy_gbps"]
+            quick = (await self.client.request(QuickCopy(shape=cached.copy_shape), PREPARE_TIMEOUT_S)).copy_gbps
             drift = abs(quick - cached.copy_gbps) / max(cached.copy_gbps, 1e-9)
             if drift <= RECALIBRATE_DRIFT:
                 self.emit(CalibrationReady(calibration=cached, cached=True))
@@ -141,8 +138,7 @@ class Session(Admission, BatchTiming):
             self.emit(Notice(level="warning", message=(
                 f"copy rate {quick:.1f} GB/s is {drift:.0%} off the cached "
                 f"{cached.copy_gbps:.1f} GB/s: calibrating again")))
-        reply = await self.client.acall("calibrate", PREPARE_TIMEOUT_S)
-        fresh = Calibration(**reply["calibration"])
+        fresh = (await self.client.request(Calibrate(), PREPARE_TIMEOUT_S)).calibration
         fresh.device_key = calibration_cache.key(self.device)
         calibration_cache.store(self.device, fresh)
         self.emit(CalibrationReady(calibration=fresh, cached=False))
@@ -209,7 +205,7 @@ class Session(Admission, BatchTiming):
         """Release finished candidates' pipelines in the worker, in one request; the current
         finalists' stay there for the next shoot-out."""
         if ids:
-            await self.client.acall("drop", DROP_TIMEOUT_S, cids=ids, keep=self.finalist_ids())
+            await self.client.request(Drop(cids=ids, keep=self.finalist_ids()), DROP_TIMEOUT_S)
 
     def finalist_ids(self, top: int = FINALISTS) -> list[str]:
         """The ``top`` verified kernels so far, by speedup over their own batch's baseline:
@@ -258,9 +254,8 @@ class Session(Admission, BatchTiming):
             await self._prebuild([self.stitched[cid] for cid in ids])
             for cid in ids:
                 st = self.stitched[cid]
-                await self.client.acall("compile", max(COMPILE_TIMEOUT_S, self.deadline_s), cid=cid,
-                                        source=st.source, dispatch=list(st.dispatch),
-                                        constants=st.constants)
+                await self.client.request(Compile(cid=cid, source=st.source, dispatch=list(st.dispatch),
+                                                  constants=st.constants), max(COMPILE_TIMEOUT_S, self.deadline_s))
             await self.time_batch(["baseline", *ids])
             await self.drop(ids)
         return self.standings(generation, ["baseline", *ids], final=True)

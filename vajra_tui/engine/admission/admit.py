@@ -15,6 +15,7 @@ from vajra_tui.engine.events import (
     Notice, SanitizerRewrite, StageChanged, VerificationFinished,
 )
 from vajra_tui.engine.gpu.client import WorkerCrashed, WorkerError, WorkerTimeout
+from vajra_tui.engine.gpu.protocol import Compile, Parse, Prebuild, PrebuildItem, Verify
 from vajra_tui.engine.admission.screening import duplicate_of, over_dispatch
 from vajra_tui.engine.admission.staging import Limits, Staged, stage_futures
 from vajra_tui.engine.wgsl.diagnostics import LineMap, diagnostics_from_error
@@ -79,10 +80,10 @@ class Admission:
     async def _prebuild(self, stitched: list[Stitched], more: bool = False) -> None:
         """Best effort: a failure here costs only time, as admission compiles each again.
         ``more``: these join the batch's earlier prebuilds (otherwise their leftovers go)."""
-        items = [{"source": st.source, "constants": st.constants} for st in stitched]
+        items = [PrebuildItem(source=st.source, constants=st.constants) for st in stitched]
         try:  # a compile that hangs costs about one compile's deadline, not one per kernel
-            await self.client.acall("prebuild", COMPILE_TIMEOUT_S + PREBUILD_S_PER_KERNEL * len(items),
-                                    items=items, more=more)
+            await self.client.request(Prebuild(items=items, more=more),
+                                      COMPILE_TIMEOUT_S + PREBUILD_S_PER_KERNEL * len(items))
         except (WorkerTimeout, WorkerCrashed, WorkerError):
             pass
 
@@ -156,7 +157,7 @@ class Admission:
         """Syntax errors come first: ask the compiler before blaming the contract."""
         probe = parse_only_source(self.workload, self.size, source)
         try:
-            error = (await self.client.acall("parse", COMPILE_TIMEOUT_S, source=probe.source)).get("error", "")
+            error = (await self.client.request(Parse(source=probe.source), COMPILE_TIMEOUT_S)).error
         except (WorkerTimeout, WorkerCrashed, WorkerError):
             error = ""
         if error:
@@ -173,9 +174,9 @@ class Admission:
             return True  # the workload declares its baseline's grid
 
         async def covers(grid: tuple[int, int, int]) -> bool:
-            verdict = await self.client.acall("verify", self._deadline_for(result.id), cid=result.id,
-                                              seed=self.seeds[0], grid=list(grid))
-            return bool(verdict["passed"])
+            verdict = await self.client.request(Verify(cid=result.id, seed=self.seeds[0], grid=list(grid)),
+                                                self._deadline_for(result.id))
+            return bool(verdict.passed)
 
         try:
             fx, fy = await over_dispatch(st, covers)
@@ -227,16 +228,15 @@ class Admission:
         loop = asyncio.get_running_loop()
         began = loop.time()
         try:
-            reply = await self.client.acall("compile", max(COMPILE_TIMEOUT_S, self.deadline_s),
-                                            cid=result.id, source=st.source,
-                                            dispatch=list(st.dispatch), constants=st.constants)
+            reply = await self.client.request(Compile(cid=result.id, source=st.source, dispatch=list(st.dispatch),
+                                                      constants=st.constants), max(COMPILE_TIMEOUT_S, self.deadline_s))
         except WorkerTimeout:
             return self._fail(result, "timeout", "compilation ran past its deadline")
         except (WorkerCrashed, WorkerError) as exc:
             return self._fail(result, "crashed", str(exc))
-        ok = bool(reply.get("compiled"))
+        ok = reply.compiled
         if not ok:
-            result.diagnostics = self._locate(reply.get("error", ""), st, source, result)
+            result.diagnostics = self._locate(reply.error, st, source, result)
         self.emit(CompileFinished(id=result.id, ok=ok, diagnostics=result.diagnostics,
                                   seconds=loop.time() - began))
         if not ok:
@@ -249,20 +249,19 @@ class Admission:
         timeout = self._deadline_for(result.id)
         for seed in self.seeds:
             try:
-                verdict = await self.client.acall("verify", timeout, cid=result.id, seed=seed)
+                verdict = await self.client.request(Verify(cid=result.id, seed=seed), timeout)
             except WorkerTimeout:
                 result.deadline_s = timeout
                 return self._fail(result, "timeout", f"killed after its {timeout:.1f} s deadline")
             except (WorkerCrashed, WorkerError) as exc:
                 return self._fail(result, "crashed", str(exc))
-            result.max_rel_error = verdict["max_rel_error"]
-            result.worst_index = verdict["worst_index"]
-            self.emit(VerificationFinished(id=result.id, seed=seed, passed=verdict["passed"],
-                                           max_rel_error=verdict["max_rel_error"],
-                                           worst_index=verdict["worst_index"],
-                                           reason=verdict["reason"], judged_by=verdict.get("judged_by", "")))
-            if not verdict["passed"]:
-                return self._fail(result, "rejected", f"seed {seed}: {verdict['reason']}")
+            result.max_rel_error = verdict.max_rel_error
+            result.worst_index = verdict.worst_index
+            self.emit(VerificationFinished(id=result.id, seed=seed, passed=verdict.passed,
+                                           max_rel_error=verdict.max_rel_error, worst_index=verdict.worst_index,
+                                           reason=verdict.reason, judged_by=verdict.judged_by))
+            if not verdict.passed:
+                return self._fail(result, "rejected", f"seed {seed}: {verdict.reason}")
         return True
 
     def _locate(self, error: str, st: Stitched, compiled_body: str,

@@ -18,11 +18,18 @@ import threading
 from multiprocessing.connection import Connection
 from typing import Any, Callable
 
-from vajra_tui.engine.errors import RunFailed
 from vajra_tui.settings import cache_dir
 from vajra_tui.engine.child import child_env, module_command
+from vajra_tui.engine.gpu.protocol import (
+    R, Compile, Compiled, Drop, Dropped, Failure, Hello, Prebuild, Prepare, Quit, Ready, Request,
+    WorkerCrashed, WorkerError, WorkerTimeout, candidate_of,
+)
 from vajra_tui.engine.store.damage import open_log
 from vajra_tui.engine.events import DeviceInfo, NvmlMatch
+from vajra_tui.engine.workloads.base import WorkloadError
+
+# the faults of a request are protocol types; they are imported from here as well
+__all__ = ["GPUClient", "RECYCLE_MB", "STARTUP_TIMEOUT_S", "WorkerCrashed", "WorkerError", "WorkerTimeout"]
 
 STARTUP_TIMEOUT_S = 120.0
 # Drivers keep memory for every pipeline ever built (lavapipe: megabytes of JIT code per
@@ -30,40 +37,25 @@ STARTUP_TIMEOUT_S = 120.0
 # first finished candidate is replaced: a standby is started and prepared in the background
 # (a spawn plus a prepare take seconds) and swapped in between requests, its compiles replayed.
 RECYCLE_MB = float(os.environ.get("VAJRA_WORKER_RECYCLE_MB", "96"))
+# every way a replayed request can fail: a standby that meets one is replaced the old way
+_REPLAY_FAULTS = (WorkerTimeout, WorkerCrashed, WorkerError, WorkloadError)
 
 
-class WorkerError(RunFailed):
-    """The worker answered with an error (a Python exception inside it)."""
-
-    prefix = "GPU worker failed: "
-
-
-class WorkerTimeout(RunFailed):
-    """The request ran past its deadline; the worker was killed."""
-
-    prefix = "GPU worker failed: "
-
-
-class WorkerCrashed(RunFailed):
-    """The worker died (device lost, driver crash) while serving a request."""
-
-    prefix = "GPU worker failed: "
-
-
-def _exchange(conn: Connection, request: dict[str, Any], timeout: float) -> dict[str, Any]:
-    """One request and its reply; raises, but cleans nothing up: the caller owns the process."""
+def _exchange(conn: Connection, request: Request[R], timeout: float) -> R:
+    """One request and its reply; raises, but cleans nothing up: the caller owns the process.
+    A failure the worker sent back is raised as its own type (WorkloadError, WorkerError)."""
     try:
         conn.send(request)
     except OSError:  # the worker is gone (killed, crashed, device lost)
-        raise WorkerCrashed(f"the GPU worker was gone before {request['op']}") from None
+        raise WorkerCrashed(f"the GPU worker was gone before {request.op}") from None
     if not conn.poll(timeout):
-        raise WorkerTimeout(f"{request['op']} ran past its {timeout:.1f} s deadline")
+        raise WorkerTimeout(f"{request.op} ran past its {timeout:.1f} s deadline")
     try:
         reply = conn.recv()
     except (EOFError, OSError):
-        raise WorkerCrashed(f"the GPU worker died during {request['op']}") from None
-    if not reply.pop("ok"):
-        raise WorkerError(reply.get("error", "unknown worker error"))
+        raise WorkerCrashed(f"the GPU worker died during {request.op}") from None
+    if isinstance(reply, Failure):
+        raise reply.exception()
     return reply
 
 
@@ -88,7 +80,7 @@ class _Standby:
     is set when the thread is done; ``conn`` is None then if it failed.
     """
 
-    def __init__(self, spawn: Callable[..., tuple], prepare: dict[str, Any] | None) -> None:
+    def __init__(self, spawn: Callable[..., tuple], prepare: Prepare | None) -> None:
         self.proc: subprocess.Popen | None = None
         self.conn: Connection | None = None
         self.ready = threading.Event()
@@ -104,12 +96,12 @@ class _Standby:
             if self._dropped:
                 proc.kill()
 
-    def _run(self, spawn: Callable[..., tuple], prepare: dict[str, Any] | None) -> None:
+    def _run(self, spawn: Callable[..., tuple], prepare: Prepare | None) -> None:
         conn = None
         try:
             _, conn, _ = spawn(self._started)
             if prepare is not None:  # the float64 references: the slow part, off the critical path
-                _exchange(conn, dict(prepare), STARTUP_TIMEOUT_S * 5)
+                _exchange(conn, prepare, STARTUP_TIMEOUT_S * 5)
             self.conn = conn
         except Exception:  # a failed standby is discarded; the client falls back to a restart
             _end(self.proc, conn)
@@ -146,8 +138,8 @@ class GPUClient:
         self._settled_rss: float | None = None  # the worker's RSS after its first finished candidate
         self._proc: subprocess.Popen | None = None
         self._conn: Connection | None = None
-        self._prepare: dict[str, Any] | None = None
-        self._compiled: dict[str, dict[str, Any]] = {}
+        self._prepare: Prepare | None = None
+        self._compiled: dict[str, Compile] = {}  # replayed into a fresh worker
         self._standby: _Standby | None = None  # a grown worker's successor, being readied
         # between a prebuild and its batch's drop the worker holds pipelines being built for
         # the compiles to come: a standby swapped in then would compile each one serially
@@ -185,12 +177,14 @@ class GPUClient:
             if not conn.poll(STARTUP_TIMEOUT_S):
                 raise WorkerTimeout("the GPU worker did not start in time")
             try:
-                hello = conn.recv()
+                ready = conn.recv()
             except (EOFError, OSError):
                 raise WorkerCrashed("the GPU worker died while starting") from None
-            if not hello.get("ok"):
-                raise WorkerError(hello.get("error", "the GPU worker failed to start"))
-            device = DeviceInfo(**_exchange(conn, {"op": "hello"}, STARTUP_TIMEOUT_S)["device"])
+            if isinstance(ready, Failure):
+                raise ready.exception()
+            if not isinstance(ready, Ready):
+                raise WorkerError("the GPU worker failed to start")
+            device = _exchange(conn, Hello(), STARTUP_TIMEOUT_S).device
         except BaseException:
             _end(proc, conn)
             raise
@@ -219,7 +213,7 @@ class GPUClient:
     def _close(self) -> None:
         if self._proc is not None and self._proc.poll() is None and self._conn is not None:
             try:
-                self._conn.send({"op": "quit"})
+                self._conn.send(Quit())
                 self._proc.wait(2)
             except (OSError, subprocess.TimeoutExpired):
                 pass
@@ -250,12 +244,12 @@ class GPUClient:
         self._settled_rss = None
         self.start()
         if self._prepare is not None:
-            self._roundtrip(dict(self._prepare), STARTUP_TIMEOUT_S * 5)
+            self._roundtrip(self._prepare, STARTUP_TIMEOUT_S * 5)
         for request in list(self._compiled.values()):
-            self._roundtrip(dict(request), STARTUP_TIMEOUT_S)
+            self._roundtrip(request, STARTUP_TIMEOUT_S)
 
     # ---- requests ------------------------------------------------------------
-    def _roundtrip(self, request: dict[str, Any], timeout: float) -> dict[str, Any]:
+    def _roundtrip(self, request: Request[R], timeout: float) -> R:
         assert self._conn is not None, "worker not started"
         try:
             return _exchange(self._conn, request, timeout)
@@ -263,35 +257,44 @@ class GPUClient:
             self._kill()
             raise
 
-    def call(self, op: str, timeout: float, **kwargs: Any) -> dict[str, Any]:
-        """One request; a timeout or crash leaves a fresh worker behind before raising."""
-        request = {"op": op, **kwargs}
+    async def request(self, request: Request[R], timeout: float) -> R:
+        """Send one request and return its typed reply (``await client.request(Compile(...), 60)``).
+
+        The way the engine talks to a worker: on a thread, so the event loop never waits on
+        the GPU. Raises WorkerTimeout or WorkerCrashed (a fresh worker is left behind first),
+        WorkloadError for the workload's own fault, WorkerError for any other in the worker.
+        """
+        return await asyncio.to_thread(self.request_blocking, request, timeout)
+
+    def request_blocking(self, request: Request[R], timeout: float) -> R:
+        """:meth:`request` for a thread of its own (a Ray actor, a synchronous test): the same
+        request, waited for here; a timeout or crash leaves a fresh worker behind before raising."""
         with self._lock:
             if self._interrupted and self._proc is not None and self._proc.poll() is not None:
                 self._interrupted = False  # killed by interrupt() as its request ended: not a crash
                 self._kill()
-            if op == "prepare":  # a new workload: a standby prepared for the old one is stale
+            if isinstance(request, Prepare):  # a new workload: a standby prepared for the old one is stale
                 self._drop_standby()
-            if op == "prebuild":  # its kernels build in this worker: no swap until the batch's drop
+            if isinstance(request, Prebuild):  # its kernels build in this worker: no swap until the batch's drop
                 self._building = True
             elif not self._building:
                 self._adopt_standby()
             if self._conn is None:
                 self.restart()
             try:
-                reply = self._roundtrip(dict(request), timeout)
+                reply = self._roundtrip(request, timeout)
             except (WorkerTimeout, WorkerCrashed):
-                self._forget(kwargs.get("cid"))
+                self._forget(candidate_of(request))
                 if self._interrupted:  # the user stopped it: the next call starts a fresh worker
                     self._interrupted = False
                     self._kill()
                     raise
                 self.restart()
                 raise
-            self._remember(op, request, reply)
-            if op == "drop":
+            self._remember(request, reply)
+            if isinstance(request, Drop):
                 self._building = False
-                self._recycle_if_grown(reply.get("rss_mb"))
+                self._recycle_if_grown(reply.rss_mb if isinstance(reply, Dropped) else None)
             return reply
 
     def _recycle_if_grown(self, rss_mb: float | None) -> None:
@@ -319,27 +322,28 @@ class GPUClient:
             if standby.conn is None:
                 raise WorkerCrashed("the standby worker did not start")
             for request in list(self._compiled.values()):
-                _exchange(standby.conn, dict(request), STARTUP_TIMEOUT_S)
-        except (WorkerTimeout, WorkerCrashed, WorkerError):
+                _exchange(standby.conn, request, STARTUP_TIMEOUT_S)
+        except _REPLAY_FAULTS:
             standby.discard()
             try:
                 self._close()
                 self._replace()
-            except (WorkerTimeout, WorkerCrashed, WorkerError):
+            except _REPLAY_FAULTS:
                 self._kill()  # the call goes on to start (and prepare) a fresh worker
             return
         self._close()  # the old worker quits cleanly
         self._proc, self._conn, self._settled_rss = standby.proc, standby.conn, None
 
-    def _remember(self, op: str, request: dict[str, Any], reply: dict[str, Any]) -> None:
-        if op == "prepare":
+    def _remember(self, request: Request[Any], reply: Any) -> None:
+        """What a fresh worker must be told again: the workload prepared, the kept compiles."""
+        if isinstance(request, Prepare):
             self._prepare, self._compiled = request, {}
             # a new workload's buffers are not growth: measure from its first candidate anew
             self._settled_rss = None
-        elif op == "compile" and reply.get("compiled"):
-            self._compiled[request["cid"]] = request
-        elif op == "drop":
-            for cid in [request.get("cid"), *request.get("cids", [])]:
+        elif isinstance(request, Compile) and isinstance(reply, Compiled) and reply.compiled:
+            self._compiled[request.cid] = request
+        elif isinstance(request, Drop):
+            for cid in [request.cid, *(request.cids or ())]:
                 self._compiled.pop(cid, None)
 
     def interrupt(self, forget: list[str] | tuple[str, ...] = ()) -> None:
@@ -366,10 +370,6 @@ class GPUClient:
     def _forget(self, cid: str | None) -> None:
         if cid is not None:
             self._compiled.pop(cid, None)
-
-    async def acall(self, op: str, timeout: float, **kwargs: Any) -> dict[str, Any]:
-        """The same request from async code: the event loop never waits on the GPU."""
-        return await asyncio.to_thread(self.call, op, timeout, **kwargs)
 
     async def astart(self) -> DeviceInfo:
         return await asyncio.to_thread(self.start)

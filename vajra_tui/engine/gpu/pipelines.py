@@ -20,9 +20,10 @@ import json
 import os
 from collections import OrderedDict
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any
+from typing import Any, Sequence
 
 from vajra_tui.engine.wgsl.memory import workgroup_memory_problem, zero_init_source
+from vajra_tui.engine.gpu.protocol import Compiled, PrebuildItem, Prebuilt
 from vajra_tui.engine.gpu.runtime import Runtime
 
 KEEP_RECENT = 8  # pipelines of finished candidates kept for a shoot-out
@@ -55,8 +56,8 @@ class PipelineStore:
         return cid in self.by_cid
 
     # ---- building ------------------------------------------------------------
-    def compile(self, cid: str, source: str, dispatch: list[int],
-                constants: dict[str, Any] | None = None) -> dict:
+    def compile(self, cid: str, source: str, dispatch: Sequence[int],
+                constants: dict[str, Any] | None = None) -> Compiled:
         """Compile what runs: ``source`` with its workgroup memory zeroed (WebGPU's rule).
 
         A kernel over the adapter's workgroup-memory limit, or one whose workgroup
@@ -72,31 +73,31 @@ class PipelineStore:
         if problem is not None:
             own = self._compile_error(source, constants)
             if own:  # the compiler's own complaint first, at its own line
-                return {"compiled": False, "error": own}
+                return Compiled(compiled=False, error=own)
             message, line, column = problem
-            return {"compiled": False, "error": located(message, source, line, column)}
+            return Compiled(compiled=False, error=located(message, source, line, column))
         key = _key(guarded, constants)
         reused = prebuilt or self.recent.pop(key, None) or self._kept(key) or next(
             (self.by_cid[c][0] for c, k in self.keys.items() if k == key and c in self.by_cid), None)
         if reused is not None:  # built before (prebuilt, a finalist timed again, a copy)
             self.by_cid[cid], self.keys[cid] = (reused, tuple(dispatch)), key
             # "built": whether this kernel's pipeline had to be built for it (by its prebuild)
-            return {"compiled": True, "zero_init": guarded is not source, "reused": True,
-                    "built": prebuilt is not None}
+            return Compiled(compiled=True, zero_init=guarded is not source, reused=True,
+                            built=prebuilt is not None)
         try:
             pipeline = self.rt.compile(guarded, constants)
         except Exception as exc:  # wgpu raises GPUValidationError and friends
             own = str(exc) if guarded is source else self._compile_error(source, constants)
             if own:  # located in the caller's text, not in the zero-initialised one
-                return {"compiled": False, "error": own}
+                return Compiled(compiled=False, error=own)
             first = (str(exc).strip().splitlines() or ["?"])[0]
-            return {"compiled": False, "error": located(
+            return Compiled(compiled=False, error=located(
                 f"its workgroup memory could not be zero-initialised ({first}): a kernel that could "
-                "read what an earlier dispatch left there is not run", source, 1, 1)}
+                "read what an earlier dispatch left there is not run", source, 1, 1))
         self.by_cid[cid], self.keys[cid] = (pipeline, tuple(dispatch)), key
-        return {"compiled": True, "zero_init": guarded is not source, "built": True}
+        return Compiled(compiled=True, zero_init=guarded is not source, built=True)
 
-    def prebuild(self, items: list[dict[str, Any]], more: bool = False) -> dict:
+    def prebuild(self, items: Sequence[PrebuildItem], more: bool = False) -> Prebuilt:
         """Start reading and building these kernels (``source``, ``constants``) on a thread
         pool, for ``compile`` to find, and answer at once.
 
@@ -109,16 +110,16 @@ class PipelineStore:
         """
         if not more:
             self.prebuilt.clear()
-        jobs = {_index(item["source"], item.get("constants") or None): item for item in items}
+        jobs = {_index(item.source, item.constants or None): item for item in items}
         if not jobs:
-            return {"queued": 0}
+            return Prebuilt(queued=0)
         known = set(self.recent) | set(self.keys.values()) | {k for k, _ in self.finalists.values()}
         threads = max(1, min(build_threads(), len(jobs)))
         pool = ThreadPoolExecutor(threads, thread_name_prefix="vajra-build")
         for index, item in jobs.items():
-            self.prebuilt[index] = pool.submit(self._build, item["source"], item.get("constants") or None, known)
+            self.prebuilt[index] = pool.submit(self._build, item.source, item.constants or None, known)
         pool.shutdown(wait=False)  # its threads end when the queue is built
-        return {"queued": len(jobs), "threads": threads}
+        return Prebuilt(queued=len(jobs), threads=threads)
 
     def _build(self, source: str, constants: dict[str, Any] | None,
                known: set[str]) -> tuple[tuple | None, str, Any | None]:

@@ -11,18 +11,22 @@ import ctypes.util
 import gc
 import os
 import sys
-import traceback
 from multiprocessing.connection import Connection
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from vajra_tui.engine.gpu.verify import combine, compare, poison_word
-from vajra_tui.engine.workloads import WorkloadError, get_workload
-from vajra_tui.engine.gpu.calibrate import calibrate, quick_copy_gbps
+from vajra_tui.engine.workloads import get_workload
+from vajra_tui.engine.gpu.calibrate import calibrate as roofline, quick_copy_gbps
 from vajra_tui.engine.gpu.clock import Clock as _Clock
 from vajra_tui.engine.gpu.gpu_verify import GPUJudge, disagreement, judge_path
 from vajra_tui.engine.gpu.pipelines import PipelineStore
+from vajra_tui.engine.gpu.protocol import (
+    Calibrate, Calibrated, Checked, Compile, Compiled, CopyRate, Drop, Dropped, Failure, Greeting, Hello, Parse,
+    Parsed, Prebuild, Prebuilt, Prepare, Prepared, QuickCopy, Quit, Ready, Reply, Request, StreamTimed, Time,
+    Timed, TimeStream, Verify,
+)
 from vajra_tui.engine.gpu.references import ReferenceStore
 from vajra_tui.engine.gpu.runtime import Runtime
 from vajra_tui.engine.gpu.telemetry import Telemetry
@@ -47,18 +51,31 @@ class Worker:
         self.judge = judge_path(self.rt.info.software)
         self.store: ReferenceStore | None = None
         self.gpu_judge: GPUJudge | None = None
+        # one handler per request type (gpu/protocol.py): the type says what is asked
+        self._handlers: dict[type, Callable[[Any], Reply]] = {
+            Hello: self.hello, Prepare: self.prepare, Compile: self.compile, Prebuild: self.prebuild,
+            Verify: self.verify, Parse: self.parse, Time: self.time, TimeStream: self.time_stream,
+            Drop: self.drop, Calibrate: self.calibrate, QuickCopy: self.quick_copy,
+        }
 
-    # Each op_* takes keyword arguments from the request and returns a dict.
-    def op_hello(self) -> dict:
-        return {"device": self.rt.info.model_dump(), "pid": os.getpid()}
+    def handle(self, request: Request[Any]) -> Reply:
+        """The reply to one request; what a handler raises, serve() sends back as a Failure."""
+        handler = self._handlers.get(type(request))
+        if handler is None:
+            raise TypeError(f"not a request this worker serves: {type(request).__name__}")
+        return handler(request)
 
-    def op_prepare(self, workload: str, size: dict[str, int], seeds: list[int]) -> dict:
+    def hello(self, request: Hello) -> Greeting:
+        return Greeting(device=self.rt.info, pid=os.getpid())
+
+    def prepare(self, request: Prepare) -> Prepared:
         """``workload`` is a spec the loader resolves (a name, a file, ``pkg.mod:ATTR``).
 
         What the workload's functions return is checked here, where it is computed at
         the size that runs: a broken one is a ``WorkloadError`` naming the field.
         """
-        self.workload, self.size = get_workload(workload), size
+        seeds, size = list(request.seeds), request.size
+        self.workload, self.size = get_workload(request.workload), size
         self.pipelines.clear()  # built against the previous buffers' layout
         self.inputs.clear()
         self.refs.clear()
@@ -83,7 +100,7 @@ class Worker:
             self.loaded_seed = None  # bind the first seed's reference with its inputs
             self._load(seeds[0], clock)
         _trim()
-        return {"rss_mb": _rss_mb(), "judge": self.judge, "seconds": clock.seconds}
+        return Prepared(rss_mb=_rss_mb(), judge=self.judge, seconds=clock.seconds)
 
     def _new_judge(self) -> None:
         """Release the previous workload's references and judge; hold every seed's anew."""
@@ -118,14 +135,13 @@ class Worker:
     def _seed_index(self, seed: int) -> int:
         return self.seeds.index(seed) if seed in self.seeds else 0
 
-    def op_compile(self, cid: str, source: str, dispatch: list[int],
-                   constants: dict[str, Any] | None = None) -> dict:
+    def compile(self, request: Compile) -> Compiled:
         """See PipelineStore.compile: what runs is ``source`` with its workgroup memory zeroed."""
-        return self.pipelines.compile(cid, source, dispatch, constants)
+        return self.pipelines.compile(request.cid, request.source, request.dispatch, request.constants)
 
-    def op_prebuild(self, items: list[dict[str, Any]], more: bool = False) -> dict:
+    def prebuild(self, request: Prebuild) -> Prebuilt:
         """A generation's kernels built on threads while it is admitted (PipelineStore.prebuild)."""
-        return self.pipelines.prebuild(items, more)
+        return self.pipelines.prebuild(request.items, request.more)
 
     def _check(self, seed: int, judge: str | None = None) -> dict:
         """The verdict on the outputs as the last dispatch left them."""
@@ -156,47 +172,46 @@ class Worker:
     def _total(self, seed: int) -> int:
         return int(sum(r.size for r in self.refs[seed].values()))
 
-    def op_verify(self, cid: str, seed: int, grid: list[int] | None = None, judge: str | None = None) -> dict:
+    def verify(self, request: Verify) -> Checked:
         """One poisoned dispatch, checked; ``grid`` overrides the planned one (coverage probes);
         ``judge`` ("gpu" or "cpu") overrides who judges it (the tests cross-check the two)."""
-        self._load(seed)
-        pipeline, planned = self.pipelines[cid]
-        self.rt.dispatch(pipeline, tuple(grid) if grid else planned)
-        return self._check(seed, judge)
+        self._load(request.seed)
+        pipeline, planned = self.pipelines[request.cid]
+        self.rt.dispatch(pipeline, tuple(request.grid) if request.grid else planned)
+        return Checked(**self._check(request.seed, request.judge))
 
-    def op_parse(self, source: str) -> dict:
+    def parse(self, request: Parse) -> Parsed:
         """Only the compiler's front end: does this text parse and validate as a module?"""
         try:
-            self.rt.device.create_shader_module(code=source)
+            self.rt.device.create_shader_module(code=request.source)
         except Exception as exc:  # wgpu raises GPUValidationError and friends
-            return {"error": str(exc)}
-        return {"error": ""}
+            return Parsed(error=str(exc))
+        return Parsed(error="")
 
-    def op_time(self, cid: str, n: int, seed: int, check: bool = False, cache: str = "warm") -> dict:
+    def time(self, request: Time) -> Timed:
         """``n`` dispatches, each checked on the GPU after its clock stopped; ``check`` also
         verifies the last one in full. Any wrong dispatch comes back as a failed verdict."""
+        seed = request.seed
         self._load(seed)
-        self.rt.set_cache_state(cache)
-        pipeline, grid = self.pipelines[cid]
-        runs = [self.rt.dispatch(pipeline, grid, check=True) for _ in range(n)]
-        out: dict[str, Any] = {"wall_ms": [r.wall_ms for r in runs], "ts_ms": [r.ts_ms for r in runs]}
-        verdict = self._check(seed) if check else None
+        self.rt.set_cache_state(request.cache)
+        pipeline, grid = self.pipelines[request.cid]
+        runs = [self.rt.dispatch(pipeline, grid, check=True) for _ in range(request.n)]
+        verdict = self._check(seed) if request.check else None
         bad = [r.bad for r in runs if r.bad is not None]
         failed = _with_dispatches(verdict, bad, self._total(seed), "dispatch", self.rt.outs.names)
-        if failed is not None:
-            out["verdict"] = failed
-        return out
+        return Timed(wall_ms=[r.wall_ms for r in runs], ts_ms=[r.ts_ms for r in runs],
+                     verdict=Checked(**failed) if failed is not None else None)
 
-    def op_time_stream(self, cids: list[str], warmup: int, reps: int, seed: int,
-                       cache: str = "warm") -> dict:
+    def time_stream(self, request: TimeStream) -> StreamTimed:
         """All of a batch's timed dispatches back to back; see Runtime.time_stream.
 
         The GPU's clocks are sampled (NVML, where there is one) before and after.
         """
+        seed = request.seed
         self._load(seed)
-        self.rt.set_cache_state(cache)
+        self.rt.set_cache_state(request.cache)
         first = self.telemetry.sample()
-        timing = self.rt.time_stream([self.pipelines[c] for c in cids], warmup, reps)
+        timing = self.rt.time_stream([self.pipelines[c] for c in request.cids], request.warmup, request.reps)
         telemetry = summarize_telemetry(first, self.telemetry.sample(), self.telemetry.reason)
         verdicts = []
         names = self.rt.outs.names
@@ -207,30 +222,29 @@ class Worker:
             if timing.bad is not None:  # every timed dispatch, not only the last one read back
                 verdict = _with_dispatches(verdict, timing.bad[index], self._total(seed),
                                            "timed dispatch", names) or verdict
-            verdicts.append(verdict)
-        return {"ts_ms": timing.ts_ms, "wall_ms": timing.wall_ms, "verdicts": verdicts,
-                "telemetry": telemetry.model_dump()}
+            verdicts.append(Checked(**verdict))
+        return StreamTimed(ts_ms=timing.ts_ms, wall_ms=timing.wall_ms, verdicts=verdicts, telemetry=telemetry)
 
-    def op_drop(self, cid: str | None = None, cids: list[str] | None = None,
-                keep: list[str] | None = None) -> dict:
+    def drop(self, request: Drop) -> Dropped:
         """Finished candidates: their pipelines (and the module, layout and JIT code under
         them) go. ``cids`` drops a whole batch with one poll and one trim. ``keep``: the
         session's finalists now, whose pipelines stay for the next shoot-out."""
-        finalists = set(keep or [])
-        released = [self.pipelines.drop(c, c in finalists) for c in ([cid] if cid else []) + list(cids or [])]
-        if keep is not None:
+        finalists = set(request.keep or [])
+        cids = ([request.cid] if request.cid else []) + list(request.cids or [])
+        released = [self.pipelines.drop(c, c in finalists) for c in cids]
+        if request.keep is not None:
             released.append(self.pipelines.keep_only(finalists))
         if any(released):
             self.rt.wait()  # wgpu-native frees released objects when the device is polled
             _trim()
-        return {"rss_mb": _rss_mb()}
+        return Dropped(rss_mb=_rss_mb())
 
-    def op_calibrate(self) -> dict:
-        return {"calibration": calibrate(self.rt).model_dump()}
+    def calibrate(self, request: Calibrate) -> Calibrated:
+        return Calibrated(calibration=roofline(self.rt))
 
-    def op_quick_copy(self, shape: int | None = None) -> dict:
+    def quick_copy(self, request: QuickCopy) -> CopyRate:
         """A few copy dispatches: enough to tell whether a cached calibration still holds."""
-        return {"copy_gbps": quick_copy_gbps(self.rt, shape=shape)}
+        return CopyRate(copy_gbps=quick_copy_gbps(self.rt, shape=request.shape))
 
 
 def _with_dispatches(verdict: dict | None, bad: list[tuple[int, int, int]], total: int,
@@ -284,25 +298,22 @@ def serve(conn: Connection, prefer: str | None, nvml_index: int | None = None) -
     try:
         worker = Worker(prefer, nvml_index)
     except Exception as exc:
-        conn.send({"ok": False, "error": f"no usable adapter: {exc}"})
+        conn.send(Failure("error", f"no usable adapter: {exc}"))
         return
-    conn.send({"ok": True})
+    conn.send(Ready())
     while True:
         try:
             request = conn.recv()
         except (EOFError, KeyboardInterrupt):
             return
-        op = request.pop("op")
-        if op == "quit":
+        if isinstance(request, Quit):
             return
         try:
-            reply = getattr(worker, f"op_{op}")(**request)
-            conn.send({"ok": True, **reply})
+            conn.send(worker.handle(request))
         except Exception as exc:
-            # a broken workload is the user's file, not the worker: the session says so in one line
-            kind = "WorkloadError" if isinstance(exc, WorkloadError) else type(exc).__name__
-            conn.send({"ok": False, "error": f"{kind}: {exc}",
-                       "trace": traceback.format_exc(limit=4)})
+            # a broken workload is the user's file, not the worker: it goes back as a
+            # WorkloadError (Failure keeps its parts), which the session says in one line
+            conn.send(Failure.of(exc))
 
 
 if __name__ == "__main__":

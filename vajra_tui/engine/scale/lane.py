@@ -5,16 +5,20 @@ that a :class:`vajra_tui.engine.session.Session` uses. A local client is a lane;
 Ray actor's handle wrapped to look like one (:mod:`.ray_lanes`). The multi-adapter
 orchestrator (:mod:`.lanes`) only ever sees lanes, so ``--gpus`` and ``--ray`` share it.
 
-Faults keep the client's meaning: a lane whose worker (or actor, or node) died raises
-``WorkerCrashed`` from ``acall``; a request past its deadline raises ``WorkerTimeout``
-after the lane's own watchdog killed the worker; a failed request raises ``WorkerError``.
+A lane is asked one way: ``await lane.request(Compile(...), timeout)`` with a request of
+:mod:`vajra_tui.engine.gpu.protocol`, answered with that request's typed reply. Faults keep
+the client's meaning: a lane whose worker (or actor, or node) died raises ``WorkerCrashed``;
+a request past its deadline raises ``WorkerTimeout`` after the lane's own watchdog killed
+the worker; the workload's own fault raises ``WorkloadError``; any other failed request
+raises ``WorkerError``.
 """
 
 from __future__ import annotations
 
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from vajra_tui.engine.events import DeviceInfo
+from vajra_tui.engine.gpu.protocol import R, Request
 
 
 @runtime_checkable
@@ -29,7 +33,7 @@ class Lane(Protocol):
 
     async def astart(self) -> DeviceInfo: ...
 
-    async def acall(self, op: str, timeout: float, **kwargs: Any) -> dict[str, Any]: ...
+    async def request(self, request: Request[R], timeout: float) -> R: ...
 
     def interrupt(self, forget: list[str] | tuple[str, ...] = ()) -> None: ...
 

@@ -8,7 +8,7 @@ Public API (what the CLI and the Ray lanes call)::
     tuner = await tune_on_lanes(workload, size, lanes, emit, library, generations=2, ...)
 
 ``session`` is the primary :class:`~..session.Session`, whose client must be ``lanes[0]``.
-A lane is anything :class:`.lane.Lane`-like; ``acall("hello", ...)`` is its health check after
+A lane is anything :class:`.lane.Lane`-like; ``request(Hello(), ...)`` is its health check after
 each batch (a GPUClient restarts a dead worker there), and the optional attributes
 ``adapter_index`` and ``host`` label it in ``LanesUpdated``. Lanes are closed by the caller
 (or :meth:`LaneTuner.close`).
@@ -41,6 +41,7 @@ from typing import Any, Sequence
 from vajra_tui.engine.candidate import Candidate
 from vajra_tui.engine.events import Notice
 from vajra_tui.engine.gpu.client import WorkerCrashed, WorkerError, WorkerTimeout
+from vajra_tui.engine.gpu.protocol import Hello
 from vajra_tui.engine.session import Emit, Session
 from vajra_tui.engine.tune import Tuner
 from vajra_tui.engine.workloads import Size, Workload
@@ -208,7 +209,7 @@ class LaneTuner(Tuner):
 
     async def _healthy(self, k: int) -> bool:
         try:
-            await self.lanes[k].acall("hello", HEALTH_TIMEOUT_S)
+            await self.lanes[k].request(Hello(), HEALTH_TIMEOUT_S)
             return True
         except FAULTS:
             return False

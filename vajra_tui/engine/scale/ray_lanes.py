@@ -13,8 +13,8 @@ the network never decides whether a kernel hung. What the network can decide is 
 the actor (or its node) is gone: that is ``WorkerCrashed``, and the orchestrator
 (:mod:`.lanes`) retries the lane's in-flight candidates once elsewhere.
 
-Workload files travel with ``prepare``: a spec that names a ``.py`` file is sent with the
-file's bytes, and a node where that path does not hold the same bytes writes them to a
+Workload files travel with ``Prepare``: a spec that names a ``.py`` file is sent with the
+file's bytes (a :class:`ShippedFile` beside the request, never inside it), and a node where that path does not hold the same bytes writes them to a
 folder of its user's cache (``shipped/``) and imports them from there. Only that one file
 travels: a workload file that imports its own sibling modules, and ``package.module:ATTR``
 specs, need the package installed on every node (as ``vajra-tui`` itself must be).
@@ -26,11 +26,15 @@ import asyncio
 import hashlib
 import os
 import re
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 from vajra_tui.engine.events import DeviceInfo, NvmlMatch
-from vajra_tui.engine.gpu.client import STARTUP_TIMEOUT_S, GPUClient, WorkerCrashed, WorkerError, WorkerTimeout
+from vajra_tui.engine.gpu.client import STARTUP_TIMEOUT_S, GPUClient, WorkerCrashed, WorkerError
+from vajra_tui.engine.gpu.protocol import Failure, Prepare, R, Reply, Request
+
+T = TypeVar("T")
 
 #: past the client's own deadline, time for the remote client to kill and replace its
 #: worker (a fresh worker replays ``prepare`` and every ``compile``) before the lane is
@@ -40,14 +44,22 @@ CLOSE_TIMEOUT_S = 10.0
 _FILE_SPEC = re.compile(r"^(?P<path>.+\.py)(?::(?P<attr>\w+))?$")
 
 
+@dataclass(frozen=True)
+class ShippedFile:
+    """A workload file's bytes, sent with its ``Prepare`` for a node that lacks the file."""
+
+    data: bytes
+    sha256: str
+
+
 # ---- on the node: the actor's body ---------------------------------------------------
 class LaneServer:
     """The actor: a :class:`GPUClient` on one adapter of this node, serving requests.
 
     Runs with ``max_concurrency`` > 1 so ``interrupt`` reaches the client while a
-    ``call`` waits on the worker (the client's own lock orders the rest). Faults come
-    back as tagged replies, never as exceptions: the lane re-raises the client's own
-    exception types on the other side.
+    ``request`` waits on the worker (the client's own lock orders the rest). Faults come
+    back as :class:`~vajra_tui.engine.gpu.protocol.Failure` records, never as exceptions:
+    the lane raises the client's own exception types again on the other side.
     """
 
     def __init__(self, index: int, label: str, nvml: dict[str, Any] | None = None) -> None:
@@ -57,50 +69,46 @@ class LaneServer:
         self.client = GPUClient(index, label=label, nvml=NvmlMatch.model_validate(nvml) if nvml else None)
         self.shipped = cache_dir() / "shipped"  # the user's own folder: what is imported stays theirs
 
-    def start(self) -> dict[str, Any]:
-        return _tagged(lambda: self.client.start().model_dump())
+    def start(self) -> DeviceInfo | Failure:
+        return _outcome(self.client.start)
 
-    def call(self, op: str, timeout: float, kwargs: dict[str, Any]) -> dict[str, Any]:
-        if op == "prepare":
-            kwargs = self._localized(kwargs)
-        return _tagged(lambda: self.client.call(op, timeout, **kwargs))
+    def request(self, request: Request[Any], timeout: float,
+                shipped: ShippedFile | None = None) -> Reply | Failure:
+        """The client's reply to ``request`` (``shipped``: its workload file, for a ``Prepare``)."""
+        if isinstance(request, Prepare) and shipped is not None:
+            request = self._localized(request, shipped)
+        return _outcome(lambda: self.client.request_blocking(request, timeout))
 
     def interrupt(self, forget: list[str]) -> None:
         self.client.interrupt(forget)
 
-    def restart(self) -> dict[str, Any]:
-        return _tagged(lambda: self.client.restart() or {})
+    def restart(self) -> None | Failure:
+        return _outcome(self.client.restart)
 
     def close(self) -> None:
         self.client.close()
 
-    def _localized(self, kwargs: dict[str, Any]) -> dict[str, Any]:
-        """``prepare`` with a workload file this node can import (see the module docstring)."""
-        data, digest = kwargs.pop("workload_bytes", None), kwargs.pop("workload_sha256", None)
-        match = _FILE_SPEC.match(str(kwargs.get("workload", "")))
-        if data is None or match is None or _file_digest(Path(match["path"])) == digest:
-            return kwargs
-        folder = self.shipped / str(digest)[:16]
+    def _localized(self, request: Prepare, shipped: ShippedFile) -> Prepare:
+        """``request`` with a workload file this node can import (see the module docstring)."""
+        match = _FILE_SPEC.match(request.workload)
+        if match is None or _file_digest(Path(match["path"])) == shipped.sha256:
+            return request
+        folder = self.shipped / shipped.sha256[:16]
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         path = folder / Path(match["path"]).name
-        if _file_digest(path) != digest:
+        if _file_digest(path) != shipped.sha256:
             tmp = path.with_suffix(".tmp")
-            tmp.write_bytes(data)
+            tmp.write_bytes(shipped.data)
             tmp.replace(path)
-        kwargs["workload"] = str(path) + (f":{match['attr']}" if match["attr"] else "")
-        return kwargs
+        return replace(request, workload=str(path) + (f":{match['attr']}" if match["attr"] else ""))
 
 
-def _tagged(fn) -> dict[str, Any]:
-    """The client's reply, or which of its faults it raised (re-raised by :class:`RayLane`)."""
+def _outcome(fn: Callable[[], T]) -> T | Failure:
+    """What ``fn`` returned, or the record of what it raised (raised again by :class:`RayLane`)."""
     try:
-        return {"fault": None, "reply": fn()}
-    except WorkerTimeout as exc:
-        return {"fault": "timeout", "error": str(exc)}
-    except WorkerCrashed as exc:
-        return {"fault": "crashed", "error": str(exc)}
-    except Exception as exc:  # noqa: BLE001 - WorkerError and a failed start alike: one line back
-        return {"fault": "error", "error": str(exc) if isinstance(exc, WorkerError) else f"{type(exc).__name__}: {exc}"}
+        return fn()
+    except Exception as exc:  # noqa: BLE001 - a worker fault and a failed start alike: one record back
+        return Failure.of(exc)
 
 
 def node_environment() -> None:
@@ -146,14 +154,14 @@ class RayLane:
         return self._label
 
     async def astart(self) -> DeviceInfo:
-        reply = await self._get(self.actor.start.remote(), STARTUP_TIMEOUT_S + RESTART_GRACE_S, "start")
-        self.device = DeviceInfo.model_validate(reply)
+        self.device = await self._get(self.actor.start.remote(), STARTUP_TIMEOUT_S + RESTART_GRACE_S, "start")
         return self.device
 
-    async def acall(self, op: str, timeout: float, **kwargs: Any) -> dict[str, Any]:
-        if op == "prepare":
-            kwargs = _with_workload_file(kwargs)
-        return await self._get(self.actor.call.remote(op, timeout, kwargs), timeout + RESTART_GRACE_S, op)
+    async def request(self, request: Request[R], timeout: float) -> R:
+        """The remote client's reply; its faults are raised here as their own types."""
+        shipped = shipped_file(request) if isinstance(request, Prepare) else None
+        ref = self.actor.request.remote(request, timeout, shipped)
+        return await self._get(ref, timeout + RESTART_GRACE_S, request.op)
 
     def interrupt(self, forget: list[str] | tuple[str, ...] = ()) -> None:
         """The remote client kills its worker; nothing here waits for it."""
@@ -177,7 +185,7 @@ class RayLane:
         except Exception:  # noqa: BLE001
             pass
 
-    async def _get(self, ref: Any, timeout: float, op: str) -> dict[str, Any]:
+    async def _get(self, ref: Any, timeout: float, op: str) -> Any:
         """The actor's reply; a dead or unreachable actor is ``WorkerCrashed``."""
         exc_types = self._ray.exceptions
         try:  # awaited on the loop itself: no thread per lane in flight (a large cluster has many)
@@ -199,24 +207,23 @@ class RayLane:
             pass
 
 
-def _unwrap(tagged: dict[str, Any]) -> dict[str, Any]:
-    fault = tagged.get("fault")
-    if fault is None:
-        return tagged.get("reply") or {}
-    error = tagged.get("error", "")
-    raise {"timeout": WorkerTimeout, "crashed": WorkerCrashed}.get(fault, WorkerError)(error)
+def _unwrap(outcome: Any) -> Any:
+    """The actor's answer, or its Failure raised as the client's own exception type."""
+    if isinstance(outcome, Failure):
+        raise outcome.exception()
+    return outcome
 
 
-def _with_workload_file(kwargs: dict[str, Any]) -> dict[str, Any]:
-    """``prepare`` carrying the workload file's text, for nodes that do not share the path."""
-    match = _FILE_SPEC.match(str(kwargs.get("workload", "")))
+def shipped_file(request: Prepare) -> ShippedFile | None:
+    """The workload file a ``Prepare`` names, for nodes that do not share the path."""
+    match = _FILE_SPEC.match(request.workload)
     if match is None:
-        return kwargs
+        return None
     try:
         data = Path(match["path"]).read_bytes()
     except OSError:
-        return kwargs  # the local run would fail the same way; let the worker say so
-    return {**kwargs, "workload_bytes": data, "workload_sha256": hashlib.sha256(data).hexdigest()}
+        return None  # the local run would fail the same way; let the worker say so
+    return ShippedFile(data, hashlib.sha256(data).hexdigest())
 
 
-__all__ = ["LaneServer", "RayLane", "RESTART_GRACE_S"]
+__all__ = ["LaneServer", "RayLane", "RESTART_GRACE_S", "ShippedFile", "shipped_file"]

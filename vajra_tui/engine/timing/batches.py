@@ -16,6 +16,7 @@ from vajra_tui.engine.events import (
     VerificationFinished,
 )
 from vajra_tui.engine.gpu.client import WorkerCrashed, WorkerError, WorkerTimeout
+from vajra_tui.engine.gpu.protocol import Checked, Time, TimeStream
 from vajra_tui.engine.timing.stats import plausible_timestamp, score, summarize
 
 
@@ -55,23 +56,22 @@ class BatchTiming:
         per = sum(self._deadline_for(c) for c in ids)
         timeout = per * (self.timing.warmup + self.timing.reps) + COMPILE_TIMEOUT_S
         try:
-            reply = await self.client.acall("time_stream", timeout, cids=ids, warmup=self.timing.warmup,
-                                            reps=self.timing.reps, seed=self.seeds[0],
-                                            cache=self.timing.cache)
+            reply = await self.client.request(TimeStream(cids=ids, warmup=self.timing.warmup, reps=self.timing.reps,
+                                                         seed=self.seeds[0], cache=self.timing.cache), timeout)
         except (WorkerTimeout, WorkerCrashed, WorkerError) as exc:
             self.emit(Notice(level="warning", message=f"batched timing failed ({exc}); "
                              "timing one dispatch at a time"))
             return False
-        total = sum(sum(t) for t in reply["ts_ms"])
-        if any(t <= 0 for ts in reply["ts_ms"] for t in ts) or total > reply["wall_ms"] * 1.05:
+        total = sum(sum(t) for t in reply.ts_ms)
+        if any(t <= 0 for ts in reply.ts_ms for t in ts) or total > reply.wall_ms * 1.05:
             self.emit(Notice(level="warning", message="implausible timestamps; timing with the wall clock"))
             return False
-        telemetry = BatchTelemetry(**reply["telemetry"]) if reply.get("telemetry") else None
+        telemetry = reply.telemetry
         if telemetry is not None and telemetry.unstable:
             self.emit(Notice(level="warning", message=(
                 f"batch {self.batch}: the SM clock moved {telemetry.sm_clock_drift:.0%} while it was "
                 "timed; its numbers are less comparable")))
-        for cid, times, verdict in zip(ids, reply["ts_ms"], reply["verdicts"]):
+        for cid, times, verdict in zip(ids, reply.ts_ms, reply.verdicts):
             run = runs[cid]
             run.telemetry = telemetry
             run.ts, run.streamed = list(times), True
@@ -102,8 +102,8 @@ class BatchTiming:
         result = self.results[run.cid]
         timeout = self._deadline_for(run.cid) * n
         try:
-            reply = await self.client.acall("time", timeout, cid=run.cid, n=n, seed=seed, check=check,
-                                            cache=self.timing.cache)
+            reply = await self.client.request(Time(cid=run.cid, n=n, seed=seed, check=check,
+                                                   cache=self.timing.cache), timeout)
         except WorkerTimeout:
             result.deadline_s = timeout
             self._fail(result, "timeout", f"killed after its {timeout:.1f} s deadline while timed")
@@ -113,28 +113,26 @@ class BatchTiming:
             self._fail(result, "crashed", str(exc))
             run.failed = result
             return
-        for wall, ts in zip(reply["wall_ms"], reply["ts_ms"]):
+        for wall, ts in zip(reply.wall_ms, reply.ts_ms):
             good = self.timing.method == "auto" and plausible_timestamp(ts, wall)
             self.emit(DispatchTimed(id=run.cid, round=rnd, ms=ts if good else wall,
                                     method="timestamp" if good else "wall", warmup=warmup))
             if not warmup:
                 run.wall.append(wall)
                 run.ts.append(ts)
-        if reply.get("verdict") is not None:
-            self._timed_verdict(run, reply["verdict"])
+        if reply.verdict is not None:
+            self._timed_verdict(run, reply.verdict)
 
-    def _timed_verdict(self, run: _Timed, verdict: dict) -> None:
+    def _timed_verdict(self, run: _Timed, verdict: Checked) -> None:
         """The output of the last timed dispatch must verify too."""
         result = self.results[run.cid]
-        self.emit(VerificationFinished(id=run.cid, seed=self.seeds[0], passed=verdict["passed"],
-                                       max_rel_error=verdict["max_rel_error"],
-                                       worst_index=verdict["worst_index"],
-                                       reason=verdict["reason"], phase="timed",
-                                       judged_by=verdict.get("judged_by", "")))
-        if not verdict["passed"]:
-            result.max_rel_error, result.worst_index = verdict["max_rel_error"], verdict["worst_index"]
-            where = verdict.get("where") or "last timed dispatch"  # the worker checks every one
-            self._fail(result, "rejected", f"{where}: {verdict['reason']}")
+        self.emit(VerificationFinished(id=run.cid, seed=self.seeds[0], passed=verdict.passed,
+                                       max_rel_error=verdict.max_rel_error, worst_index=verdict.worst_index,
+                                       reason=verdict.reason, phase="timed", judged_by=verdict.judged_by))
+        if not verdict.passed:
+            result.max_rel_error, result.worst_index = verdict.max_rel_error, verdict.worst_index
+            where = verdict.where or "last timed dispatch"  # the worker checks every one
+            self._fail(result, "rejected", f"{where}: {verdict.reason}")
             run.failed = result
 
     def _finish_batch(self, runs: dict[str, _Timed]) -> list[CandidateResult]:
