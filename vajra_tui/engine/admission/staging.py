@@ -245,8 +245,12 @@ async def stage_all(workload: Workload, spec: str, size: Size, jobs: list[tuple[
     return [await f for f in stage_futures(workload, spec, size, jobs, limits)]
 
 
-def _serve(fd: int) -> None:
-    """A staging process: jobs in, (ok, Staged or the error's text) out, until the parent goes."""
+def serve(fd: int) -> None:
+    """A staging process: jobs in, (ok, Staged or the error's text) out, until the parent goes.
+
+    Public: it is this module's entry point as a child (``python -m``, see :class:`_Stager`),
+    called through the module's package name so that what it pickles unpickles in the parent.
+    """
     conn = Connection(fd)
     while True:
         try:
@@ -261,6 +265,6 @@ def _serve(fd: int) -> None:
 
 
 if __name__ == "__main__":  # by its package name, so what it pickles unpickles in the parent
-    from vajra_tui.engine.admission.staging import _serve as serve
+    from vajra_tui.engine.admission import staging
 
-    serve(int(sys.argv[1]))
+    staging.serve(int(sys.argv[1]))
