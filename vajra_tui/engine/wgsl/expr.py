@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from vajra_tui.engine.wgsl.tokens import IDENT, NUMBER, Token, int_literal, match_bracket
+from vajra_tui.engine.wgsl.lexer import IDENT, NUMBER, Token
+from vajra_tui.engine.wgsl.primitives import int_literal, match_bracket
 
 _BINARY = [("|",), ("^",), ("&",), ("<<", ">>"), ("+", "-"), ("*", "/", "%")]
 _CASTS = {"u32", "i32", "abstract_int"}

@@ -10,10 +10,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from vajra_tui.engine.wgsl.expr import eval_int, split_args
 from vajra_tui.engine.wgsl.lexer import (  # noqa: F401 - the lexer's names are part of this module's interface
     ATTR, BLOCK_COMMENT, ERROR, IDENT, KEYWORD, KEYWORDS, LINE_COMMENT, NEWLINE, NUMBER, PUNCT, TRIVIA, WS,
     Token, significant, significant_tokens, tokenize,
 )
+from vajra_tui.engine.wgsl.primitives import int_literal, match_bracket
 
 # "// tile: 64x64", "// Tile: 64 x 64  (each workgroup computes a block)", "// tile: COLS x 1".
 # Case and spacing are free and a trailing remark is allowed; a value is a number or a name.
@@ -45,26 +47,6 @@ class FunctionSpan:
     body_open: int
     body_close: int
     line: int
-
-
-_OPEN = {"(": ")", "[": "]", "{": "}"}
-
-
-def match_bracket(toks: list[Token], i: int) -> int:
-    """Index of the bracket closing ``toks[i]`` ((, [ or {); -1 when unbalanced."""
-    stack = []
-    for j in range(i, len(toks)):
-        t = toks[j].text
-        if toks[j].kind != PUNCT:
-            continue
-        if t in _OPEN:
-            stack.append(_OPEN[t])
-        elif t in (")", "]", "}"):
-            if not stack or stack.pop() != t:
-                return -1
-            if not stack:
-                return j
-    return -1
 
 
 def _attr_name(toks: list[Token], i: int) -> str:
@@ -133,15 +115,6 @@ def has_compute_entry(src: str, name: str = "main") -> bool:
     return find_entry_point(src, name) is not None
 
 
-def int_literal(text: str) -> int | None:
-    """Value of an integer literal token text (``64``, ``64u``, ``0x40i``); None otherwise."""
-    t = text.rstrip("iu")
-    try:
-        return int(t, 16) if t[:2].lower() == "0x" else int(t, 10)
-    except ValueError:
-        return None
-
-
 def module_consts(src: str | list[Token], given: dict[str, int] | None = None) -> dict[str, int]:
     """Integer values of module-scope ``const``/``override`` declarations we can evaluate.
 
@@ -149,8 +122,6 @@ def module_consts(src: str | list[Token], given: dict[str, int] | None = None) -
     result. An ``override`` takes its given value, and later declarations derived from it
     see that value; a ``const`` keeps its declared one for what derives from it.
     """
-    from vajra_tui.engine.wgsl.expr import eval_int
-
     toks = significant_tokens(src) if isinstance(src, str) else src
     given = dict(given or {})
     consts: dict[str, int] = {}
@@ -190,8 +161,6 @@ def workgroup_size(src: str, consts: dict[str, int] | None = None) -> tuple[int,
     Arguments may be literals or constant expressions over ``const`` names declared
     in ``src`` or given in ``consts`` (``consts`` wins). None when absent/unresolvable.
     """
-    from vajra_tui.engine.wgsl.expr import eval_int, split_args
-
     toks = significant_tokens(src)
     entry = find_entry_point(toks) or find_entry_point(toks, name="")
     if entry is None:
