@@ -25,39 +25,16 @@ import subprocess
 import sys
 from typing import Any, Iterable
 
-from pydantic import BaseModel
-
 from vajra_tui.engine.errors import UsageError
 from vajra_tui.engine.child import child_env, module_command
+# AdapterEntry lives below this module (identify.py and probe_cache.py use it too); callers import it from here
+from vajra_tui.engine.gpu.adapter_entry import SOFTWARE_HINTS, AdapterEntry
 
-SOFTWARE_HINTS = ("llvmpipe", "lavapipe", "swiftshader", "software", "warp")
 LIST_TIMEOUT_S = 120.0
 
 
 class AdapterChoiceError(UsageError):
     """``--adapter``/``--gpus`` named no adapter, or more than one: one line with the candidates."""
-
-
-class AdapterEntry(BaseModel):
-    """One adapter as enumerated: enough to tell it apart from the others, and to pick it."""
-
-    index: int
-    name: str
-    backend: str = ""
-    adapter_type: str = ""
-    driver: str = ""
-    vendor_id: int = 0
-    device_id: int = 0
-    software: bool = False
-
-    @property
-    def model(self) -> tuple[str, int, int, str]:
-        """What identical GPUs share (the same card through another backend does not)."""
-        return (self.name, self.vendor_id, self.device_id, self.backend)
-
-    def describe(self) -> str:
-        kind = "software" if self.software else (self.adapter_type or "?")
-        return f"#{self.index} {self.name} ({self.backend or '?'}, {kind})"
 
 
 # ---- in the process that loads the driver -----------------------------------
@@ -212,7 +189,7 @@ def entries_from(rows: list[dict[str, Any]]) -> list[AdapterEntry]:
 
 def _main(argv: list[str]) -> int:
     """``python -m vajra_tui.engine.gpu.adapters [--probe all|i,j]``: the list as one JSON line."""
-    from vajra_tui.engine.gpu.runtime import device_info
+    from vajra_tui.engine.gpu.adapter_info import device_info
 
     adapters = enumerate_here()
     rows = []

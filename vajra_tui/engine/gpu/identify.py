@@ -18,7 +18,7 @@ import time
 from typing import Any
 
 from vajra_tui.engine.events import NvmlMatch
-from vajra_tui.engine.gpu.adapters import AdapterEntry
+from vajra_tui.engine.gpu.adapter_entry import AdapterEntry
 
 NVIDIA_VENDOR_ID = 0x10DE
 PROBE_S = 1.2

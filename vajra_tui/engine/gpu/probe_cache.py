@@ -34,7 +34,7 @@ from typing import Any, Iterable
 from vajra_tui.settings import cache_dir
 from vajra_tui.engine.store import damage
 from vajra_tui.engine.events import NvmlMatch
-from vajra_tui.engine.gpu.adapters import AdapterEntry
+from vajra_tui.engine.gpu.adapter_entry import AdapterEntry
 
 VERSION = 1
 MAX_KEYS = 16  # environments kept per boot (each CUDA_VISIBLE_DEVICES a user tries is one)

@@ -11,57 +11,16 @@ from dataclasses import dataclass
 import numpy as np
 import wgpu
 
-from vajra_tui.engine.events import DeviceInfo
+# device_info lives below adapters.py, whose listing child uses it too; callers import it from here
+from vajra_tui.engine.gpu.adapter_info import device_info
 from vajra_tui.engine.gpu.adapters import pick
 from vajra_tui.engine.gpu.flush import CacheFlusher
 from vajra_tui.engine.workloads.base import padded
 from vajra_tui.engine.gpu.outputs import Outputs, as_words
 
-SOFTWARE_HINTS = ("llvmpipe", "lavapipe", "swiftshader", "software", "warp")
 # Poisoning before, and checking after, every dispatch live in outputs.py: per output and dtype.
 # Requested whenever the adapter offers them: the prompt advertises exactly these to a model.
 KERNEL_FEATURES = ("timestamp-query", "subgroup", "shader-f16")
-
-
-def device_info(adapter: wgpu.GPUAdapter, enabled: list[str] | None = None,
-                index: int | None = None) -> DeviceInfo:
-    info = adapter.info
-    name = info.get("device", "") or info.get("description", "") or "unknown adapter"
-    kind = str(info.get("adapter_type", ""))
-    software = kind.lower() == "cpu" or any(h in name.lower() for h in SOFTWARE_HINTS)
-    features = sorted(str(f) for f in adapter.features)
-    keys = [
-        "max-compute-workgroup-storage-size", "max-compute-invocations-per-workgroup",
-        "max-compute-workgroups-per-dimension", "max-compute-workgroup-size-x",
-        "max-compute-workgroup-size-y", "max-storage-buffer-binding-size", "max-buffer-size",
-    ]
-    return DeviceInfo(
-        name=name,
-        vendor=str(info.get("vendor", "")),
-        vendor_id=int(info.get("vendor_id", 0) or 0),
-        device_id=int(info.get("device_id", 0) or 0),
-        backend=str(info.get("backend_type", "")),
-        adapter_type=kind,
-        driver=str(info.get("description", "")),
-        software=software,
-        features=features,
-        limits={k: int(adapter.limits[k]) for k in keys if k in adapter.limits},
-        timestamp_query="timestamp-query" in features,
-        subgroups="subgroup" in features,
-        enabled_features=sorted(enabled or []),
-        subgroup_min_size=_subgroup_size(info, "min"),
-        subgroup_max_size=_subgroup_size(info, "max"),
-        adapter_index=index,
-    )
-
-
-def _subgroup_size(info: dict, which: str) -> int | None:
-    """wgpu-native reports the subgroup size range in its adapter info (under either spelling)."""
-    for key in (f"subgroup_{which}_size", f"stackgroup_{which}_size"):
-        value = info.get(key)
-        if isinstance(value, int) and value > 0:
-            return value
-    return None
 
 
 def pick_adapter(prefer: str | int | None = None) -> wgpu.GPUAdapter:
