@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from vajra_tui.engine.candidate import Candidate, GenerationContext
 from vajra_tui.engine.events import CandidateResult, Diagnostic
-from vajra_tui.engine.sources.llm import prompts as p
+from vajra_tui.engine.sources.llm import prompt_parts as p
 from vajra_tui.engine.sources.llm.extract import strip_think
 
 try:
@@ -178,7 +178,7 @@ def feedback_text(ctx: GenerationContext, strategy: str, grounding: list[dict] |
         sections.append("Failed kernels (line numbers refer to each kernel's own source, quoted "
                         "below; do not repeat these mistakes):\n" + "\n".join(rows))
     sections.append(p.grounding_text(grounding, "Search results on the compiler messages above:"))
-    sections.append(p.strategy_brief(strategy, ctx))
+    sections.append(strategy_brief(strategy, ctx))
     if nothing_beat(ctx):
         b = ctx.baseline
         target = f" ({p.duration(b.median_ms)})" if b and b.median_ms else ""
@@ -248,6 +248,13 @@ def evolution_brief(strategy: str, ctx: GenerationContext | None = None) -> str:
     lines.append("Stay correct at every size: bounds checks, `let tile = vajra_tile(workgroup_id);`, "
                  "no work when `tile.y >= TILES_Y`, every output element written.")
     return " ".join(lines)
+
+
+def strategy_brief(strategy: str, ctx: GenerationContext | None = None) -> str:
+    """A/B/C's brief, or the full brief of an evolved generation (D and later)."""
+    if strategy in p.STRATEGY_BRIEFS:
+        return p.STRATEGY_BRIEFS[strategy]
+    return evolution_brief(strategy, ctx)
 
 
 def _conversation(c: Candidate | None) -> list[dict[str, str]] | None:
