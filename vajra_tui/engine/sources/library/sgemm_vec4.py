@@ -11,6 +11,8 @@ proposed when M, N, K are multiples of the tile. ``lay=1`` lives in sgemm_hoist.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from vajra_tui.engine.events import DeviceInfo
 from vajra_tui.engine.sources.library import sgemm_hoist
 from vajra_tui.engine.sources.library.base import Emitter, Params, Size, storage_fits, workgroup_fits
@@ -44,127 +46,170 @@ def render(p: Params, s: Size, d: DeviceInfo | None) -> str:
     return _flat(p, s, d)
 
 
-def _flat(p: Params, s: Size, d: DeviceInfo | None) -> str:
-    bm, bn, bk, tm, tn, db, spec = p["bm"], p["bn"], p["bk"], p["tm"], p["tn"], p["db"], p["spec"]
-    wx, wy = bn // tn, bm // tm
-    nt = wx * wy
-    asz, bsz = bk * bm // 4, bk * bn // 4  # vec4 slots of one A / B slice
-    la, lb = asz, bsz  # vec4 loads per slice
-    sa, sb = -(-la // nt), -(-lb // nt)
-    e = Emitter()
-    e(f"// SGEMM vec4: {bm}x{bn} tile, K-slices of {bk}, {tm}x{tn} outputs per invocation in",
+class _Flat:
+    """The tile arithmetic every part of the flat generator shares."""
+
+    def __init__(self, p: Params) -> None:
+        self.bm, self.bn, self.bk, self.tm, self.tn = p["bm"], p["bn"], p["bk"], p["tm"], p["tn"]
+        self.db, self.spec = p["db"], p["spec"]
+        self.wx, self.wy = self.bn // self.tn, self.bm // self.tm
+        self.nt = self.wx * self.wy
+        self.asz, self.bsz = self.bk * self.bm // 4, self.bk * self.bn // 4  # vec4 slots of one A / B slice
+        self.la, self.lb = self.asz, self.bsz  # vec4 loads per slice
+        self.sa, self.sb = -(-self.la // self.nt), -(-self.lb // self.nt)
+
+
+class _Operand(NamedTuple):
+    """How one operand's K-slice is prefetched: A and B differ only in these names and sizes."""
+
+    buf: str  # the global buffer
+    reg: str  # its prefetch registers
+    idx: str  # names of the per-thread values: vec4 index, row, column
+    r: str
+    c: str
+    slots: int  # vec4 registers per thread
+    count: int  # vec4 loads per slice
+    per_row: int  # vec4 per row of the slice
+    rows: str  # the buffer's extent, for the bounds checks
+    cols: str
+
+
+def _header(e: Emitter, sh: _Flat) -> None:
+    """The comment, bindings, workgroup arrays, entry point and register declarations."""
+    e(f"// SGEMM vec4: {sh.bm}x{sh.bn} tile, K-slices of {sh.bk}, {sh.tm}x{sh.tn} outputs per invocation in",
       "// vec4 registers; A stored transposed so both operands are read as vec4;",
-      "// next slice prefetched into registers" + (", double-buffered." if db else "."),
-      "// size-specialised: M, N, K multiples of the tile" if spec else "// general: bounds-checked",
-      f"// tile: {bn}x{bm}")
-    if spec:
+      "// next slice prefetched into registers" + (", double-buffered." if sh.db else "."),
+      "// size-specialised: M, N, K multiples of the tile" if sh.spec else "// general: bounds-checked",
+      f"// tile: {sh.bn}x{sh.bm}")
+    if sh.spec:
         e("@group(0) @binding(0) var<storage, read> A: array<vec4<f32>>;",
           "@group(0) @binding(1) var<storage, read> B: array<vec4<f32>>;",
           "@group(0) @binding(2) var<storage, read_write> C: array<vec4<f32>>;")
-    e(f"var<workgroup> As: array<vec4<f32>, {asz * (2 if db else 1)}>;",
-      f"var<workgroup> Bs: array<vec4<f32>, {bsz * (2 if db else 1)}>;")
-    e(HEAD.format(wx=wx, wy=wy))
+    e(f"var<workgroup> As: array<vec4<f32>, {sh.asz * (2 if sh.db else 1)}>;",
+      f"var<workgroup> Bs: array<vec4<f32>, {sh.bsz * (2 if sh.db else 1)}>;")
+    e(HEAD.format(wx=sh.wx, wy=sh.wy))
     e.depth = 1
     e("let t = vajra_tile(wid);", "if (t.y >= TILES_Y) {", "    return;", "}",
-      f"let row0 = t.y * {bm}u;", f"let col0 = t.x * {bn}u;", "let tx = lid.x;", "let ty = lid.y;",
-      f"let KT = (K + {bk - 1}u) / {bk}u;")
-    for i in range(tm):
-        e(*[f"var c{i}_{g} = vec4<f32>(0.0);" for g in range(tn // 4)])
-    e(*[f"var ra{q} = vec4<f32>(0.0);" for q in range(sa)])
-    e(*[f"var rb{q} = vec4<f32>(0.0);" for q in range(sb)])
+      f"let row0 = t.y * {sh.bm}u;", f"let col0 = t.x * {sh.bn}u;", "let tx = lid.x;", "let ty = lid.y;",
+      f"let KT = (K + {sh.bk - 1}u) / {sh.bk}u;")
+    for i in range(sh.tm):
+        e(*[f"var c{i}_{g} = vec4<f32>(0.0);" for g in range(sh.tn // 4)])
+    e(*[f"var ra{q} = vec4<f32>(0.0);" for q in range(sh.sa)])
+    e(*[f"var rb{q} = vec4<f32>(0.0);" for q in range(sh.sb)])
 
-    def load_operand(buf: str, reg: str, idx: str, r: str, c: str, slots: int, count: int,
-                     row_base: str, col_base: str, per_row: int, rows: str, cols: str) -> None:
-        """Prefetch one operand's K-slice into vec4 registers (A and B differ only in names)."""
-        for q in range(slots):
-            guard = q * nt + nt > count
-            if guard:
-                e.open(f"if (li + {q * nt}u < {count}u) {{")
-            e(f"let {idx}{q} = li + {q * nt}u;",
-              f"let {r}{q} = {row_base} + {idx}{q} / {per_row}u;",
-              f"let {c}{q} = {col_base} + ({idx}{q} % {per_row}u) * 4u;")
-            if spec:
-                e(f"{reg}{q} = {buf}[({r}{q} * {cols} + {c}{q}) / 4u];")
-            else:
-                parts = [f"select(0.0, {buf}[min({r}{q} * {cols} + {c}{q} + {k}u, {rows} * {cols} - 1u)], "
-                         f"{r}{q} < {rows} && {c}{q} + {k}u < {cols})" for k in range(4)]
-                e(f"{reg}{q} = vec4<f32>({', '.join(parts)});")
-            if guard:
-                e.close()
 
-    def load(k0: str) -> None:
-        load_operand("A", "ra", "ia", "am", "ak", sa, la, "row0", k0, bk // 4, "M", "K")
-        load_operand("B", "rb", "ib", "bk", "bn", sb, lb, k0, "col0", bn // 4, "K", "N")
+def _load_operand(e: Emitter, sh: _Flat, op: _Operand, row_base: str, col_base: str) -> None:
+    """Prefetch one operand's K-slice into vec4 registers."""
+    for q in range(op.slots):
+        guard = q * sh.nt + sh.nt > op.count
+        if guard:
+            e.open(f"if (li + {q * sh.nt}u < {op.count}u) {{")
+        e(f"let {op.idx}{q} = li + {q * sh.nt}u;",
+          f"let {op.r}{q} = {row_base} + {op.idx}{q} / {op.per_row}u;",
+          f"let {op.c}{q} = {col_base} + ({op.idx}{q} % {op.per_row}u) * 4u;")
+        if sh.spec:
+            e(f"{op.reg}{q} = {op.buf}[({op.r}{q} * {op.cols} + {op.c}{q}) / 4u];")
+        else:
+            parts = [f"select(0.0, {op.buf}[min({op.r}{q} * {op.cols} + {op.c}{q} + {k}u, "
+                     f"{op.rows} * {op.cols} - 1u)], "
+                     f"{op.r}{q} < {op.rows} && {op.c}{q} + {k}u < {op.cols})" for k in range(4)]
+            e(f"{op.reg}{q} = vec4<f32>({', '.join(parts)});")
+        if guard:
+            e.close()
 
-    def store(abuf: str, bbuf: str) -> None:
-        for q in range(sa):
-            guard = q * nt + nt > la
-            if guard:
-                e.open(f"if (li + {q * nt}u < {la}u) {{")
-            e(f"let sa{q} = li + {q * nt}u;",
-              f"let sm{q} = sa{q} / {bk // 4}u;", f"let sk{q} = (sa{q} % {bk // 4}u) * 4u;")
-            for c in range(4):
-                e(f"As[{abuf}(sk{q} + {c}u) * {bm // 4}u + sm{q} / 4u][sm{q} % 4u] = ra{q}[{c}];")
-            if guard:
-                e.close()
-        for q in range(sb):
-            guard = q * nt + nt > lb
-            if guard:
-                e.open(f"if (li + {q * nt}u < {lb}u) {{")
-            e(f"Bs[{bbuf}li + {q * nt}u] = rb{q};")
-            if guard:
-                e.close()
 
-    def compute(abuf: str, bbuf: str) -> None:
-        for kk in range(bk):
-            e(*[f"let a{h}_{kk} = As[{abuf}{kk * bm // 4 + h * wy}u + ty];" for h in range(tm // 4)])
-            e(*[f"let b{g}_{kk} = Bs[{bbuf}{kk * bn // 4 + g * wx}u + tx];" for g in range(tn // 4)])
-            for i in range(tm):
-                a = f"vec4<f32>(a{i // 4}_{kk}.{'xyzw'[i % 4]})"
-                e(*[f"c{i}_{g} = fma({a}, b{g}_{kk}, c{i}_{g});" for g in range(tn // 4)])
+def _load(e: Emitter, sh: _Flat, k0: str) -> None:
+    """Prefetch the K-slice starting at ``k0`` of both operands into the ra/rb registers."""
+    _load_operand(e, sh, _Operand("A", "ra", "ia", "am", "ak", sh.sa, sh.la, sh.bk // 4, "M", "K"), "row0", k0)
+    _load_operand(e, sh, _Operand("B", "rb", "ib", "bk", "bn", sh.sb, sh.lb, sh.bn // 4, "K", "N"), k0, "col0")
 
+
+def _store(e: Emitter, sh: _Flat, abuf: str, bbuf: str) -> None:
+    """The prefetched registers into workgroup memory: A transposed, B as loaded."""
+    for q in range(sh.sa):
+        guard = q * sh.nt + sh.nt > sh.la
+        if guard:
+            e.open(f"if (li + {q * sh.nt}u < {sh.la}u) {{")
+        e(f"let sa{q} = li + {q * sh.nt}u;",
+          f"let sm{q} = sa{q} / {sh.bk // 4}u;", f"let sk{q} = (sa{q} % {sh.bk // 4}u) * 4u;")
+        for c in range(4):
+            e(f"As[{abuf}(sk{q} + {c}u) * {sh.bm // 4}u + sm{q} / 4u][sm{q} % 4u] = ra{q}[{c}];")
+        if guard:
+            e.close()
+    for q in range(sh.sb):
+        guard = q * sh.nt + sh.nt > sh.lb
+        if guard:
+            e.open(f"if (li + {q * sh.nt}u < {sh.lb}u) {{")
+        e(f"Bs[{bbuf}li + {q * sh.nt}u] = rb{q};")
+        if guard:
+            e.close()
+
+
+def _compute(e: Emitter, sh: _Flat, abuf: str, bbuf: str) -> None:
+    """One K-slice's FMAs from workgroup memory, every loop unrolled (constant register indices)."""
+    for kk in range(sh.bk):
+        e(*[f"let a{h}_{kk} = As[{abuf}{kk * sh.bm // 4 + h * sh.wy}u + ty];" for h in range(sh.tm // 4)])
+        e(*[f"let b{g}_{kk} = Bs[{bbuf}{kk * sh.bn // 4 + g * sh.wx}u + tx];" for g in range(sh.tn // 4)])
+        for i in range(sh.tm):
+            a = f"vec4<f32>(a{i // 4}_{kk}.{'xyzw'[i % 4]})"
+            e(*[f"c{i}_{g} = fma({a}, b{g}_{kk}, c{i}_{g});" for g in range(sh.tn // 4)])
+
+
+def _k_loop(e: Emitter, sh: _Flat) -> None:
+    """The first slice staged, then the loop over K: prefetch the next slice while multiplying this one."""
     e.open("{")
-    load("0u")
+    _load(e, sh, "0u")
     e.close()
     e.open("{")
-    store("", "")
+    _store(e, sh, "", "")
     e.close()
     e.open("for (var kt = 0u; kt < KT; kt = kt + 1u) {")
-    if db:
-        e("workgroupBarrier();", f"let abuf = (kt & 1u) * {asz}u;", f"let bbuf = (kt & 1u) * {bsz}u;",
+    if sh.db:
+        e("workgroupBarrier();", f"let abuf = (kt & 1u) * {sh.asz}u;", f"let bbuf = (kt & 1u) * {sh.bsz}u;",
           "let more = kt + 1u < KT;")
         e.open("if (more) {")
-        load(f"(kt + 1u) * {bk}u")
+        _load(e, sh, f"(kt + 1u) * {sh.bk}u")
         e.close()
-        compute("abuf + ", "bbuf + ")
+        _compute(e, sh, "abuf + ", "bbuf + ")
         e.open("if (more) {")
-        e(f"let nabuf = {asz}u - abuf;", f"let nbbuf = {bsz}u - bbuf;")
-        store("nabuf + ", "nbbuf + ")
+        e(f"let nabuf = {sh.asz}u - abuf;", f"let nbbuf = {sh.bsz}u - bbuf;")
+        _store(e, sh, "nabuf + ", "nbbuf + ")
         e.close()
     else:
         e("workgroupBarrier();", "let more = kt + 1u < KT;")
         e.open("if (more) {")
-        load(f"(kt + 1u) * {bk}u")
+        _load(e, sh, f"(kt + 1u) * {sh.bk}u")
         e.close()
-        compute("", "")
+        _compute(e, sh, "", "")
         e("workgroupBarrier();")
         e.open("if (more) {")
-        store("", "")
+        _store(e, sh, "", "")
         e.close()
     e.close()
-    for h in range(tm // 4):
+
+
+def _epilogue(e: Emitter, sh: _Flat) -> None:
+    """The accumulators out to C: vec4 stores when size-specialised, else bounds-checked scalars."""
+    for h in range(sh.tm // 4):
         for c in range(4):
             i = h * 4 + c
-            e(f"let r{i} = row0 + ({h * wy}u + ty) * 4u + {c}u;")
-            for g in range(tn // 4):
-                colq = f"col0 / 4u + {g * wx}u + tx"
-                if spec:
+            e(f"let r{i} = row0 + ({h * sh.wy}u + ty) * 4u + {c}u;")
+            for g in range(sh.tn // 4):
+                colq = f"col0 / 4u + {g * sh.wx}u + tx"
+                if sh.spec:
                     e(f"C[r{i} * (N / 4u) + {colq}] = c{i}_{g};")
                 else:
                     for j in range(4):
                         e(f"if (r{i} < M && ({colq}) * 4u + {j}u < N) "
                           f"{{ C[r{i} * N + ({colq}) * 4u + {j}u] = c{i}_{g}[{j}]; }}")
+
+
+def _flat(p: Params, s: Size, d: DeviceInfo | None) -> str:
+    """The flat layout's kernel (``lay=0``), built from the parts above."""
+    sh = _Flat(p)
+    e = Emitter()
+    _header(e, sh)
+    _k_loop(e, sh)
+    _epilogue(e, sh)
     e.close()
     return e.text()
-
-
