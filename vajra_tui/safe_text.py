@@ -73,15 +73,6 @@ def escape_markup(text: object) -> str:
     return escape(clean(text))
 
 
-def clean_data(value: T) -> T:
-    """A copy of nested data (str, list, tuple, dict, pydantic models) with every string cleaned.
-
-    Strings that need no change are returned as they are, so a clean event costs
-    little more than a walk over its fields.
-    """
-    return _clean(value, raw_ok=False)
-
-
 def clean_event(event: T) -> T:
     """The display copy of an engine event (kernel sources stay raw; see :data:`RAW_FIELDS`)."""
     return _clean(event, raw_ok=True)

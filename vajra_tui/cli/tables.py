@@ -72,14 +72,6 @@ def fitted_table(title: Text | str, columns: Sequence[tuple[str, str]], rows: li
     return table, [name for name in names if name not in kept]
 
 
-def print_fitted(table: Table, dropped: list[str], console: Console | None = None) -> None:
-    console = console or Console()
-    console.print(table)
-    if dropped:
-        console.print(Text(f"{', '.join(dropped)}: not shown at {console.width} columns "
-                           "(widen the terminal, or use --json or --csv)", style="dim"))
-
-
 # ---- CSV ------------------------------------------------------------------------------
 CSV_FIELDS = ("name", "status", "reason", "median_ms", "iqr_ms", "p25_ms", "p75_ms", "min_ms",
               "max_ms", "timing", "gflops", "gbps", "intensity", "pct_of_roofline", "regime",

@@ -56,10 +56,6 @@ def enumerate_here() -> list[Any]:
     return list(wgpu.gpu.enumerate_adapters_sync())
 
 
-def entries_here() -> list[AdapterEntry]:
-    return [entry_of(i, a.info) for i, a in enumerate(enumerate_here())]
-
-
 def pick(spec: str | int | None = None) -> tuple[int, Any]:
     """(index, adapter) for ``spec``: an index, a name substring, or None for the default.
 

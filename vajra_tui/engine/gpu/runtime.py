@@ -23,13 +23,6 @@ from vajra_tui.engine.gpu.outputs import Outputs, as_words
 KERNEL_FEATURES = ("timestamp-query", "subgroup", "shader-f16")
 
 
-def pick_adapter(prefer: str | int | None = None) -> wgpu.GPUAdapter:
-    """The adapter ``prefer`` names (an index or a name substring; see adapters.py), or the
-    high-performance one. A name that matches nothing, or several, is an error, never a
-    silent fallback."""
-    return pick(prefer)[1]
-
-
 @dataclass
 class Timing:
     wall_ms: float
@@ -112,11 +105,6 @@ class Runtime:
         """Inputs as given (each already of its binding's dtype), padded to whole words."""
         for name, data in arrays.items():
             self.queue.write_buffer(self.buffers[name], 0, as_words(data))
-
-    def read_outputs(self, counts: dict[str, int] | None = None) -> dict[str, np.ndarray]:
-        assert self.outs is not None
-        return {n: self.outs.read_output(self.queue, self.buffers[n], self.dtypes[n],
-                                         (counts or {}).get(n)) for n in self.outs.names}
 
     def set_seed(self, index: int) -> None:
         """Integer outputs are poisoned with another pattern on each seed."""
