@@ -162,13 +162,13 @@ class Soak:
                 if self.count >= self.target:
                     return
                 session = await self.session(name, calibrate=self.count == 0)
-                tuner = Tuner(session, LibrarySource(self.client.device), budget=self.budget)
-                tuner.extra = failing(name, f"{round_}.1")
+                tuner = Tuner(session, LibrarySource(self.client.device), failing(name, f"{round_}.1"),
+                              budget=self.budget)
                 await tuner.first_generation()
                 base = self.count
                 while base + len(session.results) - 1 < self.target:
                     before = len(session.results)
-                    if not tuner.library.evolve(tuner.context(), "Z"):
+                    if not await tuner.source.evolve(tuner.context(), "Z"):
                         break  # the neighbourhood is exhausted: next workload
                     await session.evaluate(failing(name, f"{round_}.{tuner.generation + 1}"),
                                            generation=tuner.generation + 1)

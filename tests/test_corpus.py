@@ -1,5 +1,5 @@
 """Real model replies, end to end: the loopback server streams each reply of the corpus
-(`tests/replies/`) through the real openai client into NemotronSource, and the real
+(`tests/replies/`) through the real openai client into LLMSource, and the real
 engine on the local adapter judges the kernel the slot asked for.
 
 A correct kernel is kept only if it verifies, is the variant its slot requested and
@@ -18,8 +18,9 @@ import pytest
 import pytest_asyncio
 
 from llm_server import LLMServer
+from vajra_tui.engine.sources.base import Fallback
 from vajra_tui.engine.sources.library import LibrarySource
-from vajra_tui.engine.sources.llm.client import NemotronSource
+from vajra_tui.engine.sources.llm.client import LLMSource
 from vajra_tui.engine.session import Session
 from vajra_tui.engine.tune import Tuner
 from vajra_tui.engine.workloads import get_workload
@@ -44,7 +45,7 @@ def server() -> Iterator[LLMServer]:
 async def judge(gpu, server: LLMServer, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Any]:
     """Stream one corpus reply for its slot and run what comes out through the engine."""
     monkeypatch.setenv("NEBIUS_API_KEY", KEY)
-    sources: list[NemotronSource] = []
+    sources: list[LLMSource] = []
 
     async def run(name: str) -> tuple[Any, Any, list[Any]]:
         entry = MANIFEST[name]
@@ -58,10 +59,10 @@ async def judge(gpu, server: LLMServer, monkeypatch: pytest.MonkeyPatch) -> Asyn
                           TimingSettings(warmup=0, reps=2))
         await session.start()
         await session.run_baseline(time=True)
-        llm = NemotronSource(LLMSettings(base_url=server.url, model=model, fallback_model="",
-                                         timeout_s=20.0, first_token_timeout_s=10.0), session.emit)
+        llm = LLMSource(LLMSettings(base_url=server.url, model=model, fallback_model="",
+                                    timeout_s=20.0, first_token_timeout_s=10.0), session.emit)
         sources.append(llm)
-        tuner = Tuner(session, LibrarySource(session.device), llm=llm)
+        tuner = Tuner(session, Fallback(llm, LibrarySource(session.device)))
         tuner.generation = 2 if entry["strategy"] >= "D" else 1
         [candidate] = await llm.propose(tuner.context(), [entry["strategy"]])
         [result] = await session.evaluate([candidate], generation=tuner.generation)

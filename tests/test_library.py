@@ -3,6 +3,8 @@ proper search (new keys only, within budget and adapter limits)."""
 
 from __future__ import annotations
 
+import asyncio
+
 import os
 import random
 
@@ -68,7 +70,7 @@ async def _admit_all(s, cands) -> None:
 async def test_propose_and_evolve_verify_at_seed(client, name):
     s = await _session(client, name, None)
     lib = LibrarySource(s.device)
-    first = lib.propose(_ctx(s, generation=1))
+    first = await lib.propose(_ctx(s, generation=1))
     assert [c.strategy for c in first] == ["A", "B", "C"]
     assert [c.name for c in first] == ["A", "B", "C"]
     assert len({c.params["key"] for c in first}) == 3
@@ -80,7 +82,7 @@ async def test_propose_and_evolve_verify_at_seed(client, name):
     for gen, letter in ((2, "D"), (3, "E")):
         ctx = _ctx(s, generation=gen, results=results, winner=results[-1] if gen == 2 else
                    min(results, key=lambda r: r.median_ms), budget=3, tried=list(tried))
-        evolved = lib.evolve(ctx, letter)
+        evolved = await lib.evolve(ctx, letter)
         assert 0 < len(evolved) <= 3
         keys = [c.params["key"] for c in evolved]
         assert len(set(keys)) == len(keys) and not set(keys) & set(tried)
@@ -97,7 +99,7 @@ async def test_propose_and_evolve_verify_at_seed(client, name):
 async def test_general_variants_verify_at_awkward_sizes(client, name):
     s = await _session(client, name, AWKWARD[name])
     lib = LibrarySource(s.device)
-    cands = lib.propose(_ctx(s))
+    cands = await lib.propose(_ctx(s))
     for c in cands:
         assert c.params["general"] or _fits(c.params, s.size), c.origin
     # every template, its first two priors, plus a random sample of its space
@@ -151,7 +153,7 @@ def test_evolve_respects_limits_budget_and_never_repeats(name):
     info = w.info(w.size("large"))
     lib = LibrarySource()
     ctx = GenerationContext(workload=info, device=SMALL_DEVICE, generation=1)
-    first = lib.propose(ctx)
+    first = asyncio.run(lib.propose(ctx))
     # softmax/smem and layernorm/smem cannot hold an 8192-float row in 8 KiB: only they may be missing
     assert len(first) == 3 or (name in ("softmax", "layernorm") and [c.name for c in first] == ["A", "C"])
     tried = [c.params["key"] for c in first]
@@ -161,7 +163,7 @@ def test_evolve_respects_limits_budget_and_never_repeats(name):
         winner = min(results, key=lambda r: r.median_ms)
         ctx = GenerationContext(workload=info, device=SMALL_DEVICE, generation=gen,
                                 results=results, winner=winner, budget=5, tried=list(tried))
-        out = lib.evolve(ctx, "D")
+        out = asyncio.run(lib.evolve(ctx, "D"))
         assert len(out) <= 5
         for c in out:
             t = template(c.params["template"])
@@ -188,14 +190,14 @@ def test_a_budget_past_the_neighbourhood_is_filled_nearest_first():
     w = WORKLOADS["sgemm"]
     info = w.info(w.size("large"))
     lib = LibrarySource()
-    first = lib.propose(GenerationContext(workload=info, device=HOPPER_LIKE, generation=1))
+    first = asyncio.run(lib.propose(GenerationContext(workload=info, device=HOPPER_LIKE, generation=1)))
     results = [CandidateResult(id=c.id, name=c.name, status="verified", params=c.params, median_ms=1.0 + i)
                for i, c in enumerate(first)]
     winner = min(results, key=lambda r: r.median_ms)
 
     def evolve(budget: int) -> list:
-        return lib.evolve(GenerationContext(workload=info, device=HOPPER_LIKE, generation=2, results=results,
-                                            winner=winner, budget=budget, tried=[c.params["key"] for c in first]), "D")
+        return asyncio.run(lib.evolve(GenerationContext(workload=info, device=HOPPER_LIKE, generation=2, results=results,
+                                            winner=winner, budget=budget, tried=[c.params["key"] for c in first]), "D"))
 
     small, large = evolve(250), evolve(600)
     assert len(small) == 250 and len(large) == 600
@@ -218,13 +220,13 @@ def test_evolve_without_winner_starts_from_priors_and_budget_zero():
     w = WORKLOADS["sgemm"]
     ctx = GenerationContext(workload=w.info(w.size("seed")), device=SMALL_DEVICE, generation=2,
                             budget=4)
-    out = LibrarySource().evolve(ctx, "D")
+    out = asyncio.run(LibrarySource().evolve(ctx, "D"))
     assert 0 < len(out) <= 4 and out[0].params["template"] == "sgemm/vec4"
-    assert LibrarySource().evolve(ctx.model_copy(update={"budget": 0}), "D") == []
+    assert asyncio.run(LibrarySource().evolve(ctx.model_copy(update={"budget": 0}), "D")) == []
 
 
 def test_subgroups_used_where_available():
     w = WORKLOADS["softmax"]
     dev = SMALL_DEVICE.model_copy(update={"subgroups": True})
-    out = LibrarySource().propose(GenerationContext(workload=w.info(w.size("seed")), device=dev))
+    out = asyncio.run(LibrarySource().propose(GenerationContext(workload=w.info(w.size("seed")), device=dev)))
     assert any("subgroupAdd" in c.source for c in out)

@@ -6,6 +6,8 @@ evolution reaches them from the configurations that won before they existed."""
 
 from __future__ import annotations
 
+import asyncio
+
 import os
 
 import pytest
@@ -95,7 +97,7 @@ def test_seed_size_generation_one_is_unchanged():
     """The sliding windows are a large-size, big-GPU prior: seed sizes keep three candidates."""
     w = WORKLOADS["conv1d"]
     for device in (H200, DeviceInfo(name="llvmpipe", software=True)):
-        out = LibrarySource().propose(GenerationContext(workload=w.info(w.size(None)), device=device))
+        out = asyncio.run(LibrarySource().propose(GenerationContext(workload=w.info(w.size(None)), device=device)))
         assert len(out) == 3 and all("slide=0" in c.params["key"].split() for c in out if c.strategy == "C")
 
 
@@ -103,7 +105,7 @@ def test_seed_size_generation_one_is_unchanged():
 def test_generation_one_picks_the_h200_winners_at_large_sizes(name, want):
     """The priors follow the H200 sweeps (benchmarks/results/sweep-nvidia-h200*.json)."""
     w = WORKLOADS[name]
-    out = LibrarySource().propose(GenerationContext(workload=w.info(w.size("large")), device=H200))
+    out = asyncio.run(LibrarySource().propose(GenerationContext(workload=w.info(w.size("large")), device=H200)))
     c = next(c for c in out if c.strategy == "C")
     assert want in c.params["key"].split(), c.params["key"]
 
@@ -121,5 +123,5 @@ def test_evolution_reaches_them_from_the_old_winners(name, old, want):
     win = CandidateResult(id="w", name="w", status="verified", params=t.complete(parse(old)), median_ms=1.0)
     ctx = GenerationContext(workload=w.info(w.size("large")), device=H200, generation=2, results=[win],
                             winner=win, budget=6, tried=[win.params["key"]])
-    keys = [c.params["key"] for c in LibrarySource().evolve(ctx, "D")]
+    keys = [c.params["key"] for c in asyncio.run(LibrarySource().evolve(ctx, "D"))]
     assert any(want in k.split() for k in keys), keys

@@ -1,4 +1,4 @@
-"""NemotronSource against a loopback OpenAI-compatible server: streaming, failover, timeouts,
+"""LLMSource against a loopback OpenAI-compatible server: streaming, failover, timeouts,
 truncation, multi-variant replies and conversations continued across generations."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from vajra_tui.engine.events import (
     WorkloadInfo,
 )
 from vajra_tui.engine.sources.llm.extract import extract_for
-from vajra_tui.engine.sources.llm.client import UNAUTHORIZED, NemotronSource
+from vajra_tui.engine.sources.llm.client import UNAUTHORIZED, LLMSource
 from vajra_tui.settings import LLMSettings
 
 try:
@@ -64,11 +64,11 @@ def events() -> list[Any]:
 
 @pytest_asyncio.fixture
 async def source(server: LLMServer, events: list[Any],
-                 monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[NemotronSource]:
+                 monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[LLMSource]:
     monkeypatch.setenv("NEBIUS_API_KEY", KEY)
     settings = LLMSettings(base_url=server.url, model="primary", fallback_model="fallback",
                            timeout_s=5.0, first_token_timeout_s=0.5, max_retries=1)
-    src = NemotronSource(settings, events.append)
+    src = LLMSource(settings, events.append)
     yield src
     await src.aclose()
 
@@ -83,7 +83,7 @@ def assert_no_key(events: list[Any]) -> None:
 
 
 @pytest.mark.asyncio
-async def test_three_concurrent_streams(server: LLMServer, source: NemotronSource,
+async def test_three_concurrent_streams(server: LLMServer, source: LLMSource,
                                         events: list[Any]) -> None:
     cands = await source.propose(make_ctx(), ["A", "B", "C"])
     assert [c.id for c in cands] == ["g1-A", "g1-B", "g1-C"]
@@ -108,7 +108,7 @@ async def test_three_concurrent_streams(server: LLMServer, source: NemotronSourc
 
 @pytest.mark.asyncio
 @pytest.mark.parametrize("mode,attempts,reason", [("503", 2, "503"), ("404", 1, "404")])
-async def test_failover(server: LLMServer, source: NemotronSource, events: list[Any],
+async def test_failover(server: LLMServer, source: LLMSource, events: list[Any],
                         mode: str, attempts: int, reason: str) -> None:
     server.script("primary", mode)
     [cand] = await source.propose(make_ctx(), ["A"])
@@ -123,7 +123,7 @@ async def test_failover(server: LLMServer, source: NemotronSource, events: list[
 
 
 @pytest.mark.asyncio
-async def test_429_retried_on_primary(server: LLMServer, source: NemotronSource,
+async def test_429_retried_on_primary(server: LLMServer, source: LLMSource,
                                       events: list[Any]) -> None:
     server.script("primary", "429", "kernel")
     [cand] = await source.propose(make_ctx(), ["B"])
@@ -133,7 +133,7 @@ async def test_429_retried_on_primary(server: LLMServer, source: NemotronSource,
 
 
 @pytest.mark.asyncio
-async def test_401_stops_asking(server: LLMServer, source: NemotronSource,
+async def test_401_stops_asking(server: LLMServer, source: LLMSource,
                                 events: list[Any]) -> None:
     server.script("primary", "401")
     cands = await source.propose(make_ctx(), ["A", "B", "C"])
@@ -152,7 +152,7 @@ async def test_401_stops_asking(server: LLMServer, source: NemotronSource,
 
 
 @pytest.mark.asyncio
-async def test_stream_cut_off_then_fallback(server: LLMServer, source: NemotronSource,
+async def test_stream_cut_off_then_fallback(server: LLMServer, source: LLMSource,
                                             events: list[Any]) -> None:
     server.script("primary", "cut")
     [cand] = await source.propose(make_ctx(), ["A"])
@@ -162,7 +162,7 @@ async def test_stream_cut_off_then_fallback(server: LLMServer, source: NemotronS
 
 
 @pytest.mark.asyncio
-async def test_stream_cut_off_on_both(server: LLMServer, source: NemotronSource,
+async def test_stream_cut_off_on_both(server: LLMServer, source: LLMSource,
                                       events: list[Any]) -> None:
     server.script("primary", "cut")
     server.script("fallback", "cut")
@@ -176,7 +176,7 @@ async def test_stream_cut_off_on_both(server: LLMServer, source: NemotronSource,
 
 
 @pytest.mark.asyncio
-async def test_prose_without_code(server: LLMServer, source: NemotronSource,
+async def test_prose_without_code(server: LLMServer, source: LLMSource,
                                   events: list[Any]) -> None:
     server.script("primary", "prose")
     [cand] = await source.propose(make_ctx(), ["A"])
@@ -187,7 +187,7 @@ async def test_prose_without_code(server: LLMServer, source: NemotronSource,
 
 @pytest.mark.asyncio
 @pytest.mark.parametrize("mode", ["think", "reasoning_field"])
-async def test_reasoning_stream(server: LLMServer, source: NemotronSource,
+async def test_reasoning_stream(server: LLMServer, source: LLMSource,
                                 events: list[Any], mode: str) -> None:
     server.script("primary", mode)
     [cand] = await source.propose(make_ctx(), ["B"])
@@ -201,7 +201,7 @@ async def test_reasoning_stream(server: LLMServer, source: NemotronSource,
 
 
 @pytest.mark.asyncio
-async def test_never_answers_times_out(server: LLMServer, source: NemotronSource,
+async def test_never_answers_times_out(server: LLMServer, source: LLMSource,
                                        events: list[Any]) -> None:
     server.script("primary", "hang")
     server.script("fallback", "hang")
@@ -216,7 +216,7 @@ async def test_never_answers_times_out(server: LLMServer, source: NemotronSource
 
 
 @pytest.mark.asyncio
-async def test_both_models_fail(server: LLMServer, source: NemotronSource,
+async def test_both_models_fail(server: LLMServer, source: LLMSource,
                                 events: list[Any]) -> None:
     server.script("primary", "503")
     server.script("fallback", "404")
@@ -231,7 +231,7 @@ async def test_both_models_fail(server: LLMServer, source: NemotronSource,
 
 
 @pytest.mark.asyncio
-async def test_grounding_reaches_prompt(server: LLMServer, source: NemotronSource) -> None:
+async def test_grounding_reaches_prompt(server: LLMServer, source: LLMSource) -> None:
     url = "https://gpuweb.github.io/gpuweb/wgsl/#sync-builtin-functions"
     grounding = [{"title": "WGSL barriers", "url": url, "content": "uniform control flow"}]
     await source.propose(make_ctx(), ["B"], grounding=grounding, name_prefix="N")
@@ -244,7 +244,7 @@ async def test_grounding_reaches_prompt(server: LLMServer, source: NemotronSourc
 
 def test_not_configured(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("NEBIUS_API_KEY", raising=False)
-    assert not NemotronSource(LLMSettings(), lambda e: None).configured
+    assert not LLMSource(LLMSettings(), lambda e: None).configured
 
 
 # ---- truncation: finish_reason == "length" -------------------------------------
@@ -254,7 +254,7 @@ CUT_REPLY = KERNEL_REPLY[: KERNEL_REPLY.index("out[i]")]  # the kernel's braces 
 
 @pytest.mark.asyncio
 async def test_cut_reply_asks_once_more_for_a_shorter_answer(
-        server: LLMServer, source: NemotronSource, events: list[Any]) -> None:
+        server: LLMServer, source: LLMSource, events: list[Any]) -> None:
     server.script("primary", Scripted(CUT_REPLY, reasoning=THINK_TEXT, finish_reason="length"),
                   Scripted(f"```wgsl\n{KERNEL}```\n"))
     [cand] = await source.propose(make_ctx(), ["A"])
@@ -273,7 +273,7 @@ async def test_cut_reply_asks_once_more_for_a_shorter_answer(
 
 @pytest.mark.asyncio
 async def test_reply_that_stays_cut_is_reported_as_cut_off(
-        server: LLMServer, source: NemotronSource) -> None:
+        server: LLMServer, source: LLMSource) -> None:
     text = (REPLIES / "sgemm_truncated.md").read_text()
     server.chunk_size, server.chunk_delay = 400, 0.0  # a long reply, streamed quickly
     server.script("primary", Scripted(text, finish_reason="length"))
@@ -287,7 +287,7 @@ async def test_reply_that_stays_cut_is_reported_as_cut_off(
 
 @pytest.mark.asyncio
 async def test_cut_reply_with_a_complete_kernel_is_kept(
-        server: LLMServer, source: NemotronSource) -> None:
+        server: LLMServer, source: LLMSource) -> None:
     server.script("primary", Scripted(KERNEL_REPLY + "Next I would unroll the loop and",
                                       finish_reason="length"))
     [cand] = await source.propose(make_ctx(), ["C"])
@@ -300,7 +300,7 @@ async def test_cut_reply_with_a_complete_kernel_is_kept(
 
 @pytest.mark.asyncio
 async def test_slot_gets_its_own_variant_from_a_multi_variant_reply(
-        server: LLMServer, source: NemotronSource) -> None:
+        server: LLMServer, source: LLMSource) -> None:
     text = (REPLIES / "sgemm_multi_variant.md").read_text()
     server.chunk_size, server.chunk_delay = 400, 0.0
     server.script("primary", Scripted(text))
@@ -316,7 +316,7 @@ async def test_slot_gets_its_own_variant_from_a_multi_variant_reply(
 
 
 @pytest.mark.asyncio
-async def test_client_retry_honours_retry_after(server: LLMServer, source: NemotronSource,
+async def test_client_retry_honours_retry_after(server: LLMServer, source: LLMSource,
                                                 events: list[Any]) -> None:
     server.retry_after_ms = 250
     server.script("primary", "429", "kernel")
@@ -329,7 +329,7 @@ async def test_client_retry_honours_retry_after(server: LLMServer, source: Nemot
 
 @pytest.mark.asyncio
 async def test_generation_two_continues_the_winners_conversation(
-        server: LLMServer, source: NemotronSource) -> None:
+        server: LLMServer, source: LLMSource) -> None:
     server.script("primary", Scripted(KERNEL_REPLY, reasoning=THINK_TEXT))
     [b] = await source.propose(make_ctx(), ["B"])
     winner = CandidateResult(id=b.id, name="B", strategy="B", status="verified", source=b.source,

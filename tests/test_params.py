@@ -3,6 +3,8 @@ a configuration out, exported defaults, integer poisoning, and the declaration's
 
 from __future__ import annotations
 
+import asyncio
+
 from pathlib import Path
 
 import numpy as np
@@ -75,7 +77,7 @@ def test_the_adapters_limits_rule_configurations_out_before_they_run():
     assert src.search == "exhaustive" and src.planned_rounds == 1
     from vajra_tui.engine.candidate import GenerationContext
 
-    picks = src.propose(GenerationContext(workload=w.info(size), device=tiny))
+    picks = asyncio.run(src.propose(GenerationContext(workload=w.info(size), device=tiny)))
     summary = src.summary()
     assert summary["space"] == 12 and summary["measured"] == len(picks) == 12 - summary["limits_out"]
     assert summary["limits_out"] > 0 and all(c.constants and c.strategy == "params" for c in picks)

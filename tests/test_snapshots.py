@@ -116,7 +116,7 @@ def _library_sources() -> list[str]:
 
     sgemm = get_workload("sgemm")
     ctx = GenerationContext(workload=sgemm.info(sgemm.size("128")), device=FAKE_DEVICE, generation=1)
-    return [c.source for c in LibrarySource(FAKE_DEVICE).propose(ctx)]
+    return [c.source for c in asyncio.run(LibrarySource(FAKE_DEVICE).propose(ctx))]
 
 
 async def _record(out: Path) -> None:

@@ -18,64 +18,18 @@ import asyncio
 import sys
 import threading
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Union
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from vajra_tui.engine.candidate import Candidate
-from vajra_tui.engine.events import Calibration, CandidateResult, DeviceInfo, Event, LaneInfo, WorkloadInfo
-from vajra_tui.engine.workloads import Workload, get_workload
+from vajra_tui.engine.events import Event
+from vajra_tui.engine.run.kernels import Kernels, KernelSpec
+from vajra_tui.engine.run.report import Report
+from vajra_tui.engine.workloads import Workload
 from vajra_tui.settings import Settings, TimingSettings, cache_dir
 
-KernelSpec = Union[str, Path]
-Kernels = Union[Iterable[KernelSpec], Mapping[str, str], KernelSpec, None]
+if TYPE_CHECKING:
+    from vajra_tui.engine.run.builder import RunRequest
 
-
-class Report(BaseModel):
-    """What ``bench()`` and ``tune()`` return: the fields of ``--json``, typed."""
-
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-
-    device: DeviceInfo
-    workload: WorkloadInfo
-    calibration: Calibration | None = None
-    results: list[CandidateResult] = Field(default_factory=list)
-    winner: CandidateResult | None = None  # None: nothing beat the baseline beyond noise
-    headline: str = ""
-    ties: list[str] = Field(default_factory=list)
-    baseline_won: bool = False
-    generations: int = 0
-    ranking: list[str] = Field(default_factory=list)
-    lanes: list[LaneInfo] = Field(default_factory=list)  # gpus=: every worker, its baseline, what it timed
-    baseline_spread: float | None = None  # gpus=: max/min of the lanes' baseline medians
-    final_lane: str | None = None  # gpus=: the lane the shoot-outs (these results) were timed on
-    params: dict[str, Any] | None = None  # source="params": the space, what was ruled out, the search
-    library: str = ""  # why the library had nothing (a workload without templates)
-    exported: list[Path] = Field(default_factory=list)
-
-    def __getitem__(self, name: str) -> CandidateResult:
-        """A result by kernel name (``report["baseline"]``, ``report["tiled TILE=16"]``)."""
-        for r in self.results:
-            if r.name == name or r.id == name:
-                return r
-        raise KeyError(f"no kernel {name!r}; measured: {', '.join(r.name for r in self.results)}")
-
-    @property
-    def baseline(self) -> CandidateResult:
-        return self["baseline"]
-
-    def to_json(self) -> dict[str, Any]:
-        """The document ``--json`` prints."""
-        from vajra_tui.cli.render import document
-
-        extra = {"winner": self.winner.name if self.winner else None, "headline": self.headline,
-                 "ties": self.ties, "baseline_won": self.baseline_won}
-        if self.params is not None:
-            extra["params"] = self.params
-        if self.lanes:
-            extra.update(lanes=[lane.model_dump() for lane in self.lanes], baseline_spread=self.baseline_spread,
-                         final_lane=self.final_lane)
-        return document(self.device, self.workload, self.results, self.calibration, extra)
+__all__ = ["KernelSpec", "Kernels", "Report", "bench", "tune"]
 
 
 def bench(workload: Workload | str | Path, kernels: Kernels = None, *, size: str | Mapping[str, int] = "seed",
@@ -88,10 +42,9 @@ def bench(workload: Workload | str | Path, kernels: Kernels = None, *, size: str
     ``workload``: a :class:`Workload`, a registered name, a ``.py`` path or ``pkg.mod:ATTR``.
     ``kernels``: file paths or WGSL source strings (or a ``{name: source}`` dict).
     """
-    run = _Run(workload, kernels, size, TimingSettings(warmup=warmup, reps=reps, deadline_s=deadline,
-                                                       method=timing, cache=cache),
-               seeds, adapter, record, progress, on_event, "bench")
-    return _run_sync(run.bench)
+    request = _request(workload, kernels, size, "bench", "library", seeds, adapter, None, record,
+                       TimingSettings(warmup=warmup, reps=reps, deadline_s=deadline, method=timing, cache=cache))
+    return _run_sync(lambda: _measure(request, progress, on_event))
 
 
 def tune(workload: Workload | str | Path, kernels: Kernels = None, *, size: str | Mapping[str, int] = "seed",
@@ -114,14 +67,17 @@ def tune(workload: Workload | str | Path, kernels: Kernels = None, *, size: str 
     "llm" (an OpenAI-compatible server from the settings) or "auto". With ``export``,
     the winner's WGSL, TypeScript module and lockfile are written into that folder.
     """
-    if source not in ("library", "params", "llm", "auto"):
-        raise ValueError(f"source {source!r}: choose library, params, llm or auto")
     if shootouts not in ("every", "last"):
         raise ValueError(f"shootouts {shootouts!r}: choose every or last")
-    run = _Run(workload, kernels, size, TimingSettings(warmup=warmup, reps=reps, deadline_s=deadline,
-                                                       method=timing, cache=cache),
-               seeds, adapter, record, progress, on_event, source, gpus)
-    return _run_sync(lambda: run.tune(source, generations, budget, export, settings, shootouts))
+    request = _request(workload, kernels, size, "tune", source, seeds, adapter, gpus, record,
+                       TimingSettings(warmup=warmup, reps=reps, deadline_s=deadline, method=timing, cache=cache))
+    request.generations, request.budget, request.shootouts = generations, budget, shootouts
+    request.export = Path(export) if export is not None else None
+    if source in ("llm", "auto"):
+        from vajra_tui.settings import load_settings
+
+        request.llm = (settings or load_settings()).llm
+    return _run_sync(lambda: _measure(request, progress, on_event))
 
 
 # ---- plumbing -----------------------------------------------------------------------
@@ -157,162 +113,31 @@ def _refuse_inside_worker() -> None:
                            "script: put the call under `if __name__ == \"__main__\":`")
 
 
-def user_kernels(kernels: Kernels) -> list[Candidate]:
-    """Paths or WGSL strings (or a name -> source dict) as candidates with unique names."""
-    from vajra_tui.engine.run.kernel_file import read_kernel_file
+def _request(workload: Workload | str | Path, kernels: Kernels, size: str | Mapping[str, int], mode: str,
+             source: str, seeds: tuple[int, ...], adapter: str | None, gpus: str | None, record: Path | None,
+             timing: TimingSettings) -> RunRequest:
+    """The call's arguments as the engine's run request; kernels are read (and checked) now."""
+    from vajra_tui.engine.run.builder import Placement, RunRequest
+    from vajra_tui.engine.run.kernels import user_kernels
 
-    if kernels is None:
-        items: list[tuple[str, str, str]] = []
-    elif isinstance(kernels, Mapping):
-        items = [(str(k), str(v), "python") for k, v in kernels.items()]
-    else:
-        if isinstance(kernels, (str, Path)):
-            kernels = [kernels]
-        items = []
-        for i, k in enumerate(kernels, 1):
-            if isinstance(k, str) and ("\n" in k or "fn " in k):  # WGSL source
-                items.append((f"kernel{i}", k, "python"))
-            else:
-                path = Path(k)
-                items.append((path.stem, read_kernel_file(path), f"file: {path}"))
-    out, seen = [], {"baseline"}
-    for index, (name, source, origin) in enumerate(items):
-        while name in seen:
-            name += "'"
-        seen.add(name)
-        out.append(Candidate(id=f"user{index}", name=name, strategy="user", origin=origin, source=source))
-    return out
+    return RunRequest(workload=workload if isinstance(workload, Workload) else str(workload), size=size,
+                      kernels=user_kernels(kernels), mode=mode, source=source, seeds=tuple(seeds), timing=timing,
+                      placement=Placement(adapter=adapter, gpus=str(gpus) if gpus else None), cache=cache_dir(),
+                      record=Path(record) if record is not None else None,
+                      record_label=f"{mode} {getattr(workload, 'name', workload)} (Python API)")
 
 
-class _Run:
-    """One bench or tune: the session, its sinks and the worker, closed however it ends."""
+async def _measure(request: RunRequest, progress: bool, on_event: Callable[[Event], None] | None) -> Report:
+    """Build the run (the CLI's builder), bench or tune it, and close it however it ends."""
+    from vajra_tui.engine.run.builder import build_run
 
-    def __init__(self, workload: Workload | str | Path, kernels: Kernels, size: str | Mapping[str, int],
-                 timing: TimingSettings, seeds: tuple[int, ...], adapter: str | None,
-                 record: Path | None, progress: bool, on_event: Callable[[Event], None] | None,
-                 mode: str, gpus: str | None = None) -> None:
-        self.workload = workload if isinstance(workload, Workload) else get_workload(str(workload))
-        self.size = self.workload.size(size)
-        self.kernels = user_kernels(kernels)
-        self.timing, self.seeds, self.adapter, self.mode = timing, tuple(seeds), adapter, mode
-        self.lanes: list[Any] = []
-        if gpus:  # resolved now, before any worker starts: a bad choice is a ValueError
-            from vajra_tui.engine.gpu.adapters import AdapterChoiceError
-            from vajra_tui.engine.scale.local import local_lanes
+    sinks: list[Callable[[Event], None]] = [on_event] if on_event else []
+    if progress:
+        from vajra_tui.cli.render import ProgressPrinter
 
-            try:
-                self.lanes = local_lanes(str(gpus), adapter)
-            except AdapterChoiceError as exc:
-                raise ValueError(str(exc)) from None
-        self.sinks: list[Callable[[Event], None]] = [on_event] if on_event else []
-        if progress:
-            from vajra_tui.cli.render import ProgressPrinter
-
-            self.sinks.append(ProgressPrinter())
-        self.recorder = None
-        if record is not None:
-            from vajra_tui.engine.run.output_paths import check_new_file
-            from vajra_tui.engine.store.record import Recorder
-
-            check_new_file(Path(record))
-            self.recorder = Recorder(Path(record), f"{mode} {self.workload.name} (Python API)")
-            self.sinks.append(self.recorder)
-
-    def _session(self):  # -> Session
-        from vajra_tui.engine.gpu.client import GPUClient
-        from vajra_tui.engine.session import Session
-
-        self.client = self.lanes[0] if self.lanes else GPUClient(self.adapter)
-        sinks = list(self.sinks)
-        return Session(self.workload, self.size, self.client, lambda e: [s(e) for s in sinks],
-                       self.timing, seeds=self.seeds, source_mode=self.mode, results_cache=cache_dir())
-
-    def _close(self) -> None:
-        for client in self.lanes or [self.client]:
-            client.close()
-        if self.recorder is not None:
-            self.recorder.close()
-
-    async def bench(self) -> Report:
-        session = self._session()
-        try:
-            await session.start()
-            await session.run_baseline(time=False)
-            await session.evaluate(self.kernels)
-            verdict = session.standings(1)
-            best = next((r for r in verdict.ranked if r.id != "baseline"), None)
-            if best is not None:
-                await session.check_browser(best.id)
-        finally:
-            self._close()
-        results = [session.results["baseline"], *[session.results[k.id] for k in self.kernels]]
-        return _report(session, results, verdict.winner)
-
-    async def tune(self, source: str, generations: int, budget: int, export: Path | None,
-                   settings: Settings | None, shootouts: str = "every") -> Report:
-        session = self._session()
-        try:
-            return await self._tune(session, source, generations, budget, export, settings, shootouts)
-        finally:
-            self._close()
-
-    async def _tune(self, session, source: str, generations: int, budget: int, export: Path | None,
-                    settings: Settings | None, shootouts: str) -> Report:
-        from vajra_tui.engine.sources.library import LibrarySource
-        from vajra_tui.engine.tune import Tuner
-
-        llm, params = None, None
-        if source == "params":
-            from vajra_tui.engine.sources.params import ParamsSource, read_space
-
-            if not self.kernels:
-                raise ValueError("source='params' needs kernels whose `override`s have // tune: lines")
-            spaces = [read_space(k.name, k.source, self.workload.dims) for k in self.kernels]
-            params = ParamsSource(self.workload, self.size, spaces, budget, session.emit)
-        elif source in ("llm", "auto"):
-            from vajra_tui.engine.sources.llm.client import NemotronSource
-            from vajra_tui.settings import load_settings
-
-            llm_settings = (settings or load_settings()).llm
-            llm = NemotronSource(llm_settings, session.emit)
-            if not llm.configured:
-                if source == "llm":
-                    raise ValueError(f"source='llm' needs an API key in ${llm_settings.api_key_env}")
-                llm = None
-        session.source_mode = "nemotron" if llm else ("params" if params else "library")
-        if self.lanes:
-            from vajra_tui.engine.scale.lanes import LaneTuner
-
-            tuner: Tuner = LaneTuner(session, self.lanes, params or LibrarySource(), llm=llm, budget=budget,
-                                     shootouts=shootouts)
-        else:
-            tuner = Tuner(session, params or LibrarySource(), llm=llm, budget=budget, shootouts=shootouts)
-        tuner.extra = [] if params else self.kernels
-        try:
-            ranked = await tuner.run(params.planned_rounds - 1 if params else max(generations, 0))
-        finally:
-            if llm is not None:
-                await llm.aclose()
-        session = tuner.session  # with lanes: the one the shoot-out ran on (another if the first was lost)
-        winner = ranked[0] if ranked else None
-        report = _report(session, list(session.results.values()), winner)
-        report.generations, report.ranking = tuner.generation, [r.name for r in ranked]
-        board = getattr(tuner, "board", None)
-        if board is not None:
-            report.lanes = [info.model_copy(deep=True) for info in board.infos]
-            report.baseline_spread, report.final_lane = board.spread, board.infos[board.final].label
-        report.params = params.summary() if params else None
-        report.library = getattr(tuner.library, "note", "")
-        if export is not None and winner is not None:
-            from vajra_tui.engine.export.winner import export_winner
-
-            report.exported = export_winner(winner, session.device, session.info, Path(export))
-        return report
-
-
-def _report(session, results: list[CandidateResult], winner: CandidateResult | None) -> Report:
-    verdict = session.last_ranking
-    return Report(device=session.device, workload=session.info, calibration=session.calibration,
-                  results=results, winner=winner, headline=verdict.headline if verdict else "",
-                  ties=[r.name for r in verdict.ties] if verdict else [],
-                  baseline_won=bool(verdict and verdict.baseline_won))
+        sinks.append(ProgressPrinter())
+    run = build_run(request, lambda event: [sink(event) for sink in sinks])
+    try:
+        return await (run.bench() if request.mode == "bench" else run.tune())
+    finally:
+        await run.aclose()

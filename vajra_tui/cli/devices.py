@@ -21,17 +21,11 @@ from vajra_tui import fmt
 
 def lanes_for(args: argparse.Namespace) -> list[GPUClient]:
     """The worker(s) a run asks for: the default adapter, ``--adapter``, or ``tune --gpus``."""
-    from vajra_tui.engine.gpu.adapters import AdapterChoiceError
-    from vajra_tui.engine.scale.local import local_lanes, resolve_adapter
+    from vajra_tui.cli.options import adapter_flag
+    from vajra_tui.engine.run.builder import Placement, open_lanes
 
-    try:
-        if getattr(args, "gpus", None):
-            return local_lanes(args.gpus, args.adapter)
-        index, nvml = resolve_adapter(args.adapter)
-    except AdapterChoiceError as exc:
-        flag = "--gpus" if getattr(args, "gpus", None) else "--adapter"
-        raise UsageError(str(exc) if str(exc).startswith("--") else f"{flag}: {exc}") from None
-    return [GPUClient(index, nvml=nvml)]
+    with adapter_flag(args):
+        return open_lanes(Placement(adapter=args.adapter, gpus=getattr(args, "gpus", None)))
 
 
 def print_lanes(summary: dict[str, Any]) -> None:

@@ -123,31 +123,31 @@ def _check_out(args: argparse.Namespace) -> None:
 
 async def fleet(args: argparse.Namespace, settings: Any) -> int:
     """Tune each device model of the cluster, write the merged lockfile, print the comparison."""
-    from vajra_tui.cli.commands import _resolve, _timing
-    from vajra_tui.engine.store.atomic import atomic_write
+    from vajra_tui.cli.options import timing_for
     from vajra_tui.engine.export.lockfile import dump_lock
+    from vajra_tui.engine.run.builder import RunRequest
     from vajra_tui.engine.scale.fleet import comparison, fleet_lock, run_fleet
     from vajra_tui.engine.scale.ray_cluster import build_lanes, labels
-    from vajra_tui.engine.sources.library import LibrarySource
+    from vajra_tui.engine.store.atomic import atomic_write
+    from vajra_tui.engine.workloads import get_workload
     from vajra_tui.settings import cache_dir
 
-    workload, size = _resolve(args)
+    workload = get_workload(args.workload)
+    size = workload.size(args.size)  # a bad size is a usage error before the cluster is asked
+    request = RunRequest(workload=workload, size=size, source=args.source, generations=args.generations,
+                         budget=args.budget, timing=timing_for(args, settings), llm=settings.llm,
+                         cache=cache_dir())
+    if request.source == "llm" and settings.llm.api_key() is None:
+        raise UsageError(f"--source llm needs an API key in ${settings.llm.api_key_env}")
     _check_out(args)
     ray, groups = _discovered(args)
     lanes = {model: build_lanes(ray, group, labels(group)) for model, group in groups.items()}
-    llm = _llm(args, settings)
     try:
-        outcomes = await run_fleet(
-            lanes, workload, size, _progress(args.quiet), LibrarySource, args.generations,
-            session_options={"timing": _timing(args, settings), "source_mode": "nemotron" if llm else "library",
-                             "results_cache": cache_dir()},
-            tuner_options={"llm": llm, "budget": args.budget})
+        outcomes = await run_fleet(lanes, request, _progress(args.quiet))
     finally:
         for group in lanes.values():
             for lane in group:
                 lane.close()
-        if llm is not None:
-            await llm.aclose()
     lock = fleet_lock(outcomes)
     atomic_write(args.out, dump_lock(lock))
     print(f"wrote {one_line(args.out)} ({len(lock['entries'])} device(s))", file=sys.stderr)
@@ -158,19 +158,6 @@ async def fleet(args: argparse.Namespace, settings: Any) -> int:
     else:
         print_comparison(doc)
     return 0 if lock["entries"] else 1
-
-
-def _llm(args: argparse.Namespace, settings: Any) -> Any:
-    if args.source == "library":
-        return None
-    from vajra_tui.engine.sources.llm.client import NemotronSource
-
-    llm = NemotronSource(settings.llm, lambda event: None)
-    if not llm.configured:
-        if args.source == "llm":
-            raise UsageError(f"--source llm needs an API key in ${settings.llm.api_key_env}")
-        return None
-    return llm
 
 
 def print_comparison(doc: dict[str, Any]) -> None:

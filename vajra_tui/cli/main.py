@@ -152,7 +152,7 @@ def _file_completion(parser: argparse.ArgumentParser) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from vajra_tui.config_file import ConfigError
+    from vajra_tui.engine.errors import VajraError
     from vajra_tui.runtime_env import ensure_runtime_dir
 
     ensure_runtime_dir()  # before any driver loads: an unset one made Mesa print errors
@@ -166,9 +166,9 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         settings = None if args.command in NO_SETTINGS else load_settings()
         return _dispatch(args, settings)
-    except (UsageError, ConfigError) as exc:
-        print(f"vajra-tui: {one_line(exc)}", file=sys.stderr)  # messages quote paths and names: data
-        return EXIT_USAGE
+    except VajraError as exc:  # every failure meant for the user: one line, its own exit status
+        print(f"vajra-tui: {exc.prefix}{one_line(exc)}", file=sys.stderr)  # messages quote paths: data
+        return exc.exit_status
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # the reader left early (`| head`): no traceback, as a shell tool
@@ -204,8 +204,7 @@ def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         from vajra_tui.cli.doctor import doctor
         return doctor(args)
     if args.command == "setup-node":
-        from vajra_tui.engine.browser.sidecar import setup_node_command
-        return setup_node_command(args.timeout)
+        return commands.setup_node(args, settings)
     if args.command == "completion":
         import shtab
         print(shtab.complete(build_parser(), shell=args.shell))

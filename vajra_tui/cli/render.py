@@ -22,16 +22,9 @@ from vajra_tui.engine.events import (
     SessionStarted,
     VerificationFinished, WorkloadInfo,
 )
+from vajra_tui.engine.run.report import RESULT_FIELDS, document, result_dict
 
-RESULT_FIELDS = (
-    "name", "status", "reason", "diagnostics", "max_rel_error", "worst_index", "median_ms",
-    "iqr_ms", "p25_ms", "p75_ms", "min_ms", "max_ms", "timing", "gflops", "gbps", "intensity",
-    "pct_of_roofline", "regime", "suspicious", "workgroup_size", "grid", "speedup",
-    "source_sha256", "strategy", "origin", "generation", "rewrites", "deadline_s", "browser",
-    "browser_diagnostics", "browser_invalid", "over_dispatch", "duplicate_of", "batch", "warmup",
-    "cache_state", "telemetry", "history", "params", "constants", "lane", "adapter_index",
-)
-
+__all__ = ["ProgressPrinter", "RESULT_FIELDS", "document", "print_table", "result_dict", "results_table"]
 
 def device_label(device: DeviceInfo) -> str:
     # the flag leads: where a narrow terminal wraps the line, it splits the name, never the flag
@@ -102,28 +95,6 @@ class ProgressPrinter:
         self._lane_shape = shape
         self._say("lanes    " + ", ".join(
             f"{i.label}=#{i.adapter_index}{' LOST' if i.state == 'lost' else ''}" for i in event.lanes))
-
-
-def result_dict(r: CandidateResult) -> dict[str, Any]:
-    data = r.model_dump(include=set(RESULT_FIELDS))
-    return {k: data[k] for k in RESULT_FIELDS}
-
-
-def document(device: DeviceInfo, workload: WorkloadInfo, results: list[CandidateResult],
-             calibration: Calibration | None, extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    return {
-        "device": {
-            "name": device.name, "backend": device.backend, "adapter_type": device.adapter_type,
-            "vendor": device.vendor, "driver": device.driver, "software": device.software,
-            "adapter_index": device.adapter_index,
-            "nvml": device.nvml.model_dump() if device.nvml else None,
-        },
-        "workload": {"name": workload.name, "size": workload.size, "flops": workload.flops,
-                     "min_bytes": workload.min_bytes, "origin": workload.origin},
-        "calibration": calibration.model_dump() if calibration else None,
-        "results": [result_dict(r) for r in results],
-        **(extra or {}),
-    }
 
 
 def _num(value: float | None, fmt: str) -> str:

@@ -1,28 +1,25 @@
 """The closed loop: baseline, three strategies, then generations of evolution.
 
-The CLI calls :meth:`Tuner.run`; the TUI calls the same steps one at a time
-(``e`` is :meth:`Tuner.evolve`), so both produce the same events.
+The CLI and the API call :meth:`Tuner.run`; the TUI calls the same steps one at a
+time (``e`` is :meth:`Tuner.evolve`), so both produce the same events. The tuner asks
+one :class:`~vajra_tui.engine.sources.base.CandidateSource` for each generation and
+never asks which kind it is; engine/run/builder.py composes that source.
 """
 
 from __future__ import annotations
 
 import string
-from typing import Protocol
+from typing import Sequence
 
-from vajra_tui.engine.candidate import Candidate, GenerationContext
 from vajra_tui.engine.admission.contract import prelude
+from vajra_tui.engine.candidate import Candidate, GenerationContext
 from vajra_tui.engine.events import CandidateResult, GenerationStarted, Notice
-from vajra_tui.engine.timing.ranking import rank
 from vajra_tui.engine.session import Session
+from vajra_tui.engine.sources.base import STRATEGIES, CandidateSource, UserKernels
+from vajra_tui.engine.timing.ranking import rank
 from vajra_tui.engine.workloads import Size, Workload
 
-STRATEGIES = ["A", "B", "C"]
 SHOOTOUTS = ("every", "last")
-
-
-class CandidateSource(Protocol):
-    async def propose(self, ctx: GenerationContext, strategies: list[str],
-                      grounding: list[dict] | None = None) -> list[Candidate]: ...
 
 
 _PROBE = (1009, 1013, 1019, 1021, 1031, 1033, 1039, 1049)
@@ -56,9 +53,10 @@ def generation_letter(generation: int) -> str:
 
 
 class Tuner:
-    def __init__(self, session: Session, library, llm=None, grounding=None,
+    def __init__(self, session: Session, source: CandidateSource, user_kernels: Sequence[Candidate] = (),
                  budget: int = 6, shootouts: str = "every") -> None:
-        """``shootouts``: "every" generation ends with a shoot-out (what an interactive
+        """``source`` proposes every generation; ``user_kernels`` are measured beside the
+        first one. ``shootouts``: "every" generation ends with a shoot-out (what an interactive
         session needs: any generation may be the one a user keeps), or only the "last"
         one of :meth:`run`; earlier generations are then ranked provisionally, by each
         kernel's ratio to the baseline of its own batch, which is what picks the next
@@ -66,22 +64,16 @@ class Tuner:
         if shootouts not in SHOOTOUTS:
             raise ValueError(f"shootouts {shootouts!r}: choose {' or '.join(SHOOTOUTS)}")
         self.session = session
-        self.library = library
-        self.llm = llm
-        self.grounding = grounding
+        self.source = source
+        self.user = UserKernels(user_kernels)
         self.budget = budget
         self.shootouts = shootouts
         self._provisional = False  # this generation ends without a shoot-out (run(), "last")
         self.generation = 0
-        self.extra: list[Candidate] = []  # the user's own kernels, measured in generation 1
 
     @property
     def source_label(self) -> str:
-        return "nemotron" if self._llm_usable else getattr(self.library, "label", "library")
-
-    @property
-    def _llm_usable(self) -> bool:
-        return bool(self.llm is not None and self.llm.configured and not getattr(self.llm, "unauthorized", False))
+        return self.source.label
 
     def context(self) -> GenerationContext:
         """What the sources may know: the workload's declaration, the calibration, the
@@ -110,13 +102,10 @@ class Tuner:
         self.generation = 1
         self.session.emit(GenerationStarted(generation=1, source=self.source_label))
         ctx = self.context()
-        candidates = await self._from_llm(ctx, STRATEGIES) if self._llm_usable else []
-        if not any(c.source for c in candidates):
-            candidates += self.library.propose(ctx)
-            note = getattr(self.library, "note", "")  # e.g. no templates for a user's workload
-            if note:
-                self.session.emit(Notice(message=note))
-        await self._evaluate(candidates + self.extra, generation=1)
+        candidates = await self.source.propose(ctx, STRATEGIES)
+        if self.source.note:  # e.g. no templates for a user's workload
+            self.session.emit(Notice(message=self.source.note))
+        await self._evaluate(candidates + await self.user.propose(ctx), generation=1)
         return await self._ranked(1)
 
     async def evolve(self) -> list[CandidateResult]:
@@ -128,12 +117,9 @@ class Tuner:
         ctx = self.context()
         if ctx.winner is None:
             self.session.emit(Notice(level="warning", message="nothing verified yet: evolving from the baseline"))
-        letter = generation_letter(self.generation)
-        candidates = await self._from_llm(ctx, [letter]) if self._llm_usable else []
-        if not any(c.source for c in candidates):
-            candidates += self.library.evolve(ctx, letter)
+        candidates = await self.source.evolve(ctx, generation_letter(self.generation))
         if not candidates:
-            self.session.emit(Notice(message=getattr(self.library, "exhausted", "") or
+            self.session.emit(Notice(message=self.source.exhausted or
                                      "the library's neighbourhood is exhausted: no new configuration to try"))
         await self._evaluate(candidates, generation=self.generation)
         return await self._ranked(self.generation)
@@ -152,18 +138,6 @@ class Tuner:
             await self.session.check_browser(ranking.winner.id)
             return [r for r in ranking.ranked if r.id != "baseline"]
         return []
-
-    async def _from_llm(self, ctx: GenerationContext, strategies: list[str]) -> list[Candidate]:
-        grounding = None
-        if self.grounding is not None and self.grounding.enabled:
-            if ctx.generation <= 1:
-                grounding = []
-                for strategy in strategies:
-                    grounding += await self.grounding.for_strategy(ctx.workload.name, strategy)
-            else:
-                messages = [d.message for r in ctx.results for d in r.diagnostics]
-                grounding = await self.grounding.for_errors(messages[:3]) if messages else []
-        return await self.llm.propose(ctx, strategies, grounding)
 
     async def run(self, generations: int) -> list[CandidateResult]:
         await self.start()

@@ -95,8 +95,8 @@ class VajraApp(RunControls, App[int]):
         self.initial_workload = workload or "sgemm"
         self.initial_preset = size if size in PRESETS[:2] else "custom" if size else "seed"
         self.initial_custom = size if self.initial_preset == "custom" and size else ""
-        source = "nemotron" if source == "llm" else source  # the CLI's name for it
-        self.initial_source = source if source in ("library", "nemotron", "auto") else "auto"
+        source = "llm" if source == "nemotron" else source  # the model's name, accepted for the source
+        self.initial_source = source if source in ("library", "llm", "auto") else "auto"
         self.adapter, self.record, self.kernels = adapter, record, list(kernels or [])
         self.replay_events, self.speed = replay_events, speed
         self.banner = f"▶ RECORDING — replay of {replay_label}" if replay_events is not None else ""

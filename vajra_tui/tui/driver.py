@@ -20,11 +20,10 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 from textual.message import Message
 
-from vajra_tui.engine.candidate import Candidate
 from vajra_tui.engine.events import (
     CandidateFinished, CandidateQueued, CandidateResult, Event, Notice, SessionFinished, StageChanged,
 )
-from vajra_tui.engine.run.kernel_file import KernelFileError, read_kernel_file
+from vajra_tui.engine.errors import VajraError
 from vajra_tui.engine.store.record import Recorder, RecordingError, replay
 from vajra_tui.settings import Settings, TimingSettings, data_dir
 
@@ -51,7 +50,7 @@ class RunConfig:
 
     workload: str
     size: str | None = None
-    source: str = "auto"  # library | nemotron | auto
+    source: str = "auto"  # library | llm | auto (the CLI's --source names)
     adapter: str | None = None
     record: Path | None = None
     extra_kernels: list[Path] = field(default_factory=list)
@@ -69,21 +68,6 @@ def default_recording(workload: str) -> Path:
     return data_dir() / "recordings" / f"{stamp}-{name or 'workload'}.jsonl"
 
 
-def user_candidates(paths: list[Path]) -> list[Candidate]:
-    """Candidates from kernel files; an unreadable file becomes a no-kernel candidate."""
-    out = []
-    for number, path in enumerate(paths, 1):
-        path = Path(path)
-        try:  # a regular UTF-8 file of at most 1 MB, BOM stripped
-            text, why = read_kernel_file(path), ""
-        except KernelFileError as exc:
-            text, why = "", str(exc)
-        out.append(Candidate(id=f"user{number}-{path.stem}", name=path.stem, strategy="user",
-                             origin=f"user: {path}", source=text, raw_reply=text,
-                             no_kernel_reason=why))
-    return out
-
-
 class LiveDriver:
     """Runs calibrate → baseline → A/B/C, then one generation per ``evolve()``."""
 
@@ -96,9 +80,7 @@ class LiveDriver:
         self.client: Any = None
         self.lanes: list[Any] = []  # every GPU worker: [client], or one per adapter with --gpus
         self.tuner: Any = None
-        self._closers: list[Any] = []
-        self._llm_source: Any = None
-        self._grounding: Any = None
+        self.run: Any = None  # engine/run/builder.py's Run, once built
         self.busy = False
         self.ready = False  # the first generation is done: evolve may run
         self.session: Any = None
@@ -141,33 +123,21 @@ class LiveDriver:
         self.app.run_worker(self._on_engine(self._first()), group="engine", name="tune",
                             exit_on_error=False)
 
-    def _session(self) -> Any:
-        from vajra_tui.engine.gpu.client import GPUClient
-        from vajra_tui.engine.session import Session
-        from vajra_tui.engine.workloads import get_workload
+    def _build(self) -> Any:
+        """The run, from the engine's one builder: the same session, sources and tuner as the CLI's."""
+        from vajra_tui.engine.run.builder import Placement, RunRequest, build_run
+        from vajra_tui.engine.run.kernels import user_kernels
 
-        workload = get_workload(self.config.workload)
-        size = workload.size(self.config.size)
-        if self.config.gpus:  # several lanes; the first is the session's (its shoot-outs)
-            from vajra_tui.engine.scale.local import local_lanes
-
-            self.lanes = local_lanes(self.config.gpus, self.config.adapter, nice=WORKER_NICE)
-            self.client = self.lanes[0]
-        else:
-            self.client = GPUClient(prefer=self.config.adapter, nice=WORKER_NICE)
-            self.lanes = [self.client]
-        self._llm_source = self._llm()
-        self._grounding = None
-        if self._llm_source is not None:
-            from vajra_tui.engine.sources.llm.grounding import Grounding
-
-            self._grounding = Grounding(self.settings.tavily, self.emit)
-            self._closers.append(self._grounding)
-        self.session = Session(workload, size, self.client, self.emit,
-                               self.config.timing or self.settings.timing,
-                               source_mode="nemotron" if self._llm_source is not None else "library",
-                               grounding=bool(self._grounding is not None and self._grounding.enabled))
-        return self.session
+        config = self.config
+        request = RunRequest(workload=config.workload, size=config.size, source=config.source,
+                             kernels=user_kernels(config.extra_kernels, strict=False),
+                             timing=config.timing or self.settings.timing, llm=self.settings.llm,
+                             tavily=self.settings.tavily, missing_key="warn",
+                             placement=Placement(adapter=config.adapter, gpus=config.gpus, nice=WORKER_NICE))
+        self.run = build_run(request, self.emit)
+        self.session, self.tuner, self.lanes = self.run.session, self.run.tuner, self.run.lanes
+        self.client = self.lanes[0]
+        return self.run
 
     def _deadline_note(self, cid: str) -> str:
         """'deadline 10.0 s': each verification dispatch's deadline, so the screens count down
@@ -175,50 +145,18 @@ class LiveDriver:
         deadline_for = getattr(self.session, "_deadline_for", None)
         return f"deadline {deadline_for(cid):.1f} s" if deadline_for is not None else ""
 
-    def _library(self, device: Any) -> Any:
-        from vajra_tui.engine.sources.library import LibrarySource
-
-        return LibrarySource(device)
-
-    def _llm(self) -> Any:
-        if self.config.source == "library":
-            return None
-        from vajra_tui.engine.sources.llm.client import NemotronSource
-
-        llm = NemotronSource(self.settings.llm, self.emit)
-        if not llm.configured:
-            if self.config.source == "nemotron":
-                self.emit(Notice(level="warning", message=f"Nemotron: ${self.settings.llm.api_key_env} "
-                                 "is not set; using the offline library"))
-            return None
-        self._closers.append(llm)
-        return llm
-
     async def _first(self) -> None:
         try:
-            from vajra_tui.engine.tune import Tuner
-
-            session = self._session()
-            device = await session.start()
-            if self.config.gpus:
-                from vajra_tui.engine.scale.lanes import LaneTuner
-
-                self.tuner = LaneTuner(session, self.lanes, self._library(device), llm=self._llm_source,
-                                       grounding=self._grounding)
-            else:
-                self.tuner = Tuner(session, library=self._library(device), llm=self._llm_source,
-                                   grounding=self._grounding)
-            self.tuner.extra = user_candidates(self.config.extra_kernels)  # timed beside A/B/C
-            if self.config.gpus:
-                await self.tuner.start()  # every other lane: started, with its own baseline
-            else:
-                await session.run_baseline(time=True)
+            self._build()
+            await self.tuner.start()  # the worker(s), calibration, and each lane's baseline
             await self.tuner.first_generation()
             self.ready = True
         except asyncio.CancelledError:
             baseline = self.session.results.get("baseline") if self.session is not None else None
             self.ready = baseline is not None and baseline.status == "verified" and self.tuner is not None
             self._stopped()
+        except VajraError as exc:  # a failure meant for the user: its own line
+            self.emit(Notice(level="error", message=exc.user_message()))
         except Exception as exc:  # the UI must survive any engine failure
             self.emit(Notice(level="error", message=f"{exc.__class__.__name__}: {exc}".splitlines()[0]))
         finally:
@@ -297,10 +235,10 @@ class LiveDriver:
         self.emit(SessionFinished(ok=True))
         with self._lock:
             path, self.recorder = self.recorder.close(), None
-        for closer in self._closers:
+        if self.run is not None:  # the model's and Tavily's HTTP clients, on the loop that made them
             try:
-                await asyncio.wait_for(self._on_engine(closer.aclose()), 5)
-            except Exception:
+                await asyncio.wait_for(self._on_engine(self.run.tuner.source.aclose()), 5)
+            except Exception:  # noqa: BLE001 - closing on the way out never fails the exit
                 pass
         for lane in self.lanes:
             await asyncio.to_thread(lane.close)

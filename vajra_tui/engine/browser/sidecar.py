@@ -14,8 +14,8 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
+from typing import Callable
 
 from vajra_tui.settings import cache_dir
 
@@ -71,12 +71,11 @@ def status() -> tuple[bool, str]:
     return True, f"Dawn (npm webgpu) in {folder}"
 
 
-def _say(text: str) -> None:
-    print(f"setup-node: {text}", file=sys.stderr, flush=True)
-
-
-def setup_node(timeout: float = 300.0) -> tuple[bool, str]:
+def setup_node(timeout: float = 300.0, say: Callable[[str], None] = lambda text: None) -> tuple[bool, str]:
     """Install the sidecar with ``npm ci`` (npm draws its own progress); ``(ok, message)``.
+
+    ``say`` hears what is about to happen (the CLI prints it); npm's own progress goes to
+    this process's stderr, its stdout is kept clean.
 
     A registry that does not answer fails within ``timeout`` seconds, not ten minutes:
     npm is told to give up on a request after 30 s and to retry once.
@@ -93,7 +92,7 @@ def setup_node(timeout: float = 300.0) -> tuple[bool, str]:
             shutil.copyfile(PACKAGED / name, folder / name)
     except OSError as exc:
         return False, f"cannot write {folder}: {exc.strerror or exc}"
-    _say(f"installing Dawn (npm webgpu, about 140 MB) into {folder}; giving up after {timeout:.0f} s")
+    say(f"installing Dawn (npm webgpu, about 140 MB) into {folder}; giving up after {timeout:.0f} s")
     cmd = [npm, "ci", "--no-audit", "--no-fund", "--fetch-timeout=30000", "--fetch-retries=1",
            "--progress=true", "--loglevel=http"]
     try:
@@ -107,10 +106,3 @@ def setup_node(timeout: float = 300.0) -> tuple[bool, str]:
     if proc.returncode != 0 or ready() is None:
         return False, f"npm ci failed (exit {proc.returncode}); the browser check stays unavailable"
     return True, f"browser check ready: {folder}"
-
-
-def setup_node_command(timeout: float) -> int:
-    """``vajra-tui setup-node``: 0 when the check is ready, 1 when it could not be installed."""
-    ok, message = setup_node(timeout)
-    _say(message)
-    return 0 if ok else 1

@@ -2,7 +2,7 @@
 
 ``vajra-tui fleet -w W`` answers "which kernel should ship for each GPU we have?". The
 cluster's adapters are grouped by device model (:func:`.ray_cluster.by_model`); each
-model gets a whole tune of its own on its own lanes (a :class:`~.lanes.LaneTuner`), so
+model gets a whole tune of its own on its own lanes (the run builder's, over those lanes), so
 every number in a model's row divides a baseline timed on that model. The models run
 concurrently (they are different machines), and one model's failure is a line in its row,
 not the end of the others.
@@ -14,13 +14,13 @@ the baseline, the baseline itself, so every device has a measured kernel to ship
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from vajra_tui.engine.events import CandidateResult, DeviceInfo, Event, WorkloadInfo
 from vajra_tui.engine.export.lockfile import build_lock, lock_entry
+from vajra_tui.engine.run.builder import Placement, RunRequest, build_run
 from vajra_tui.engine.session import Session
-from vajra_tui.engine.workloads import Size, Workload
 from vajra_tui.engine.scale.lane import Lane
 
 EmitFor = Callable[[str], Callable[[Event], None]]
@@ -70,26 +70,23 @@ class DeviceOutcome:
         }
 
 
-async def tune_model(model: str, workload: Workload, size: Size, lanes: list[Lane], emit: Callable[[Event], None],
-                     make_library: Callable[[], Any], generations: int, session_options: dict[str, Any],
-                     tuner_options: dict[str, Any]) -> DeviceOutcome:
+async def tune_model(model: str, request: RunRequest, lanes: list[Lane], emit: Callable[[Event], None]) -> DeviceOutcome:
     """A whole tune on one model's lanes; any failure is kept in the outcome, not raised."""
-    from vajra_tui.engine.scale.lanes import LaneTuner
-
     outcome = DeviceOutcome(model=model, lanes=[lane.label for lane in lanes])
-    session = Session(workload, size, lanes[0], emit, **session_options)  # type: ignore[arg-type]
+    run = build_run(replace(request, placement=Placement(lanes=lanes)), emit)
     try:
-        tuner = LaneTuner(session, lanes, make_library(), **tuner_options)
-        ranked = await tuner.run(generations)
+        report = await run.tune()
     except Exception as exc:  # noqa: BLE001 - one device's failure is its row's text
         outcome.error = " ".join(f"{type(exc).__name__}: {exc}".split())
-        _fill(outcome, session)
+        _fill(outcome, run.session)
         return outcome
-    _fill(outcome, tuner.session)
-    outcome.winner = ranked[0] if ranked else None
-    outcome.ranking = [r.name for r in ranked]
-    outcome.lanes_summary = tuner.board.summary()
-    outcome.generations = tuner.generation
+    finally:
+        await run.tuner.source.aclose()
+    _fill(outcome, run.session)
+    outcome.winner = report.winner
+    outcome.ranking = report.ranking
+    outcome.lanes_summary = run.tuner.board.summary()  # type: ignore[attr-defined]
+    outcome.generations = report.generations
     return outcome
 
 
@@ -98,15 +95,14 @@ def _fill(outcome: DeviceOutcome, session: Session) -> None:
     outcome.baseline = session.results.get("baseline")
 
 
-async def run_fleet(groups: dict[str, list[Lane]], workload: Workload, size: Size, emit_for: EmitFor,
-                    make_library: Callable[[], Any], generations: int = 2,
-                    session_options: dict[str, Any] | None = None,
-                    tuner_options: dict[str, Any] | None = None) -> list[DeviceOutcome]:
-    """Every model's tune at once (they run on different adapters); outcomes in ``groups`` order."""
-    return list(await asyncio.gather(*(
-        tune_model(model, workload, size, lanes, emit_for(model), make_library, generations,
-                   dict(session_options or {}), dict(tuner_options or {}))
-        for model, lanes in groups.items())))
+async def run_fleet(groups: dict[str, list[Lane]], request: RunRequest, emit_for: EmitFor) -> list[DeviceOutcome]:
+    """Every model's tune at once (they run on different adapters); outcomes in ``groups`` order.
+
+    ``request`` is the tune each model gets (its placement is that model's lanes); the lanes
+    are the caller's to close.
+    """
+    return list(await asyncio.gather(*(tune_model(model, request, lanes, emit_for(model))
+                                       for model, lanes in groups.items())))
 
 
 def fleet_lock(outcomes: list[DeviceOutcome]) -> dict[str, Any]:

@@ -1,11 +1,10 @@
 """One tuning run over several lanes (GPU workers): ``tune --gpus`` and ``--ray``.
 
-Public API (what the CLI and the Ray lanes call)::
+Built by engine/run/builder.py (the one place a tuner is made) for ``tune --gpus``,
+``--ray``, ``gpus=`` in the API, the TUI's lanes and each model of a fleet::
 
-    tuner = LaneTuner(session, lanes, library, llm=..., grounding=..., budget=6)
+    tuner = LaneTuner(session, lanes, source, user_kernels, budget=6)
     ranked = await tuner.run(generations)      # the Tuner's loop, spread over the lanes
-    # or, building the primary session too:
-    tuner = await tune_on_lanes(workload, size, lanes, emit, library, generations=2, ...)
 
 ``session`` is the primary :class:`~..session.Session`, whose client must be ``lanes[0]``.
 A lane is anything :class:`.lane.Lane`-like; ``request(Hello(), ...)`` is its health check after
@@ -42,9 +41,9 @@ from vajra_tui.engine.candidate import Candidate
 from vajra_tui.engine.events import Notice
 from vajra_tui.engine.gpu.client import WorkerCrashed, WorkerError, WorkerTimeout
 from vajra_tui.engine.gpu.protocol import Hello
-from vajra_tui.engine.session import Emit, Session
+from vajra_tui.engine.session import Session
+from vajra_tui.engine.sources.base import CandidateSource
 from vajra_tui.engine.tune import Tuner
-from vajra_tui.engine.workloads import Size, Workload
 from vajra_tui.engine.scale.lane import Lane
 from vajra_tui.engine.scale.lanes_state import LaneBoard, filtered_emit
 
@@ -55,11 +54,11 @@ FAULTS = (WorkerCrashed, WorkerError, WorkerTimeout)
 class LaneTuner(Tuner):
     """A :class:`Tuner` whose generations are measured on several lanes at once."""
 
-    def __init__(self, session: Session, lanes: Sequence[Lane], library: Any, llm: Any = None,
-                 grounding: Any = None, budget: int = 6, shootouts: str = "every") -> None:
+    def __init__(self, session: Session, lanes: Sequence[Lane], source: CandidateSource,
+                 user_kernels: Sequence[Candidate] = (), budget: int = 6, shootouts: str = "every") -> None:
         if not lanes or session.client is not lanes[0]:
             raise ValueError("the primary session's client must be lanes[0]")
-        super().__init__(session, library, llm=llm, grounding=grounding, budget=budget, shootouts=shootouts)
+        super().__init__(session, source, user_kernels, budget=budget, shootouts=shootouts)
         self.lanes = list(lanes)
         self.primary = 0
         self.board = LaneBoard(self.lanes, session.emit)
@@ -282,21 +281,4 @@ def _names(cands: list[Candidate]) -> str:
     return ", ".join(c.name for c in cands)
 
 
-async def tune_on_lanes(workload: Workload, size: Size, lanes: Sequence[Lane], emit: Emit, library: Any,
-                        generations: int = 2, **options: Any) -> LaneTuner:
-    """Build the primary session on ``lanes[0]`` and run a whole tune over every lane.
-
-    ``options``: Session's (``timing``, ``seeds``, ``source_mode``, ``results_cache``,
-    ``resume``) and Tuner's (``llm``, ``grounding``, ``budget``, ``shootouts``). The tuner comes back with
-    ``.ranked`` (best first), ``.session`` (the primary: results, last ranking) and
-    ``.board`` (per-lane baselines and their spread). Lanes are not closed here.
-    """
-    tuner_keys = {"llm", "grounding", "budget", "shootouts"}
-    session = Session(workload, size, lanes[0], emit,  # type: ignore[arg-type]
-                      **{k: v for k, v in options.items() if k not in tuner_keys})
-    tuner = LaneTuner(session, lanes, library, **{k: v for k, v in options.items() if k in tuner_keys})
-    tuner.ranked = await tuner.run(generations)  # type: ignore[attr-defined]
-    return tuner
-
-
-__all__ = ["LaneTuner", "tune_on_lanes"]
+__all__ = ["LaneTuner"]

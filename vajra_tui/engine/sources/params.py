@@ -23,7 +23,7 @@ import itertools
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Union
+from typing import Any, Callable, Iterator, Sequence, Union
 
 from vajra_tui.engine.errors import UsageError
 from vajra_tui.engine.candidate import Candidate, GenerationContext
@@ -31,6 +31,7 @@ from vajra_tui.engine.admission.contract import ContractError, stitch
 from vajra_tui.engine.events import DeviceInfo, Event, Notice
 from vajra_tui.engine.wgsl.tokens import override_names
 from vajra_tui.engine.workloads import Size, Workload
+from vajra_tui.engine.sources.base import STRATEGIES, CandidateSource
 from vajra_tui.engine.sources.library.base import limit
 
 Value = Union[bool, int, float]
@@ -188,8 +189,8 @@ class _Tally:
     reasons: dict[str, int] = field(default_factory=dict)
 
 
-class ParamsSource:
-    """Proposes configurations of the user's kernels; plays the library's role in the Tuner."""
+class ParamsSource(CandidateSource):
+    """Proposes configurations of the user's kernels: exhaustive within the budget, else Optuna."""
 
     label = "params"
 
@@ -245,7 +246,8 @@ class ParamsSource:
         return max(1, min(ROUND_MAX, math.ceil(self.budget / 3)))
 
     # ---- generation 1 -----------------------------------------------------------------
-    def propose(self, ctx: GenerationContext) -> list[Candidate]:
+    async def propose(self, ctx: GenerationContext, strategies: Sequence[str] = STRATEGIES) -> list[Candidate]:
+        """The first round: every admissible configuration, or Optuna's first picks."""
         device = ctx.device
         if self.search == "exhaustive":
             picks = [(s, c) for s, c in self._admissible if self._admit(s, c, device)]
@@ -305,7 +307,8 @@ class ParamsSource:
         return out
 
     # ---- later rounds -----------------------------------------------------------------
-    def evolve(self, ctx: GenerationContext, letter: str) -> list[Candidate]:
+    async def evolve(self, ctx: GenerationContext, letter: str) -> list[Candidate]:
+        """A later round: Optuna told what the last one measured, asked for the next picks."""
         if self.search != "optuna":
             return []
         self._tell(ctx)

@@ -30,8 +30,8 @@ from vajra_tui.tui.widgets.lists import ListTable
 from vajra_tui.tui.screens import StateScreen
 
 PRESETS = ("seed", "large", "custom")
-SOURCES = ("library", "nemotron", "auto")
-SOURCE_LABELS = {"library": "library (offline)", "nemotron": "Nemotron", "auto": "auto"}
+SOURCES = ("library", "llm", "auto")  # the CLI's --source names; "llm" is the Nemotron model
+SOURCE_LABELS = {"library": "library (offline)", "llm": "Nemotron", "auto": "auto"}
 
 
 class PickerScreen(StateScreen):

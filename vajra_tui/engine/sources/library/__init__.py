@@ -10,17 +10,17 @@ from __future__ import annotations
 
 from itertools import product
 from types import ModuleType
-from typing import Iterator
+from typing import Iterator, Sequence
 
 from vajra_tui.engine.candidate import Candidate, GenerationContext
 from vajra_tui.engine.events import DeviceInfo
+from vajra_tui.engine.sources.base import STRATEGIES, CandidateSource
 from vajra_tui.engine.sources.library import conv1d, gemv, layernorm, sgemm, sobel, softmax
 from vajra_tui.engine.sources.library.base import Params, Size, Template
 from vajra_tui.engine.sources.library.search import by_distance, neighbours
 
 MODULES: dict[str, ModuleType] = {"sgemm": sgemm, "softmax": softmax, "conv1d": conv1d,
                                   "sobel": sobel, "layernorm": layernorm, "gemv": gemv}
-STRATEGIES = ("A", "B", "C")
 
 
 def templates(workload: str) -> list[Template]:
@@ -36,7 +36,9 @@ def template(full_name: str) -> Template | None:
     return next((t for t in MODULES[workload].TEMPLATES if t.full_name == full_name), None)
 
 
-class LibrarySource:
+class LibrarySource(CandidateSource):
+    """Vajra's own templates: generation 1 from the priors, later ones from the winner's neighbourhood."""
+
     label = "library"
 
     def __init__(self, device: DeviceInfo | None = None) -> None:
@@ -81,7 +83,8 @@ class LibrarySource:
         return self.candidate(t, params, size, device, cid, name, strategy or t.strategy, generation)
 
     # ---- generation 1 -----------------------------------------------------------
-    def propose(self, ctx: GenerationContext) -> list[Candidate]:
+    async def propose(self, ctx: GenerationContext, strategies: Sequence[str] = STRATEGIES) -> list[Candidate]:
+        """One kernel per template strategy (the library's own A, B and C)."""
         device, size, wl = self._device(ctx), dict(ctx.workload.size), ctx.workload.name
         if not templates(wl):
             self.note = (f"library: no templates for {wl}; measured the baseline and your own kernels "
@@ -103,7 +106,7 @@ class LibrarySource:
         return out
 
     # ---- later generations --------------------------------------------------------
-    def evolve(self, ctx: GenerationContext, letter: str) -> list[Candidate]:
+    async def evolve(self, ctx: GenerationContext, letter: str) -> list[Candidate]:
         device, size, wl = self._device(ctx), dict(ctx.workload.size), ctx.workload.name
         if not templates(wl):
             self.exhausted = f"library: no templates for {wl}: nothing to evolve"

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import openai
 
@@ -22,7 +22,11 @@ from vajra_tui.settings import LLMSettings
 from vajra_tui.engine.candidate import Candidate, GenerationContext
 from vajra_tui.engine.events import CandidateQueued, Event, ModelFailover, Notice, StreamDelta
 from vajra_tui.engine.sources.llm.extract import Extracted, ThinkSplitter, extract_for, strip_think
+from vajra_tui.engine.sources.base import STRATEGIES, CandidateSource
 from vajra_tui.engine.sources.llm.prompts import build_messages
+
+if TYPE_CHECKING:
+    from vajra_tui.engine.sources.llm.grounding import Grounding
 
 UNAUTHORIZED = "API key rejected (401)"
 SHORTER = ("Your reply was cut off at the token limit (max_tokens={max_tokens}) before the kernel "
@@ -74,12 +78,20 @@ class _Reply:
     finish_reason: str = ""
 
 
-class NemotronSource:
-    """Proposes kernels by asking a Nemotron model once per strategy, concurrently."""
+class LLMSource(CandidateSource):
+    """Proposes kernels by asking a Nemotron model once per strategy, concurrently.
 
-    def __init__(self, settings: LLMSettings, emit: Callable[[Event], None]) -> None:
+    With ``grounding`` (Tavily), the first generation's prompts carry search results for
+    each strategy and later ones results for the compiler's first errors.
+    """
+
+    label = "nemotron"
+
+    def __init__(self, settings: LLMSettings, emit: Callable[[Event], None],
+                 grounding: Grounding | None = None) -> None:
         self.settings = settings
         self.emit = emit
+        self.grounding = grounding
         self.unauthorized = False
         self._client: openai.AsyncOpenAI | None = None
 
@@ -112,18 +124,38 @@ class NemotronSource:
         return self._client
 
     async def aclose(self) -> None:
+        """The HTTP client and the grounding's: a source that was never asked holds neither."""
         if self._client is not None:
             await self._client.close()
             self._client = None
+        if self.grounding is not None:
+            await self.grounding.aclose()
+
+    async def evolve(self, ctx: GenerationContext, letter: str) -> list[Candidate]:
+        return await self.propose(ctx, [letter])
+
+    async def _grounded(self, ctx: GenerationContext, strategies: Sequence[str]) -> list[dict] | None:
+        """Search results for the prompts: per strategy at first, then for the compiler's errors."""
+        if self.grounding is None or not self.grounding.enabled:
+            return None
+        if ctx.generation <= 1:
+            found: list[dict] = []
+            for strategy in strategies:
+                found += await self.grounding.for_strategy(ctx.workload.name, strategy)
+            return found
+        messages = [d.message for r in ctx.results for d in r.diagnostics]
+        return await self.grounding.for_errors(messages[:3]) if messages else []
 
     async def propose(
         self,
         ctx: GenerationContext,
-        strategies: list[str],
+        strategies: Sequence[str] = STRATEGIES,
         grounding: list[dict] | None = None,
         name_prefix: str = "",
     ) -> list[Candidate]:
         """One candidate per strategy, in order; failures come back as no-kernel candidates."""
+        if grounding is None and self.available:
+            grounding = await self._grounded(ctx, strategies)
         gen = ctx.generation
         slots = [(f"g{gen}-{name_prefix}{s}", f"{name_prefix}{s}", s) for s in strategies]
         if not self.available:

@@ -1,0 +1,72 @@
+"""One run builder behind every entry point: the same kernels, ids and document everywhere.
+
+The CLI's ``--json`` and the API's ``Report`` are one serializer; the user's kernels get
+one id scheme whichever door they came in by; a run the builder refuses leaves nothing
+behind. Each test runs the real engine on the real adapter.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import vajra_tui
+from conftest import KERNELS
+from vajra_tui.cli.main import main
+from vajra_tui.engine.errors import UsageError
+from vajra_tui.engine.run.kernels import user_kernels
+
+BENCH = dict(size="64x300", warmup=1, reps=3)
+ROW, NOOP = KERNELS / "softmax_row.wgsl", KERNELS / "noop.wgsl"
+
+
+def test_the_cli_json_and_the_api_report_are_one_document(capsys):
+    """Same keys at every level, same names, statuses and ids: one serializer, not two."""
+    code = main(["bench", "-w", "softmax", "--size", BENCH["size"], "--reps", "3", "--warmup", "1",
+                 "-k", str(ROW), "-k", str(NOOP), "--json", "-q"])
+    assert code == 0
+    cli = json.loads(capsys.readouterr().out)
+    api = vajra_tui.bench("softmax", [ROW, NOOP], **BENCH).to_json()
+    assert set(cli) == set(api)
+    assert [set(r) for r in cli["results"]] == [set(r) for r in api["results"]]
+    assert [(r["name"], r["status"]) for r in cli["results"]] == [(r["name"], r["status"]) for r in api["results"]]
+    assert cli["winner"] == api["winner"] and cli["final_batch"] == api["final_batch"]
+    assert "generations" not in cli  # a bench has no generations; a tune's document names them
+
+
+def test_user_kernels_have_one_id_scheme_and_unique_names(tmp_path):
+    twin = tmp_path / "softmax_row.wgsl"
+    twin.write_text(ROW.read_text())
+    kernels = user_kernels([ROW, twin, "fn main() {}\n"])
+    assert [k.id for k in kernels] == ["user0", "user1", "user2"]
+    assert [k.name for k in kernels] == ["softmax_row", "softmax_row'", "kernel3"]
+    assert kernels[0].origin == f"file: {ROW}" and kernels[2].origin == "python"
+
+
+def test_an_unreadable_kernel_is_a_usage_error_or_a_graveyard_entry(tmp_path):
+    """The CLI and the API refuse it before anything starts; the TUI keeps it, with the reason."""
+    missing = tmp_path / "gone.wgsl"
+    with pytest.raises(UsageError, match="kernel file not found"):
+        user_kernels([missing])
+    [kept] = user_kernels([missing], strict=False)
+    assert kept.source == "" and "kernel file not found" in kept.no_kernel_reason
+
+
+def test_a_refused_run_leaves_no_recording_behind(tmp_path, monkeypatch, capsys):
+    """``--source llm`` without a key is refused before the recording exists, so the retry works."""
+    monkeypatch.delenv("NEBIUS_API_KEY", raising=False)  # the default [llm] api_key_env
+    monkeypatch.delenv("VAJRA_LLM__API_KEY_ENV", raising=False)
+    rec = tmp_path / "run_llm.jsonl"
+    args = ["tune", "-w", "softmax", "--size", "8x64", "--source", "llm", "--record", str(rec), "-q"]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "needs an API key" in err and "recorded" not in err
+    assert not rec.exists() and not rec.with_name(rec.name + ".partial").exists()
+    assert main(args) == 2  # the same refusal again, not "the recording exists"
+    assert "needs an API key" in capsys.readouterr().err
+
+
+def test_an_unknown_source_is_refused_by_the_api_as_a_value_error():
+    with pytest.raises(ValueError, match="choose library, params, llm, auto"):
+        vajra_tui.tune("softmax", source="magic")

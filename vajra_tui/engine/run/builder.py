@@ -1,0 +1,264 @@
+"""The one place a run is put together: a :class:`RunRequest` in, a :class:`Run` out.
+
+The CLI (``bench``, ``tune``, ``fleet``), the Python API, the TUI's live driver and each
+model of a fleet describe what they want as a request and call :func:`build_run`; only
+what they print differs. So there is one order of checks (every usage error is raised
+before a worker, a recording or an export folder exists), one way to read kernels, one
+composition of candidate sources, and one place a tuner is made.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from vajra_tui.engine.candidate import Candidate
+from vajra_tui.engine.errors import UsageError
+from vajra_tui.engine.events import Event, Notice
+from vajra_tui.engine.run.output_paths import check_export_folder, check_new_file
+from vajra_tui.engine.run.report import Report, session_report
+from vajra_tui.engine.session import Session
+from vajra_tui.engine.sources.base import CandidateSource, Fallback
+from vajra_tui.engine.store.record import Recorder
+from vajra_tui.engine.tune import Tuner
+from vajra_tui.engine.workloads import Workload, get_workload
+from vajra_tui.settings import LLMSettings, TavilySettings, TimingSettings
+
+SOURCES = ("library", "params", "llm", "auto")
+Emit = Callable[[Event], None]
+
+
+@dataclass
+class Placement:
+    """Where the GPU work runs: one adapter, several (``gpus``), or lanes opened elsewhere (Ray)."""
+
+    adapter: str | None = None
+    gpus: str | None = None
+    nice: int = 0  # the TUI keeps its own process ahead of the worker's
+    lanes: Sequence[Any] | None = None  # already opened (Ray actors, a fleet's model)
+
+    @property
+    def spread(self) -> bool:
+        """Whether batches spread over lanes (``--gpus``, Ray) rather than one worker."""
+        return bool(self.gpus) or self.lanes is not None
+
+
+@dataclass
+class RunRequest:
+    """Everything a bench or a tune needs to know, before anything starts."""
+
+    workload: Workload | str
+    size: str | Mapping[str, int] | None = None
+    kernels: Sequence[Candidate] = ()  # engine/run/kernels.py: user_kernels()
+    mode: str = "tune"  # "bench" | "tune"
+    source: str = "library"  # library | params | llm | auto
+    generations: int = 2
+    budget: int = 6
+    shootouts: str = "every"
+    timing: TimingSettings = field(default_factory=TimingSettings)
+    seeds: tuple[int, ...] = (1, 2)
+    placement: Placement = field(default_factory=Placement)
+    llm: LLMSettings | None = None
+    tavily: TavilySettings | None = None
+    missing_key: str = "refuse"  # source llm without a key: "refuse" (a usage error) or "warn"
+    cache: Path | None = None  # the results cache and the grounding cache live here
+    resume: bool = False
+    record: Path | None = None
+    record_label: str = ""
+    export: Path | None = None
+
+    def __post_init__(self) -> None:
+        if self.source not in SOURCES:
+            raise UsageError(f"source {self.source!r}: choose {', '.join(SOURCES)}")
+
+
+def open_lanes(placement: Placement) -> list[Any]:
+    """The GPU workers of a placement; none is started yet. A bad choice is a usage error."""
+    from vajra_tui.engine.gpu.client import GPUClient
+    from vajra_tui.engine.scale.local import local_lanes, resolve_adapter
+
+    if placement.lanes is not None:
+        return list(placement.lanes)
+    if placement.gpus:
+        return local_lanes(placement.gpus, placement.adapter, nice=placement.nice)
+    index, nvml = resolve_adapter(placement.adapter)
+    return [GPUClient(index, nvml=nvml, nice=placement.nice)]
+
+
+def _params_source(request: RunRequest, workload: Workload, size: dict[str, int]) -> CandidateSource:
+    """``source="params"``: the ``// tune:`` spaces of the user's kernels, read before the GPU starts."""
+    from vajra_tui.engine.sources.params import ParamsSource, read_space
+
+    if not request.kernels:
+        raise UsageError("--source params needs --kernel FILE: a kernel whose `override`s have // tune: lines")
+    spaces = [read_space(k.name, k.source, workload.dims) for k in request.kernels]
+    return ParamsSource(workload, size, spaces, request.budget)
+
+
+def _wants_llm(request: RunRequest, emit: Emit) -> bool:
+    """Whether the run asks the model: the source wants one and a key is set."""
+    if request.source not in ("llm", "auto") or request.llm is None:
+        return False
+    if request.llm.api_key() is not None:
+        return True
+    if request.source == "llm" and request.missing_key == "refuse":
+        raise UsageError(f"--source llm needs an API key in ${request.llm.api_key_env}")
+    if request.source == "llm":
+        emit(Notice(level="warning", message=f"Nemotron: ${request.llm.api_key_env} is not set; "
+                                             "using the offline library"))
+    return False
+
+
+def _llm_source(request: RunRequest, session: Session) -> CandidateSource:
+    """The model, its events through the session; with Tavily grounding when that is set up."""
+    from vajra_tui.engine.sources.llm.client import LLMSource
+    from vajra_tui.engine.sources.llm.grounding import Grounding
+
+    assert request.llm is not None
+    grounding = Grounding(request.tavily, session.emit, request.cache) if request.tavily is not None else None
+    session.grounding = bool(grounding is not None and grounding.enabled)
+    return LLMSource(request.llm, session.emit, grounding)
+
+
+class _Sink:
+    """The run's one event sink: the caller's, then the recording (set once it exists)."""
+
+    def __init__(self, emit: Emit) -> None:
+        self.emit, self.recorder = emit, None
+
+    def __call__(self, event: Event) -> None:
+        self.emit(event)
+        if self.recorder is not None:
+            self.recorder(event)
+
+
+def build_run(request: RunRequest, emit: Emit) -> Run:
+    """Check everything the user gave, then build the session, its sources and its tuner.
+
+    Usage errors come before anything exists on disk or in another process, so a refused
+    run leaves nothing behind: no recording, no export folder, no worker.
+    """
+    workload = request.workload if isinstance(request.workload, Workload) else get_workload(str(request.workload))
+    size = workload.size(request.size)
+    sink = _Sink(emit)
+    params = _params_source(request, workload, size) if request.source == "params" else None
+    wants_llm = params is None and _wants_llm(request, sink)
+    if request.export is not None:  # checked now, not after an hour of tuning
+        check_export_folder(request.export, [f"{workload.name}.wgsl", f"{workload.name}.ts"])
+    if request.record is not None:
+        check_new_file(request.record)
+    lanes = open_lanes(request.placement)
+    if request.record is not None:
+        sink.recorder = Recorder(request.record, request.record_label or f"{request.mode} {workload.name}")
+    session = Session(workload, size, lanes[0], sink, request.timing, seeds=tuple(request.seeds),
+                      source_mode="nemotron" if wants_llm else ("params" if params else "library"),
+                      results_cache=request.cache, resume=request.resume)
+    llm = _llm_source(request, session) if wants_llm else None
+    if params is not None:
+        params.emit = session.emit  # type: ignore[attr-defined]
+    return Run(request, session, lanes, _tuner(request, session, lanes, params, llm), sink)
+
+
+def _tuner(request: RunRequest, session: Session, lanes: list[Any], params: CandidateSource | None,
+           llm: CandidateSource | None) -> Tuner:
+    """The tuner: one worker's, or one that spreads batches over every lane."""
+    from vajra_tui.engine.sources.library import LibrarySource
+
+    source: CandidateSource = params or (Fallback(llm, LibrarySource()) if llm else LibrarySource())
+    user = [] if params else list(request.kernels)  # params: the kernels are the search spaces
+    options: dict[str, Any] = {"budget": request.budget, "shootouts": request.shootouts}
+    if request.placement.spread:
+        from vajra_tui.engine.scale.lanes import LaneTuner
+
+        return LaneTuner(session, lanes, source, user, **options)
+    return Tuner(session, source, user, **options)
+
+
+def export_result(result: Any, device: Any, workload: Any, out: Path, force: bool = False) -> list[Path]:
+    """Write a result's WGSL, TypeScript module and lockfile into ``out``; a failure is one line."""
+    from vajra_tui.engine.export.winner import export_winner
+    from vajra_tui.safe_text import one_line
+
+    try:
+        return export_winner(result, device, workload, out, overwrite=force)
+    except FileExistsError as exc:
+        raise UsageError(f"{one_line(exc)}; pass --force to overwrite") from None
+    except (OSError, ValueError, RuntimeError, KeyError) as exc:  # one line, never a traceback
+        if isinstance(exc, OSError) and exc.strerror:
+            where = f" ({one_line(exc.filename)})" if exc.filename else ""
+            raise UsageError(f"export failed: {one_line(exc.strerror)}{where}") from None
+        raise UsageError(f"export failed: {one_line(exc)}") from None
+
+
+class Run:
+    """One bench or tune: its session, tuner and workers, and the report it ends with."""
+
+    def __init__(self, request: RunRequest, session: Session, lanes: list[Any], tuner: Tuner,
+                 sink: _Sink) -> None:
+        self.request, self.session, self.lanes, self.tuner = request, session, lanes, tuner
+        self._sink = sink
+
+    @property
+    def recorder(self) -> Recorder | None:
+        return self._sink.recorder
+
+    @property
+    def generations(self) -> int:
+        """Evolution rounds after the first generation (params: what its budget plans)."""
+        planned = getattr(self.tuner.source, "planned_rounds", None)
+        return planned - 1 if planned is not None else max(self.request.generations, 0)
+
+    async def bench(self) -> Report:
+        """The baseline and the user's kernels, timed once side by side; nothing evolves."""
+        session = self.session
+        await session.start()
+        await session.run_baseline(time=False)
+        await session.evaluate(list(self.request.kernels))
+        verdict = session.standings(1)
+        best = next((r for r in verdict.ranked if r.id != "baseline"), None)
+        if best is not None:  # the user's fastest kernel gets its badge, crowned or not
+            await session.check_browser(best.id)
+        results = [session.results["baseline"], *[session.results[k.id] for k in self.request.kernels]]
+        return session_report(session, results, verdict.winner, "bench")
+
+    async def tune(self) -> Report:
+        """The whole loop: baseline, the first generation, then every evolution round."""
+        ranked = await self.tuner.run(self.generations)
+        return self.report(ranked)
+
+    def report(self, ranked: list[Any]) -> Report:
+        """The tune's report from its ranked kernels (best first), written out when asked."""
+        self.session = self.tuner.session  # with lanes: the one the shoot-out ran on
+        winner = ranked[0] if ranked else None
+        report = session_report(self.session, list(self.session.results.values()), winner, "tune")
+        report.generations, report.ranking = self.tuner.generation, [r.name for r in ranked]
+        board = getattr(self.tuner, "board", None)
+        if board is not None:
+            report.lanes = [info.model_copy(deep=True) for info in board.infos]
+            report.baseline_spread, report.final_lane = board.spread, board.infos[board.final].label
+        summary = getattr(self.tuner.source, "summary", None)
+        report.params = summary() if callable(summary) else None
+        report.library = self.tuner.source.note
+        if self.request.export is not None and winner is not None:
+            report.exported = export_result(winner, self.session.device, self.session.info, self.request.export)
+        return report
+
+    async def aclose(self) -> Path | None:
+        """Close the sources, stop the workers and publish the recording (its path, if any)."""
+        try:
+            await self.tuner.source.aclose()
+        finally:
+            self.close()
+        return self.request.record
+
+    def close(self) -> None:
+        """The synchronous part of :meth:`aclose`: workers stopped, the recording published."""
+        for lane in self.lanes:
+            lane.close()
+        if self._sink.recorder is not None:
+            self._sink.recorder.close()
+            self._sink.recorder = None
+
+
+__all__ = ["Placement", "Run", "RunRequest", "SOURCES", "build_run", "export_result", "open_lanes"]

@@ -1,0 +1,119 @@
+"""What a run ends with: one typed :class:`Report`, and the one JSON document made from it.
+
+``vajra-tui bench|tune --json`` prints :meth:`Report.to_json`, and the Python API returns
+the same :class:`Report`, so the two cannot drift apart: a field added here appears on
+both. Every number in it was derived by the engine; nothing here computes a result.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from vajra_tui.engine.events import Calibration, CandidateResult, DeviceInfo, LaneInfo, WorkloadInfo
+
+if TYPE_CHECKING:
+    from vajra_tui.engine.session import Session
+
+RESULT_FIELDS = (
+    "name", "status", "reason", "diagnostics", "max_rel_error", "worst_index", "median_ms",
+    "iqr_ms", "p25_ms", "p75_ms", "min_ms", "max_ms", "timing", "gflops", "gbps", "intensity",
+    "pct_of_roofline", "regime", "suspicious", "workgroup_size", "grid", "speedup",
+    "source_sha256", "strategy", "origin", "generation", "rewrites", "deadline_s", "browser",
+    "browser_diagnostics", "browser_invalid", "over_dispatch", "duplicate_of", "batch", "warmup",
+    "cache_state", "telemetry", "history", "params", "constants", "lane", "adapter_index",
+)
+
+
+def result_dict(r: CandidateResult) -> dict[str, Any]:
+    """One result as the JSON document lists it, fields in a fixed order."""
+    data = r.model_dump(include=set(RESULT_FIELDS))
+    return {k: data[k] for k in RESULT_FIELDS}
+
+
+def document(device: DeviceInfo, workload: WorkloadInfo, results: list[CandidateResult],
+             calibration: Calibration | None, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The JSON document's frame: where it ran, what ran, the roofline, every result."""
+    return {
+        "device": {
+            "name": device.name, "backend": device.backend, "adapter_type": device.adapter_type,
+            "vendor": device.vendor, "driver": device.driver, "software": device.software,
+            "adapter_index": device.adapter_index,
+            "nvml": device.nvml.model_dump() if device.nvml else None,
+        },
+        "workload": {"name": workload.name, "size": workload.size, "flops": workload.flops,
+                     "min_bytes": workload.min_bytes, "origin": workload.origin},
+        "calibration": calibration.model_dump() if calibration else None,
+        "results": [result_dict(r) for r in results],
+        **(extra or {}),
+    }
+
+
+class Report(BaseModel):
+    """What ``bench()`` and ``tune()`` return, and what ``--json`` prints (:meth:`to_json`)."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    kind: str = "tune"  # "bench" | "tune"
+    device: DeviceInfo
+    workload: WorkloadInfo
+    calibration: Calibration | None = None
+    results: list[CandidateResult] = Field(default_factory=list)
+    winner: CandidateResult | None = None  # None: nothing beat the baseline beyond noise
+    headline: str = ""
+    ties: list[str] = Field(default_factory=list)
+    baseline_won: bool = False
+    final_batch: int | None = None  # the batch whose baseline every speedup divides
+    generations: int = 0
+    ranking: list[str] = Field(default_factory=list)
+    lanes: list[LaneInfo] = Field(default_factory=list)  # gpus=: every worker, its baseline, what it timed
+    baseline_spread: float | None = None  # gpus=: max/min of the lanes' baseline medians
+    final_lane: str | None = None  # gpus=: the lane the shoot-outs (these results) were timed on
+    params: dict[str, Any] | None = None  # source="params": the space, what was ruled out, the search
+    library: str = ""  # why the library had nothing (a workload without templates)
+    exported: list[Path] = Field(default_factory=list)
+
+    def __getitem__(self, name: str) -> CandidateResult:
+        """A result by kernel name (``report["baseline"]``, ``report["tiled TILE=16"]``)."""
+        for r in self.results:
+            if r.name == name or r.id == name:
+                return r
+        raise KeyError(f"no kernel {name!r}; measured: {', '.join(r.name for r in self.results)}")
+
+    @property
+    def baseline(self) -> CandidateResult:
+        return self["baseline"]
+
+    def to_json(self) -> dict[str, Any]:
+        """The document ``--json`` prints; the winner is named (its result is in ``results``)."""
+        extra: dict[str, Any] = {"winner": self.winner.name if self.winner else None, "headline": self.headline,
+                                 "ties": self.ties, "baseline_won": self.baseline_won,
+                                 "final_batch": self.final_batch}
+        if self.kind == "tune":
+            extra.update(generations=self.generations, ranking=self.ranking)
+        if self.params is not None:
+            extra["params"] = self.params
+        if self.library:
+            extra["library"] = self.library
+        if self.lanes:
+            extra.update(lanes=[lane.model_dump() for lane in self.lanes], baseline_spread=self.baseline_spread,
+                         final_lane=self.final_lane)
+        return document(self.device, self.workload, self.results, self.calibration, extra)
+
+
+def session_report(session: Session, results: list[CandidateResult], winner: CandidateResult | None,
+                   kind: str) -> Report:
+    """The report of a session's results, with its last ranking's verdict."""
+    verdict = session.last_ranking
+    baseline = session.results.get("baseline")
+    assert session.device is not None, "a report needs an opened session"
+    return Report(kind=kind, device=session.device, workload=session.info, calibration=session.calibration,
+                  results=results, winner=winner, headline=verdict.headline if verdict else "",
+                  ties=[r.name for r in verdict.ties] if verdict else [],
+                  baseline_won=bool(verdict and verdict.baseline_won),
+                  final_batch=baseline.batch if baseline is not None else None)
+
+
+__all__ = ["Report", "RESULT_FIELDS", "document", "result_dict", "session_report"]
