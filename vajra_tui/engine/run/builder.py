@@ -20,6 +20,7 @@ from vajra_tui.engine.run.output_paths import check_export_folder, check_new_fil
 from vajra_tui.engine.run.report import Report, session_report
 from vajra_tui.engine.session import Session
 from vajra_tui.engine.sources.base import CandidateSource, Fallback
+from vajra_tui.engine.sources.params import ParamsSource
 from vajra_tui.engine.store.record import Recorder
 from vajra_tui.engine.tune import Tuner
 from vajra_tui.engine.workloads import Workload, get_workload
@@ -86,9 +87,9 @@ def open_lanes(placement: Placement) -> list[Any]:
     return [GPUClient(index, nvml=nvml, nice=placement.nice)]
 
 
-def _params_source(request: RunRequest, workload: Workload, size: dict[str, int]) -> CandidateSource:
+def _params_source(request: RunRequest, workload: Workload, size: dict[str, int]) -> ParamsSource:
     """``source="params"``: the ``// tune:`` spaces of the user's kernels, read before the GPU starts."""
-    from vajra_tui.engine.sources.params import ParamsSource, read_space
+    from vajra_tui.engine.sources.params import read_space
 
     if not request.kernels:
         raise UsageError("--source params needs --kernel FILE: a kernel whose `override`s have // tune: lines")
@@ -156,8 +157,8 @@ def build_run(request: RunRequest, emit: Emit) -> Run:
                       results_cache=request.cache, resume=request.resume)
     llm = _llm_source(request, session) if wants_llm else None
     if params is not None:
-        params.emit = session.emit  # type: ignore[attr-defined]
-    return Run(request, session, lanes, _tuner(request, session, lanes, params, llm), sink)
+        params.emit = session.emit
+    return Run(request, session, lanes, _tuner(request, session, lanes, params, llm), sink, params)
 
 
 def _tuner(request: RunRequest, session: Session, lanes: list[Any], params: CandidateSource | None,
@@ -195,9 +196,9 @@ class Run:
     """One bench or tune: its session, tuner and workers, and the report it ends with."""
 
     def __init__(self, request: RunRequest, session: Session, lanes: list[Any], tuner: Tuner,
-                 sink: _Sink) -> None:
+                 sink: _Sink, params: ParamsSource | None = None) -> None:
         self.request, self.session, self.lanes, self.tuner = request, session, lanes, tuner
-        self._sink = sink
+        self._sink, self.params = sink, params
 
     @property
     def recorder(self) -> Recorder | None:
@@ -206,8 +207,9 @@ class Run:
     @property
     def generations(self) -> int:
         """Evolution rounds after the first generation (params: what its budget plans)."""
-        planned = getattr(self.tuner.source, "planned_rounds", None)
-        return planned - 1 if planned is not None else max(self.request.generations, 0)
+        if self.params is not None:
+            return self.params.planned_rounds - 1
+        return max(self.request.generations, 0)
 
     async def bench(self) -> Report:
         """The baseline and the user's kernels, timed once side by side; nothing evolves."""
@@ -237,8 +239,7 @@ class Run:
         if board is not None:
             report.lanes = [info.model_copy(deep=True) for info in board.infos]
             report.baseline_spread, report.final_lane = board.spread, board.infos[board.final].label
-        summary = getattr(self.tuner.source, "summary", None)
-        report.params = summary() if callable(summary) else None
+        report.params = self.params.summary() if self.params is not None else None
         report.library = self.tuner.source.note
         if self.request.export is not None and winner is not None:
             report.exported = export_result(winner, self.session.device, self.session.info, self.request.export)
