@@ -124,7 +124,7 @@ async def test_every_timed_dispatch_is_checked(gpu):
     s = Session(w, w.size("32x64"), gpu, lambda e: None, TimingSettings(warmup=1, reps=2))
     await s.start()
     await s.run_baseline(time=False)
-    st = s._stitch((KERNELS / "noop.wgsl").read_text())
+    st = s.admission.stitch((KERNELS / "noop.wgsl").read_text())
     reply = await gpu.request(Compile(cid="wrong", source=st.source, dispatch=list(st.dispatch)), 60)
     assert reply.compiled
     stream = await gpu.request(TimeStream(cids=["wrong"], warmup=1, reps=3, seed=1), 60)

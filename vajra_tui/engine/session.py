@@ -1,14 +1,20 @@
 """One measuring session: a workload at one size on one adapter.
 
-Candidates go through sanitize → stitch → compile → verify (two seeds) (admission.py)
-and then are timed together in interleaved rounds with the baseline (batch_timing.py),
+Candidates go through sanitize → stitch → compile → verify (two seeds) (admission/admit.py)
+and then are timed together in interleaved rounds with the baseline (timing/batches.py),
 so that drift over time favours nobody and every speedup is a side-by-side ratio.
+
+The session owns the run's state (device, calibration, the books of candidates, results
+and stitched kernels, the baseline's median, the batch counter) and its announcements.
+Admission and batch timing are collaborators it builds and holds: each is handed what is
+fixed at construction and reads the rest through a Protocol of its own
+(:class:`~vajra_tui.engine.admission.admit.AdmissionSession`,
+:class:`~vajra_tui.engine.timing.batches.TimingSession`), which this class satisfies.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 from pathlib import Path
 from typing import Callable
 
@@ -23,10 +29,10 @@ from vajra_tui.engine.candidate import Candidate
 from vajra_tui.engine.admission.contract import Stitched
 from vajra_tui.engine.events import (
     Calibration, CalibrationReady, CandidateFinished, CandidateQueued, CandidateResult, DeviceInfo,
-    Diagnostic, Event, Notice, RankingReady, SessionStarted,
+    Diagnostic, Event, Notice, RankingReady, SessionStarted, StageChanged,
 )
-from vajra_tui.engine.gpu.client import GPUClient
 from vajra_tui.engine.gpu.protocol import Calibrate, Compile, Drop, Prepare, QuickCopy
+from vajra_tui.engine.scale.lane import Lane
 from vajra_tui.engine.timing.ranking import Ranking, rank
 from vajra_tui.engine.store.result_cache import ResultCache, result_key
 from vajra_tui.engine.workloads import Size, Workload, WorkloadError, provenance
@@ -47,11 +53,11 @@ class WorkloadUnsupported(RunFailed, RuntimeError):
     """The adapter lacks what the workload needs (an f16 binding without shader-f16)."""
 
 
-class Session(Admission, BatchTiming):
+class Session:
     """Setup (calibration, prepare), results that outlive the run, and the flows; a candidate's
-    admission and the timing of batches are the two mixins' halves."""
+    admission (:attr:`admission`) and the timing of batches (:attr:`batch_timing`) are collaborators."""
 
-    def __init__(self, workload: Workload, size: Size, client: GPUClient, emit: Emit,
+    def __init__(self, workload: Workload, size: Size, client: Lane, emit: Emit,
                  timing: TimingSettings | None = None, seeds: tuple[int, ...] = (1, 2),
                  source_mode: str = "library", grounding: bool = False,
                  results_cache: Path | None = None, resume: bool = False) -> None:
@@ -72,12 +78,15 @@ class Session(Admission, BatchTiming):
         # number names one batch on one adapter across the whole run (scale/lanes.py).
         self.next_batch: Callable[[], int] = lambda: self.batch + 1
         self.last_ranking: Ranking | None = None
-        self._cache_folder, self.resume = results_cache, resume
+        # the folder of results kept across runs (None: not kept); --resume reuses them
+        self.results_cache, self.resume = results_cache, resume
         self.measured: ResultCache | None = None  # results of earlier runs on this device
         # what the GPU worker imports to get the workload back, and the digest of its file
         self.provenance = provenance(workload)
         self.info = workload.info(size)
         self.info.origin, self.info.definition_sha256 = self.provenance.origin, self.provenance.digest
+        self.admission = Admission(self, client, workload, size, self.provenance.spec, seeds, resume)
+        self.batch_timing = BatchTiming(self, client, self.timing, seeds, self.info)
 
     def emit(self, event: Event) -> None:
         """Every event of the session passes here; sources may emit through it too."""
@@ -95,8 +104,8 @@ class Session(Admission, BatchTiming):
         """The worker started and ``SessionStarted`` emitted: what a recording opens with,
         so other lanes may start their own sessions from here on (scale/lanes.py)."""
         self.device = self.client.device or await self.client.astart()
-        if self._cache_folder is not None:
-            self.measured = ResultCache(self._cache_folder, self.device)
+        if self.results_cache is not None:
+            self.measured = ResultCache(self.results_cache, self.device)
         self.emit(SessionStarted(
             tool_version=__version__, device=self.device, workload=self.info,
             source_mode=self.source_mode, grounding=self.grounding,
@@ -150,7 +159,7 @@ class Session(Admission, BatchTiming):
             return float(self.timing.deadline_s)
         return max(10.0, 20.0 * (self.baseline_ms or 0.0) / 1e3)
 
-    def _deadline_for(self, cid: str) -> float:
+    def deadline_for(self, cid: str) -> float:
         """Per dispatch. Until the baseline has a median there is nothing to scale by, so it gets long."""
         if cid == "baseline" and self.baseline_ms is None and not self.timing.deadline_s:
             return BASELINE_TIMEOUT_S
@@ -160,6 +169,29 @@ class Session(Admission, BatchTiming):
         return Candidate(id="baseline", name="baseline", strategy="baseline",
                          origin=(f"builtin: {self.workload.name}/naive" if self.provenance.origin == "built-in"
                                  else f"{self.provenance.origin}: baseline"), source=self.workload.baseline)
+
+    # ---- the books: every candidate queued once, every final outcome told and kept ----
+    def queue(self, cand: Candidate) -> CandidateResult:
+        """The candidate's result, announced: every later event of it refers to this id."""
+        self.candidates[cand.id] = cand
+        result = CandidateResult(id=cand.id, name=cand.name, strategy=cand.strategy,
+                                 origin=cand.origin, generation=cand.generation,
+                                 params=cand.params, source=cand.source, raw_reply=cand.raw_reply,
+                                 rewrites=list(cand.rewrites), constants=dict(cand.constants))
+        self.results[cand.id] = result
+        if cand.id not in self._announced:  # a source may have announced it while it streamed
+            self.emit(CandidateQueued(id=cand.id, name=cand.name, strategy=cand.strategy,
+                                      origin=cand.origin, generation=cand.generation,
+                                      params=cand.params))
+        return result
+
+    def fail(self, result: CandidateResult, status: str, reason: str) -> bool:
+        """A candidate's final failure, told and kept; False, for callers that return it."""
+        result.status, result.reason = status, reason  # type: ignore[assignment]
+        self.emit(StageChanged(id=result.id, stage="done", detail=status))
+        self.emit(CandidateFinished(result=result))
+        self.remember(result)
+        return False
 
     # ---- results that outlive the run ------------------------------------------
     def _result_key(self, sha256: str) -> str:
@@ -184,6 +216,19 @@ class Session(Admission, BatchTiming):
         return self.measured.get(self._result_key(result.source_sha256))
 
     # ---- flows ---------------------------------------------------------------
+    async def admit(self, cand: Candidate) -> bool:
+        """Prepare one candidate for timing (Admission.admit); False if it failed."""
+        return await self.admission.admit(cand)
+
+    async def admit_many(self, candidates: list[Candidate]) -> list[str]:
+        """Admit a generation (Admission.admit_many); the ids that survived, in order."""
+        return await self.admission.admit_many(candidates)
+
+    async def time_batch(self, ids: list[str]) -> list[CandidateResult]:
+        """Time ``ids`` side by side (BatchTiming.time_batch) as the next batch of this run."""
+        self.batch = self.next_batch()
+        return await self.batch_timing.time_batch(ids, self.batch)
+
     async def run_baseline(self, time: bool = True) -> CandidateResult:
         if not await self.admit(self.baseline_candidate()):
             failed = self.results["baseline"]
@@ -251,7 +296,7 @@ class Session(Admission, BatchTiming):
         if not ids or base is None:
             return self.standings(generation, final=True)
         if {r.batch for r in candidates} != {base.batch}:
-            await self._prebuild([self.stitched[cid] for cid in ids])
+            await self.admission.prebuild([self.stitched[cid] for cid in ids])
             for cid in ids:
                 st = self.stitched[cid]
                 await self.client.request(Compile(cid=cid, source=st.source, dispatch=list(st.dispatch),
@@ -279,7 +324,3 @@ class Session(Admission, BatchTiming):
             self.emit(Notice(level="warning", message=f"{result.name} is not browser-valid: {badge['reason']}"))
         self.emit(CandidateFinished(result=result))
         return result
-
-    def source_sha(self, cid: str) -> str:
-        st = self.stitched.get(cid)
-        return st.sha256 if st else hashlib.sha256(self.candidates[cid].source.encode()).hexdigest()

@@ -142,7 +142,7 @@ class LiveDriver:
     def _deadline_note(self, cid: str) -> str:
         """'deadline 10.0 s': each verification dispatch's deadline, so the screens count down
         ("killed in 7 s") while a kernel that may hang is running."""
-        deadline_for = getattr(self.session, "_deadline_for", None)
+        deadline_for = getattr(self.session, "deadline_for", None)
         return f"deadline {deadline_for(cid):.1f} s" if deadline_for is not None else ""
 
     async def _first(self) -> None:

@@ -1,31 +1,78 @@
 """Admission: one candidate through sanitize, stitch, compile, verify and the grid probe.
 
-This is the per-candidate half of a :class:`~vajra_tui.engine.session.Session`;
-the session mixes it in and keeps the batch half (timing, ranking). A candidate
-that fails anywhere here becomes a result with its reason, never an exception.
+:class:`Admission` is a collaborator a :class:`~vajra_tui.engine.session.Session` builds
+and holds (the batch half is :class:`~vajra_tui.engine.timing.batches.BatchTiming`). What
+is fixed for the session's life comes in through the constructor; what changes during a
+run (the device once opened, the deadline once the baseline is timed) and the session's
+books and announcements are read through :class:`AdmissionSession`, so nothing here
+touches an attribute the session does not declare. A candidate that fails anywhere here
+becomes a result with its reason, never an exception.
 """
 
 from __future__ import annotations
 
 import asyncio
+from typing import Protocol, Sequence
+
 from vajra_tui.engine.candidate import Candidate
-from vajra_tui.engine.admission.contract import Stitched, parse_only_source, stitch
+from vajra_tui.engine.admission.contract import Stitched, parse_only_source
+from vajra_tui.engine.admission.contract import stitch as stitch_source
 from vajra_tui.engine.events import (
-    CandidateFinished, CandidateQueued, CandidateResult, CandidateSource, CompileFinished, Diagnostic,
+    CandidateFinished, CandidateResult, CandidateSource, CompileFinished, DeviceInfo, Diagnostic, Event,
     Notice, SanitizerRewrite, StageChanged, VerificationFinished,
 )
 from vajra_tui.engine.gpu.client import WorkerCrashed, WorkerError, WorkerTimeout
 from vajra_tui.engine.gpu.protocol import Compile, Parse, Prebuild, PrebuildItem, Verify
 from vajra_tui.engine.admission.screening import duplicate_of, over_dispatch
 from vajra_tui.engine.admission.staging import Limits, Staged, stage_futures
+from vajra_tui.engine.scale.lane import Lane
 from vajra_tui.engine.wgsl.diagnostics import LineMap, diagnostics_from_error
+from vajra_tui.engine.workloads import Size, Workload
 
 COMPILE_TIMEOUT_S = 60.0
 PREBUILD_S_PER_KERNEL = 2.0  # on top of one compile's deadline: the worker reads each kernel before it answers
 
 
+class AdmissionSession(Protocol):
+    """What admission reads and asks of its session (a Session is one).
+
+    The books are the session's: admission files each candidate's stitched kernel there and
+    fills in its result. Queueing, recalling and failing a candidate are the session's too,
+    since it announces every candidate once and keeps final outcomes on disk.
+    """
+
+    candidates: dict[str, Candidate]
+    results: dict[str, CandidateResult]
+    stitched: dict[str, Stitched]
+
+    @property
+    def device(self) -> DeviceInfo | None: ...
+
+    @property
+    def deadline_s(self) -> float: ...
+
+    def deadline_for(self, cid: str) -> float: ...
+
+    def emit(self, event: Event) -> None: ...
+
+    def queue(self, cand: Candidate) -> CandidateResult: ...
+
+    def recall(self, result: CandidateResult) -> CandidateResult | None: ...
+
+    def fail(self, result: CandidateResult, status: str, reason: str) -> bool: ...
+
+
 class Admission:
-    """Mixed into Session: everything that happens to one candidate before it is timed."""
+    """Everything that happens to one candidate before it is timed."""
+
+    def __init__(self, session: AdmissionSession, client: Lane, workload: Workload, size: Size,
+                 spec: str, seeds: Sequence[int], resume: bool = False) -> None:
+        """``spec``: what the staging processes import to get the workload back; ``seeds``:
+        every candidate verifies on each (the first also serves the grid probe); ``resume``:
+        results of earlier runs are recalled, so a generation is not prebuilt."""
+        self.session, self.client = session, client
+        self.workload, self.size, self.spec = workload, size, spec
+        self.seeds, self.resume = tuple(seeds), resume
 
     async def admit(self, cand: Candidate) -> bool:
         """Prepare a candidate for timing; False (with its result emitted) if it failed."""
@@ -40,14 +87,14 @@ class Admission:
         compiled (found built), verified and probed: the first is verified while the
         rest are still staged and built.
         """
-        results = [self._queued(cand) for cand in candidates]
+        results = [self.session.queue(cand) for cand in candidates]
         staging = self._start_staging(candidates)
         build = len(staging) > 1 and not self.resume  # resumed kernels are mostly not compiled at all
         sent: set[int] = set()
         admitted = []
         for k, (cand, result) in enumerate(zip(candidates, results)):
             if k not in staging:
-                self._fail(result, "no_kernel", cand.no_kernel_reason or "no kernel in response")
+                self.session.fail(result, "no_kernel", cand.no_kernel_reason or "no kernel in response")
                 continue
             staged = await self._staged(cand, result, await staging[k])
             if staged is None:
@@ -62,7 +109,7 @@ class Admission:
         """Staging of every candidate with a source begun: its index -> the future of its Staged."""
         todo = [k for k, cand in enumerate(cands) if cand.source.strip()]
         futures = stage_futures(
-            self.workload, self.provenance.spec, self.size,
+            self.workload, self.spec, self.size,
             [(cands[k].source, _generated(cands[k]), cands[k].strategy != "baseline", dict(cands[k].constants))
              for k in todo],
             self._limits())
@@ -75,9 +122,9 @@ class Admission:
         sent.update(ready)
         stitched = [st for st in (staging[k].result().stitched for k in ready) if st is not None]
         if stitched:
-            await self._prebuild(stitched, more=len(sent) > len(ready))
+            await self.prebuild(stitched, more=len(sent) > len(ready))
 
-    async def _prebuild(self, stitched: list[Stitched], more: bool = False) -> None:
+    async def prebuild(self, stitched: list[Stitched], more: bool = False) -> None:
         """Best effort: a failure here costs only time, as admission compiles each again.
         ``more``: these join the batch's earlier prebuilds (otherwise their leftovers go)."""
         items = [PrebuildItem(source=st.source, constants=st.constants) for st in stitched]
@@ -86,20 +133,6 @@ class Admission:
                                       COMPILE_TIMEOUT_S + PREBUILD_S_PER_KERNEL * len(items))
         except (WorkerTimeout, WorkerCrashed, WorkerError):
             pass
-
-    def _queued(self, cand: Candidate) -> CandidateResult:
-        """The candidate's result, announced: every later event of it refers to this id."""
-        self.candidates[cand.id] = cand
-        result = CandidateResult(id=cand.id, name=cand.name, strategy=cand.strategy,
-                                 origin=cand.origin, generation=cand.generation,
-                                 params=cand.params, source=cand.source, raw_reply=cand.raw_reply,
-                                 rewrites=list(cand.rewrites), constants=dict(cand.constants))
-        self.results[cand.id] = result
-        if cand.id not in self._announced:
-            self.emit(CandidateQueued(id=cand.id, name=cand.name, strategy=cand.strategy,
-                                      origin=cand.origin, generation=cand.generation,
-                                      params=cand.params))
-        return result
 
     async def _staged(self, cand: Candidate, result: CandidateResult,
                       staged: Staged) -> tuple[CandidateResult, Staged] | None:
@@ -119,39 +152,42 @@ class Admission:
         """
         st, source = staged.stitched, staged.source
         assert st is not None
-        twin = duplicate_of(st.sha256, cand.id, self.stitched, self.results)
-        self.stitched[cand.id] = st
+        twin = duplicate_of(st.sha256, cand.id, self.session.stitched, self.session.results)
+        self.session.stitched[cand.id] = st
         self._publish(result, st, source)
         if twin is not None:
             result.duplicate_of = twin.name
-            return self._fail(result, "duplicate", f"same kernel as {twin.name}: not compiled or timed twice")
-        earlier = self.recall(result)
+            return self.session.fail(result, "duplicate", f"same kernel as {twin.name}: not compiled or timed twice")
+        earlier = self.session.recall(result)
         if earlier is not None:
             return self._recalled(result, earlier)
         for d in staged.tile_warnings:  # before it runs: a header that leaves outputs uncomputed
-            self.emit(Notice(level="warning", message=f"{cand.name}: tile header {d.line}:{d.column}: {d.message}"))
+            self.session.emit(Notice(level="warning",
+                                     message=f"{cand.name}: tile header {d.line}:{d.column}: {d.message}"))
         if not (await self._compile(result, st, source) and await self._verify(result)):
             return False
         return await self._right_size(result, st, source, staged.probe)
 
     def _limits(self) -> Limits:
         """What the adapter allows that stitching checks (the defaults before it is known)."""
-        limits = self.device.limits if self.device else {}
+        limits = self.session.device.limits if self.session.device else {}
         return Limits(limits.get("max-compute-workgroups-per-dimension", 65535),
                       limits.get("max-compute-workgroup-storage-size"))
 
-    def _stitch(self, source: str, tile: tuple[int, int] | None = None,
-                constants: dict | None = None) -> Stitched:
+    def stitch(self, source: str, tile: tuple[int, int] | None = None,
+               constants: dict | None = None) -> Stitched:
+        """``source`` stitched to this workload and size within the adapter's limits (the
+        grid probe stitches again with a larger ``tile``); raises ContractError."""
         limits = self._limits()
-        return stitch(self.workload, self.size, source, limits.max_dim, limits.max_workgroup_bytes,
-                      tile=tile, constants=constants)
+        return stitch_source(self.workload, self.size, source, limits.max_dim, limits.max_workgroup_bytes,
+                             tile=tile, constants=constants)
 
     def _publish(self, result: CandidateResult, st: Stitched, source: str) -> None:
         result.stitched_source, result.source_sha256 = st.source, st.sha256
         result.workgroup_size, result.grid = list(st.workgroup_size), list(st.dispatch)
         result.enables = list(st.enables)
-        self.emit(CandidateSource(id=result.id, source=source, stitched_source=st.source,
-                                  workgroup_size=result.workgroup_size, grid=result.grid))
+        self.session.emit(CandidateSource(id=result.id, source=source, stitched_source=st.source,
+                                          workgroup_size=result.workgroup_size, grid=result.grid))
 
     async def _contract_failed(self, result: CandidateResult, broken: Diagnostic, source: str) -> bool:
         """Syntax errors come first: ask the compiler before blaming the contract."""
@@ -163,9 +199,9 @@ class Admission:
         if error:
             result.diagnostics = self._locate(error, probe, source, result)
             first = result.diagnostics[0]
-            return self._fail(result, "compile_error", f"{first.line}:{first.column}: {first.message}")
+            return self.session.fail(result, "compile_error", f"{first.line}:{first.column}: {first.message}")
         result.diagnostics = [self._to_original(broken, source, result)]
-        return self._fail(result, "compile_error", f"contract: {broken.message}")
+        return self.session.fail(result, "compile_error", f"contract: {broken.message}")
 
     async def _right_size(self, result: CandidateResult, st: Stitched, source: str, probe: bool) -> bool:
         """Find a kernel dispatched many times over, say so, and time it on the grid it needs;
@@ -175,7 +211,7 @@ class Admission:
 
         async def covers(grid: tuple[int, int, int]) -> bool:
             verdict = await self.client.request(Verify(cid=result.id, seed=self.seeds[0], grid=list(grid)),
-                                                self._deadline_for(result.id))
+                                                self.session.deadline_for(result.id))
             return bool(verdict.passed)
 
         try:
@@ -186,13 +222,13 @@ class Admission:
             return True
         tile = (st.tile[0] * fx, st.tile[1] * fy)
         result.over_dispatch = [fx, fy]
-        resized = self._stitch(source, tile, constants=st.constants)
-        self.emit(Notice(level="warning", message=(
+        resized = self.stitch(source, tile, constants=st.constants)
+        self.session.emit(Notice(level="warning", message=(
             f"{result.name}: dispatched {fx * fy}x over: {st.dispatch[0]}x{st.dispatch[1]} workgroups "
             f"planned from its tile {st.tile[0]}x{st.tile[1]}, but {resized.dispatch[0]}x"
             f"{resized.dispatch[1]} cover the output (each workgroup computes {tile[0]}x{tile[1]}); "
             f"timed on that grid. Declare it with `// tile: {tile[0]}x{tile[1]}`.")))
-        self.stitched[result.id] = resized
+        self.session.stitched[result.id] = resized
         self._publish(result, resized, source)
         return await self._compile(result, resized, source) and await self._verify(result)
 
@@ -204,11 +240,11 @@ class Admission:
         model wrote it, and carries the browser-invalid flag when a user did.
         False when the candidate was refused (its result emitted).
         """
-        self.emit(StageChanged(id=cand.id, stage="sanitizing"))
+        self.session.emit(StageChanged(id=cand.id, stage="sanitizing"))
         if not staged.findings:
             return True
-        self.emit(SanitizerRewrite(id=cand.id, findings=staged.findings, diff=staged.diff,
-                                   repaired=staged.repaired))
+        self.session.emit(SanitizerRewrite(id=cand.id, findings=staged.findings, diff=staged.diff,
+                                           repaired=staged.repaired))
         if staged.repaired:
             result.rewrites.append(staged.diff)
             result.source = staged.source
@@ -217,51 +253,52 @@ class Admission:
         why = f"{first.line}:{first.column}: barrier in non-uniform control flow ({first.message})"
         if staged.refused:
             result.diagnostics = list(staged.findings)
-            return self._fail(result, "compile_error", f"{why}; browsers reject it and the sanitizer "
-                              "could not repair it")
+            return self.session.fail(result, "compile_error", f"{why}; browsers reject it and the sanitizer "
+                                     "could not repair it")
         result.browser_invalid = why
-        self.emit(Notice(level="warning", message=f"{cand.name} is not browser-valid: {why}"))
+        self.session.emit(Notice(level="warning", message=f"{cand.name} is not browser-valid: {why}"))
         return True
 
     async def _compile(self, result: CandidateResult, st: Stitched, source: str) -> bool:
-        self.emit(StageChanged(id=result.id, stage="compiling"))
+        self.session.emit(StageChanged(id=result.id, stage="compiling"))
         loop = asyncio.get_running_loop()
         began = loop.time()
         try:
-            reply = await self.client.request(Compile(cid=result.id, source=st.source, dispatch=list(st.dispatch),
-                                                      constants=st.constants), max(COMPILE_TIMEOUT_S, self.deadline_s))
+            request = Compile(cid=result.id, source=st.source, dispatch=list(st.dispatch), constants=st.constants)
+            reply = await self.client.request(request, max(COMPILE_TIMEOUT_S, self.session.deadline_s))
         except WorkerTimeout:
-            return self._fail(result, "timeout", "compilation ran past its deadline")
+            return self.session.fail(result, "timeout", "compilation ran past its deadline")
         except (WorkerCrashed, WorkerError) as exc:
-            return self._fail(result, "crashed", str(exc))
+            return self.session.fail(result, "crashed", str(exc))
         ok = reply.compiled
         if not ok:
             result.diagnostics = self._locate(reply.error, st, source, result)
-        self.emit(CompileFinished(id=result.id, ok=ok, diagnostics=result.diagnostics,
-                                  seconds=loop.time() - began))
+        self.session.emit(CompileFinished(id=result.id, ok=ok, diagnostics=result.diagnostics,
+                                          seconds=loop.time() - began))
         if not ok:
             first = result.diagnostics[0]
-            return self._fail(result, "compile_error", f"{first.line}:{first.column}: {first.message}")
+            return self.session.fail(result, "compile_error", f"{first.line}:{first.column}: {first.message}")
         return True
 
     async def _verify(self, result: CandidateResult) -> bool:
-        self.emit(StageChanged(id=result.id, stage="verifying"))
-        timeout = self._deadline_for(result.id)
+        self.session.emit(StageChanged(id=result.id, stage="verifying"))
+        timeout = self.session.deadline_for(result.id)
         for seed in self.seeds:
             try:
                 verdict = await self.client.request(Verify(cid=result.id, seed=seed), timeout)
             except WorkerTimeout:
                 result.deadline_s = timeout
-                return self._fail(result, "timeout", f"killed after its {timeout:.1f} s deadline")
+                return self.session.fail(result, "timeout", f"killed after its {timeout:.1f} s deadline")
             except (WorkerCrashed, WorkerError) as exc:
-                return self._fail(result, "crashed", str(exc))
+                return self.session.fail(result, "crashed", str(exc))
             result.max_rel_error = verdict.max_rel_error
             result.worst_index = verdict.worst_index
-            self.emit(VerificationFinished(id=result.id, seed=seed, passed=verdict.passed,
-                                           max_rel_error=verdict.max_rel_error, worst_index=verdict.worst_index,
-                                           reason=verdict.reason, judged_by=verdict.judged_by))
+            self.session.emit(VerificationFinished(id=result.id, seed=seed, passed=verdict.passed,
+                                                   max_rel_error=verdict.max_rel_error,
+                                                   worst_index=verdict.worst_index,
+                                                   reason=verdict.reason, judged_by=verdict.judged_by))
             if not verdict.passed:
-                return self._fail(result, "rejected", f"seed {seed}: {verdict.reason}")
+                return self.session.fail(result, "rejected", f"seed {seed}: {verdict.reason}")
         return True
 
     def _locate(self, error: str, st: Stitched, compiled_body: str,
@@ -273,12 +310,12 @@ class Admission:
         """
         body = "".join(st.source.splitlines(keepends=True)[st.prelude_lines:])
         return diagnostics_from_error(error, prelude_lines=st.prelude_lines, compiled_body=body,
-                                      original_body=self.candidates[result.id].source)
+                                      original_body=self.session.candidates[result.id].source)
 
     def _to_original(self, diagnostic: Diagnostic, compiled_body: str,
                      result: CandidateResult) -> Diagnostic:
         """A contract error found in the sanitized text, moved to the author's line."""
-        original = self.candidates[result.id].source
+        original = self.session.candidates[result.id].source
         if compiled_body == original:
             return _with_line_text(diagnostic, original)
         mapped = LineMap(0, compiled_body, original).line(diagnostic.line) or diagnostic.line
@@ -293,15 +330,8 @@ class Admission:
         result.from_cache, result.batch = True, None
         result.history = [*earlier.history, {"batch": earlier.batch, "median_ms": earlier.median_ms,
                                              "speedup": earlier.speedup, "run": "earlier"}]
-        self.emit(StageChanged(id=result.id, stage="done", detail=f"{result.status} (earlier run)"))
-        self.emit(CandidateFinished(result=result))
-        return False
-
-    def _fail(self, result: CandidateResult, status: str, reason: str) -> bool:
-        result.status, result.reason = status, reason  # type: ignore[assignment]
-        self.emit(StageChanged(id=result.id, stage="done", detail=status))
-        self.emit(CandidateFinished(result=result))
-        self.remember(result)
+        self.session.emit(StageChanged(id=result.id, stage="done", detail=f"{result.status} (earlier run)"))
+        self.session.emit(CandidateFinished(result=result))
         return False
 
 

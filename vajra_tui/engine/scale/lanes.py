@@ -74,7 +74,7 @@ class LaneTuner(Tuner):
         emit = filtered_emit(primary.emit, lambda: self.primary == k, self.lanes[k].label)
         return Session(primary.workload, primary.size, self.lanes[k], emit, primary.timing,
                        seeds=primary.seeds, source_mode=primary.source_mode,
-                       grounding=primary.grounding, results_cache=primary._cache_folder,
+                       grounding=primary.grounding, results_cache=primary.results_cache,
                        resume=primary.resume)
 
     # ---- start: every lane calibrated, prepared and with a baseline ---------------

@@ -14,8 +14,9 @@ the actor (or its node) is gone: that is ``WorkerCrashed``, and the orchestrator
 (:mod:`.lanes`) retries the lane's in-flight candidates once elsewhere.
 
 Workload files travel with ``Prepare``: a spec that names a ``.py`` file is sent with the
-file's bytes (a :class:`ShippedFile` beside the request, never inside it), and a node where that path does not hold the same bytes writes them to a
-folder of its user's cache (``shipped/``) and imports them from there. Only that one file
+file's bytes (a :class:`ShippedFile` beside the request, never inside it), and a node where
+that path does not hold the same bytes writes them to a folder of its user's cache
+(``shipped/``) and imports them from there. Only that one file
 travels: a workload file that imports its own sibling modules, and ``package.module:ATTR``
 specs, need the package installed on every node (as ``vajra-tui`` itself must be).
 """

@@ -1,7 +1,9 @@
 """Timing a batch: warm-ups, then rotating timed rounds of every kernel beside the baseline.
 
-This is the batch half of a :class:`~vajra_tui.engine.session.Session` (admission.py is
-the per-candidate half). Every kernel of a batch is timed in one back-to-back submission
+:class:`BatchTiming` is the batch half of a :class:`~vajra_tui.engine.session.Session`
+(admission/admit.py is the per-candidate half): a collaborator the session builds and
+holds, given what is fixed at construction and reading what changes during a run through
+:class:`TimingSession`. Every kernel of a batch is timed in one back-to-back submission
 where the adapter has timestamps, so drift over time favours nobody and every speedup is
 a side-by-side ratio; a result keeps the numbers of the batches it was timed in before.
 """
@@ -9,15 +11,47 @@ a side-by-side ratio; a result keeps the numbers of the batches it was timed in 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Protocol, Sequence
 
 from vajra_tui.engine.admission.admit import COMPILE_TIMEOUT_S
 from vajra_tui.engine.events import (
-    BatchTelemetry, CandidateFinished, CandidateResult, DispatchTimed, Notice, StageChanged,
-    VerificationFinished,
+    BatchTelemetry, Calibration, CandidateFinished, CandidateResult, DeviceInfo, DispatchTimed, Event, Notice,
+    StageChanged, VerificationFinished, WorkloadInfo,
 )
 from vajra_tui.engine.gpu.client import WorkerCrashed, WorkerError, WorkerTimeout
 from vajra_tui.engine.gpu.protocol import Checked, Time, TimeStream
+from vajra_tui.engine.scale.lane import Lane
 from vajra_tui.engine.timing.stats import plausible_timestamp, score, summarize
+from vajra_tui.settings import TimingSettings
+
+
+class TimingSession(Protocol):
+    """What batch timing reads and writes of its session (a Session is one).
+
+    ``baseline_ms`` is written here, after a batch that timed the baseline: every later
+    speedup divides by it and the deadlines scale by it. Failing a kernel and remembering
+    a finished one are the session's, which announces outcomes and keeps them on disk.
+    """
+
+    results: dict[str, CandidateResult]
+    baseline_ms: float | None
+
+    @property
+    def device(self) -> DeviceInfo | None: ...
+
+    @property
+    def calibration(self) -> Calibration | None: ...
+
+    @property
+    def deadline_s(self) -> float: ...
+
+    def deadline_for(self, cid: str) -> float: ...
+
+    def emit(self, event: Event) -> None: ...
+
+    def fail(self, result: CandidateResult, status: str, reason: str) -> bool: ...
+
+    def remember(self, result: CandidateResult) -> None: ...
 
 
 @dataclass
@@ -33,50 +67,59 @@ class _Timed:
 
 
 class BatchTiming:
-    """Mixed into Session: time a batch of admitted kernels and score what verified."""
+    """Time a batch of admitted kernels and score what verified."""
 
-    async def time_batch(self, ids: list[str]) -> list[CandidateResult]:
+    def __init__(self, session: TimingSession, client: Lane, timing: TimingSettings,
+                 seeds: Sequence[int], info: WorkloadInfo) -> None:
+        """``timing``: warm-ups, reps, method and cache state (read at each batch, so a caller
+        may change them between batches); ``seeds[0]`` is the seed kernels are timed on;
+        ``info``: the workload's flops and bytes that place a result on the roofline."""
+        self.session, self.client, self.timing = session, client, timing
+        self.seeds, self.info = tuple(seeds), info
+
+    async def time_batch(self, ids: list[str], batch: int) -> list[CandidateResult]:
         """Warm up, then time all ids in rotating rounds; the baseline, if listed, is the reference.
+        ``batch`` is the number every result of it names (the session counts batches).
 
         With timestamps, the whole batch runs back to back in one submission (the GPU
         keeps its clocks); a timeout or implausible timestamps fall back to one
         dispatch per request, which also finds the kernel that hung.
         """
-        self.batch = self.next_batch()
         runs = {cid: _Timed(cid) for cid in ids}
-        stamps = self.device is not None and self.device.timestamp_query and self.timing.method == "auto"
-        if not (stamps and await self._time_stream(runs)):
+        device = self.session.device
+        stamps = device is not None and device.timestamp_query and self.timing.method == "auto"
+        if not (stamps and await self._time_stream(runs, batch)):
             await self._time_rounds(runs)
-        return self._finish_batch(runs)
+        return self._finish_batch(runs, batch)
 
-    async def _time_stream(self, runs: dict[str, _Timed]) -> bool:
+    async def _time_stream(self, runs: dict[str, _Timed], batch: int) -> bool:
         ids = list(runs)
         for cid in ids:
-            self.emit(StageChanged(id=cid, stage="timing"))
-        per = sum(self._deadline_for(c) for c in ids)
+            self.session.emit(StageChanged(id=cid, stage="timing"))
+        per = sum(self.session.deadline_for(c) for c in ids)
         timeout = per * (self.timing.warmup + self.timing.reps) + COMPILE_TIMEOUT_S
         try:
             reply = await self.client.request(TimeStream(cids=ids, warmup=self.timing.warmup, reps=self.timing.reps,
                                                          seed=self.seeds[0], cache=self.timing.cache), timeout)
         except (WorkerTimeout, WorkerCrashed, WorkerError) as exc:
-            self.emit(Notice(level="warning", message=f"batched timing failed ({exc}); "
-                             "timing one dispatch at a time"))
+            self.session.emit(Notice(level="warning", message=f"batched timing failed ({exc}); "
+                                     "timing one dispatch at a time"))
             return False
         total = sum(sum(t) for t in reply.ts_ms)
         if any(t <= 0 for ts in reply.ts_ms for t in ts) or total > reply.wall_ms * 1.05:
-            self.emit(Notice(level="warning", message="implausible timestamps; timing with the wall clock"))
+            self.session.emit(Notice(level="warning", message="implausible timestamps; timing with the wall clock"))
             return False
         telemetry = reply.telemetry
         if telemetry is not None and telemetry.unstable:
-            self.emit(Notice(level="warning", message=(
-                f"batch {self.batch}: the SM clock moved {telemetry.sm_clock_drift:.0%} while it was "
+            self.session.emit(Notice(level="warning", message=(
+                f"batch {batch}: the SM clock moved {telemetry.sm_clock_drift:.0%} while it was "
                 "timed; its numbers are less comparable")))
         for cid, times, verdict in zip(ids, reply.ts_ms, reply.verdicts):
             run = runs[cid]
             run.telemetry = telemetry
             run.ts, run.streamed = list(times), True
             for rnd, ms in enumerate(times):
-                self.emit(DispatchTimed(id=cid, round=rnd, ms=ms, method="timestamp"))
+                self.session.emit(DispatchTimed(id=cid, round=rnd, ms=ms, method="timestamp"))
             self._timed_verdict(run, verdict)
         return True
 
@@ -84,14 +127,14 @@ class BatchTiming:
         ids = list(runs)
         seed = self.seeds[0]
         for cid in ids:
-            self.emit(StageChanged(id=cid, stage="warmup"))
+            self.session.emit(StageChanged(id=cid, stage="warmup"))
             await self._time_one(runs[cid], self.timing.warmup, seed, warmup=True, check=False)
         for rnd in range(self.timing.reps):
             live = [cid for cid in ids if runs[cid].failed is None]
             shift = rnd % max(len(live), 1)
             for cid in live[shift:] + live[:shift]:
                 if rnd == 0:
-                    self.emit(StageChanged(id=cid, stage="timing"))
+                    self.session.emit(StageChanged(id=cid, stage="timing"))
                 await self._time_one(runs[cid], 1, seed, warmup=False,
                                      check=rnd == self.timing.reps - 1, rnd=rnd)
 
@@ -99,24 +142,24 @@ class BatchTiming:
                         rnd: int = 0) -> None:
         if run.failed is not None or n <= 0:
             return
-        result = self.results[run.cid]
-        timeout = self._deadline_for(run.cid) * n
+        result = self.session.results[run.cid]
+        timeout = self.session.deadline_for(run.cid) * n
         try:
             reply = await self.client.request(Time(cid=run.cid, n=n, seed=seed, check=check,
                                                    cache=self.timing.cache), timeout)
         except WorkerTimeout:
             result.deadline_s = timeout
-            self._fail(result, "timeout", f"killed after its {timeout:.1f} s deadline while timed")
+            self.session.fail(result, "timeout", f"killed after its {timeout:.1f} s deadline while timed")
             run.failed = result
             return
         except (WorkerCrashed, WorkerError) as exc:
-            self._fail(result, "crashed", str(exc))
+            self.session.fail(result, "crashed", str(exc))
             run.failed = result
             return
         for wall, ts in zip(reply.wall_ms, reply.ts_ms):
             good = self.timing.method == "auto" and plausible_timestamp(ts, wall)
-            self.emit(DispatchTimed(id=run.cid, round=rnd, ms=ts if good else wall,
-                                    method="timestamp" if good else "wall", warmup=warmup))
+            self.session.emit(DispatchTimed(id=run.cid, round=rnd, ms=ts if good else wall,
+                                            method="timestamp" if good else "wall", warmup=warmup))
             if not warmup:
                 run.wall.append(wall)
                 run.ts.append(ts)
@@ -125,46 +168,46 @@ class BatchTiming:
 
     def _timed_verdict(self, run: _Timed, verdict: Checked) -> None:
         """The output of the last timed dispatch must verify too."""
-        result = self.results[run.cid]
-        self.emit(VerificationFinished(id=run.cid, seed=self.seeds[0], passed=verdict.passed,
-                                       max_rel_error=verdict.max_rel_error, worst_index=verdict.worst_index,
-                                       reason=verdict.reason, phase="timed", judged_by=verdict.judged_by))
+        result = self.session.results[run.cid]
+        self.session.emit(VerificationFinished(id=run.cid, seed=self.seeds[0], passed=verdict.passed,
+                                               max_rel_error=verdict.max_rel_error, worst_index=verdict.worst_index,
+                                               reason=verdict.reason, phase="timed", judged_by=verdict.judged_by))
         if not verdict.passed:
             result.max_rel_error, result.worst_index = verdict.max_rel_error, verdict.worst_index
             where = verdict.where or "last timed dispatch"  # the worker checks every one
-            self._fail(result, "rejected", f"{where}: {verdict.reason}")
+            self.session.fail(result, "rejected", f"{where}: {verdict.reason}")
             run.failed = result
 
-    def _finish_batch(self, runs: dict[str, _Timed]) -> list[CandidateResult]:
+    def _finish_batch(self, runs: dict[str, _Timed], batch: int) -> list[CandidateResult]:
         good = [r for r in runs.values() if r.failed is None and (r.wall or r.streamed)]
         use_ts = self.timing.method == "auto" and all(
             r.streamed or all(plausible_timestamp(ts, w) for ts, w in zip(r.ts, r.wall)) for r in good)
         method = "timestamp" if use_ts and good else "wall"
         for run in good:
             times = [t for t in run.ts] if method == "timestamp" else run.wall
-            result = self.results[run.cid]
+            result = self.session.results[run.cid]
             _keep_history(result)
-            result.batch, result.warmup = self.batch, self.timing.warmup
+            result.batch, result.warmup = batch, self.timing.warmup
             result.lane = getattr(self.client, "label", "")  # which adapter these numbers are from
-            result.adapter_index = self.device.adapter_index if self.device else None
+            result.adapter_index = self.session.device.adapter_index if self.session.device else None
             result.cache_state = self.timing.cache
             result.telemetry = run.telemetry or BatchTelemetry(note="no telemetry: timed one dispatch at a time")
             result.times_ms = [float(t) for t in times]
             result.timing = method  # type: ignore[assignment]
             result.__dict__.update(summarize(result.times_ms))
         if "baseline" in runs and runs["baseline"].failed is None:
-            self.baseline_ms = self.results["baseline"].median_ms
+            self.session.baseline_ms = self.session.results["baseline"].median_ms
         finished = []
         for run in good:
-            result = score(self.results[run.cid], self.info.flops, self.info.min_bytes,
-                           self.calibration, self.baseline_ms)
-            result.status, result.deadline_s = "verified", self.deadline_s
+            result = score(self.session.results[run.cid], self.info.flops, self.info.min_bytes,
+                           self.session.calibration, self.session.baseline_ms)
+            result.status, result.deadline_s = "verified", self.session.deadline_s
             if result.suspicious:
-                self.emit(Notice(level="warning", message=f"{result.name}: "
-                                 f"{result.pct_of_roofline:.0f}% of roofline is suspicious"))
-            self.emit(StageChanged(id=run.cid, stage="done", detail="verified"))
-            self.emit(CandidateFinished(result=result))
-            self.remember(result)
+                self.session.emit(Notice(level="warning", message=f"{result.name}: "
+                                         f"{result.pct_of_roofline:.0f}% of roofline is suspicious"))
+            self.session.emit(StageChanged(id=run.cid, stage="done", detail="verified"))
+            self.session.emit(CandidateFinished(result=result))
+            self.session.remember(result)
             finished.append(result)
         return finished
 
