@@ -24,6 +24,7 @@ from vajra_tui.engine.gpu.protocol import (
     R, Compile, Compiled, Drop, Dropped, Failure, Hello, Prebuild, Prepare, Quit, Ready, Request,
     WorkerCrashed, WorkerError, WorkerTimeout, candidate_of,
 )
+from vajra_tui.engine.gpu.standby import STARTUP_TIMEOUT_S, Standby, end_worker, exchange
 from vajra_tui.engine.store.damage import open_log
 from vajra_tui.engine.events import DeviceInfo, NvmlMatch
 from vajra_tui.engine.workloads.base import WorkloadError
@@ -31,7 +32,6 @@ from vajra_tui.engine.workloads.base import WorkloadError
 # the faults of a request are protocol types; they are imported from here as well
 __all__ = ["GPUClient", "RECYCLE_MB", "STARTUP_TIMEOUT_S", "WorkerCrashed", "WorkerError", "WorkerTimeout"]
 
-STARTUP_TIMEOUT_S = 120.0
 # Drivers keep memory for every pipeline ever built (lavapipe: megabytes of JIT code per
 # kernel, released only with the process), so a worker that has grown this far since its
 # first finished candidate is replaced: a standby is started and prepared in the background
@@ -39,83 +39,6 @@ STARTUP_TIMEOUT_S = 120.0
 RECYCLE_MB = float(os.environ.get("VAJRA_WORKER_RECYCLE_MB", "96"))
 # every way a replayed request can fail: a standby that meets one is replaced the old way
 _REPLAY_FAULTS = (WorkerTimeout, WorkerCrashed, WorkerError, WorkloadError)
-
-
-def _exchange(conn: Connection, request: Request[R], timeout: float) -> R:
-    """One request and its reply; raises, but cleans nothing up: the caller owns the process.
-    A failure the worker sent back is raised as its own type (WorkloadError, WorkerError)."""
-    try:
-        conn.send(request)
-    except OSError:  # the worker is gone (killed, crashed, device lost)
-        raise WorkerCrashed(f"the GPU worker was gone before {request.op}") from None
-    if not conn.poll(timeout):
-        raise WorkerTimeout(f"{request.op} ran past its {timeout:.1f} s deadline")
-    try:
-        reply = conn.recv()
-    except (EOFError, OSError):
-        raise WorkerCrashed(f"the GPU worker died during {request.op}") from None
-    if isinstance(reply, Failure):
-        raise reply.exception()
-    return reply
-
-
-def _end(proc: subprocess.Popen | None, conn: Connection | None) -> None:
-    """Kill and reap a worker (no zombie left behind) and close its connection."""
-    if proc is not None:
-        if proc.poll() is None:
-            proc.kill()
-        try:
-            proc.wait(5)
-        except subprocess.TimeoutExpired:
-            pass
-    if conn is not None:
-        conn.close()
-
-
-class _Standby:
-    """A successor to a grown worker, started and prepared on a thread of its own.
-
-    The thread never touches the client: it builds its own process and connection,
-    which the client adopts under its lock between requests (or discards). ``ready``
-    is set when the thread is done; ``conn`` is None then if it failed.
-    """
-
-    def __init__(self, spawn: Callable[..., tuple], prepare: Prepare | None) -> None:
-        self.proc: subprocess.Popen | None = None
-        self.conn: Connection | None = None
-        self.ready = threading.Event()
-        self._guard = threading.Lock()  # ``proc`` and ``_dropped`` between the thread and discard()
-        self._dropped = False
-        self._thread = threading.Thread(target=self._run, args=(spawn, prepare), daemon=True,
-                                        name="vajra-standby-worker")
-        self._thread.start()
-
-    def _started(self, proc: subprocess.Popen) -> None:
-        with self._guard:  # visible at once, so discard() can kill it while it starts
-            self.proc = proc
-            if self._dropped:
-                proc.kill()
-
-    def _run(self, spawn: Callable[..., tuple], prepare: Prepare | None) -> None:
-        conn = None
-        try:
-            _, conn, _ = spawn(self._started)
-            if prepare is not None:  # the float64 references: the slow part, off the critical path
-                _exchange(conn, prepare, STARTUP_TIMEOUT_S * 5)
-            self.conn = conn
-        except Exception:  # a failed standby is discarded; the client falls back to a restart
-            _end(self.proc, conn)
-        finally:
-            self.ready.set()
-
-    def discard(self) -> None:
-        with self._guard:
-            self._dropped = True
-            if self.proc is not None and self.proc.poll() is None:
-                self.proc.kill()
-        self._thread.join(10)  # its hello or prepare ends as the process dies
-        _end(self.proc, self.conn)
-        self.conn = None
 
 
 class GPUClient:
@@ -140,7 +63,7 @@ class GPUClient:
         self._conn: Connection | None = None
         self._prepare: Prepare | None = None
         self._compiled: dict[str, Compile] = {}  # replayed into a fresh worker
-        self._standby: _Standby | None = None  # a grown worker's successor, being readied
+        self._standby: Standby | None = None  # a grown worker's successor, being readied
         # between a prebuild and its batch's drop the worker holds pipelines being built for
         # the compiles to come: a standby swapped in then would compile each one serially
         self._building = False
@@ -184,9 +107,9 @@ class GPUClient:
                 raise ready.exception()
             if not isinstance(ready, Ready):
                 raise WorkerError("the GPU worker failed to start")
-            device = _exchange(conn, Hello(), STARTUP_TIMEOUT_S).device
+            device = exchange(conn, Hello(), STARTUP_TIMEOUT_S).device
         except BaseException:
-            _end(proc, conn)
+            end_worker(proc, conn)
             raise
         return proc, conn, device
 
@@ -222,7 +145,7 @@ class GPUClient:
     def _kill(self) -> None:
         """End the worker, and its standby: prepared for a state a crash or a cancel ended."""
         self._drop_standby()
-        _end(self._proc, self._conn)
+        end_worker(self._proc, self._conn)
         self._proc, self._conn = None, None
 
     def _drop_standby(self) -> None:
@@ -252,7 +175,7 @@ class GPUClient:
     def _roundtrip(self, request: Request[R], timeout: float) -> R:
         assert self._conn is not None, "worker not started"
         try:
-            return _exchange(self._conn, request, timeout)
+            return exchange(self._conn, request, timeout)
         except (WorkerTimeout, WorkerCrashed):
             self._kill()
             raise
@@ -305,7 +228,7 @@ class GPUClient:
             self._settled_rss = float(rss_mb)
             return
         if rss_mb - self._settled_rss >= RECYCLE_MB:
-            self._standby = _Standby(self._spawn, self._prepare)
+            self._standby = Standby(self._spawn, self._prepare)
 
     def _adopt_standby(self) -> None:
         """Under the lock, before a request: swap in a ready standby (a planned replacement).
@@ -322,7 +245,7 @@ class GPUClient:
             if standby.conn is None:
                 raise WorkerCrashed("the standby worker did not start")
             for request in list(self._compiled.values()):
-                _exchange(standby.conn, request, STARTUP_TIMEOUT_S)
+                exchange(standby.conn, request, STARTUP_TIMEOUT_S)
         except _REPLAY_FAULTS:
             standby.discard()
             try:
