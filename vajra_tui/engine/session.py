@@ -171,6 +171,11 @@ class Session:
                                  else f"{self.provenance.origin}: baseline"), source=self.workload.baseline)
 
     # ---- the books: every candidate queued once, every final outcome told and kept ----
+    def forget(self, cid: str) -> None:
+        """Drop every trace of a candidate (a cancelled one): a later generation may propose it again."""
+        for table in (self.results, self.stitched, self.candidates):
+            table.pop(cid, None)
+
     def queue(self, cand: Candidate) -> CandidateResult:
         """The candidate's result, announced: every later event of it refers to this id."""
         self.candidates[cand.id] = cand

@@ -64,6 +64,7 @@ class Tuner:
         if shootouts not in SHOOTOUTS:
             raise ValueError(f"shootouts {shootouts!r}: choose {' or '.join(SHOOTOUTS)}")
         self.session = session
+        self.sessions = [session]  # every lane's session (a LaneTuner has one per lane)
         self.source = source
         self.user = UserKernels(user_kernels)
         self.budget = budget

@@ -142,8 +142,7 @@ class LiveDriver:
     def _deadline_note(self, cid: str) -> str:
         """'deadline 10.0 s': each verification dispatch's deadline, so the screens count down
         ("killed in 7 s") while a kernel that may hang is running."""
-        deadline_for = getattr(self.session, "deadline_for", None)
-        return f"deadline {deadline_for(cid):.1f} s" if deadline_for is not None else ""
+        return f"deadline {self.session.deadline_for(cid):.1f} s" if self.session is not None else ""
 
     async def _first(self) -> None:
         try:
@@ -213,9 +212,8 @@ class LiveDriver:
             result.status, result.reason = "cancelled", "cancelled by the user before it was judged"
             self.emit(StageChanged(id=queued.id, stage="done", detail="cancelled"))
             self.emit(CandidateFinished(result=result))
-            for each in getattr(self.tuner, "sessions", [session] if session is not None else []):
-                for table in (each.results, each.stitched, each.candidates):  # forgotten: a later
-                    table.pop(queued.id, None)  # generation may propose it again
+            for each in self.tuner.sessions if self.tuner is not None else [session] if session else []:
+                each.forget(queued.id)
         self._open.clear()
         what = f"generation {generation}" if generation else "the run"
         then = "e evolves again" if self.ready else "escape returns to the picker"
