@@ -12,7 +12,6 @@ import json
 import sys
 from typing import Any
 
-from vajra_tui.cli.args import UsageError
 from vajra_tui.engine.events import DeviceInfo
 from vajra_tui.engine.gpu.client import GPUClient
 from vajra_tui.safe_text import clean, one_line

@@ -17,7 +17,7 @@ from vajra_tui.cli.tables import fitted_table, terminal_width
 from vajra_tui import fmt
 
 from vajra_tui.engine.events import (
-    Calibration, CandidateFinished, CandidateQueued, CandidateResult, CompileFinished, DeviceInfo, Event,
+    CandidateFinished, CandidateQueued, CandidateResult, CompileFinished, DeviceInfo, Event,
     GenerationStarted, GroundingResult, LanesUpdated, ModelFailover, Notice, RankingReady, SanitizerRewrite,
     SessionStarted,
     VerificationFinished, WorkloadInfo,
