@@ -70,3 +70,35 @@ def test_a_refused_run_leaves_no_recording_behind(tmp_path, monkeypatch, capsys)
 def test_an_unknown_source_is_refused_by_the_api_as_a_value_error():
     with pytest.raises(ValueError, match="choose library, params, llm, auto"):
         vajra_tui.tune("softmax", source="magic")
+
+
+def _result(cid: str, batch: int, median: float, speedup: float):
+    from vajra_tui.engine.events import CandidateResult
+
+    return CandidateResult(id=cid, name=cid, status="verified", strategy="A", origin="library: x",
+                           generation=1, batch=batch, median_ms=median, speedup=speedup)
+
+
+def test_the_table_ranks_one_batch_and_names_the_batch_of_older_rows():
+    """C from batch 4 at 8.77x must not rank above E4 from the final batch 6 at 8.58x, nor show
+    a speedup that divides another batch's baseline."""
+    from rich.console import Console
+
+    from vajra_tui.cli.render import results_table
+    from vajra_tui.engine.events import DeviceInfo
+    from vajra_tui.engine.run.report import Report
+    from vajra_tui.engine.workloads import get_workload
+
+    sgemm = get_workload("sgemm")
+    base, e4, c = _result("baseline", 6, 10.0, 1.0), _result("E4", 6, 1.165, 8.58), _result("C", 4, 2.5, 8.77)
+    report = Report(device=DeviceInfo(name="lavapipe", backend="Vulkan", adapter_type="CPU"),
+                    workload=sgemm.info(sgemm.size("64")), results=[base, c, e4],
+                    winner=e4, final_batch=6, standing=["E4", "baseline"])
+    assert [r.id for r in report.in_standing_order()] == ["E4", "baseline", "C"]
+    console = Console(width=200, record=True)
+    console.print(results_table(report.device, report.workload, report.in_standing_order(), "E4", width=200,
+                                final_batch=6))
+    rows = [line.strip("│ ").split("│") for line in console.export_text().splitlines() if line.startswith("│")]
+    cells = {row[0].strip(" ★"): [cell.strip() for cell in row] for row in rows}
+    assert cells["E4"][7] == "8.58x" and cells["C"][7] == "-"  # the speedup column
+    assert cells["C"][-1].startswith("batch 4: 8.77x")

@@ -83,8 +83,8 @@ def _finish(args: argparse.Namespace, run: Run, report: Report) -> int:
     if args.json:
         print(json.dumps(doc, indent=2))
         return 0
-    print_table(report.device, report.workload, ranked_first(report.results),
-                report.winner.id if report.winner else None)
+    print_table(report.device, report.workload, report.in_standing_order(),
+                report.winner.id if report.winner else None, final_batch=report.final_batch)
     if report.headline:
         print(clean(f"{report.headline}; every speedup divides the baseline of batch {report.final_batch}"))
     if report.calibration:
@@ -94,14 +94,6 @@ def _finish(args: argparse.Namespace, run: Run, report: Report) -> int:
     if report.lanes:
         print_lanes(doc)
     return 0
-
-
-def ranked_first(results: list) -> list:
-    """For reading: verified kernels fastest first with the baseline in its place, then the rest."""
-    from vajra_tui.engine.timing.ranking import rank
-
-    order = rank(results).ranked
-    return order + [r for r in results if r not in order]
 
 
 async def bench(args: argparse.Namespace, settings: Settings) -> int:

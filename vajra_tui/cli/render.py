@@ -101,8 +101,21 @@ def _num(value: float | None, fmt: str) -> str:
     return "-" if value is None else format(value, fmt)
 
 
+def _speedup_and_detail(r: CandidateResult, final_batch: int | None) -> tuple[str, str]:
+    """A speedup divides the baseline of its own batch: one from an earlier batch is not shown
+    beside the final batch's, only which batch it came from."""
+    detail = r.origin if r.status == "verified" else r.reason
+    if r.browser_invalid:
+        detail = f"browser-invalid ({r.browser_invalid}); {detail}"
+    if final_batch is not None and r.batch and r.batch != final_batch and r.speedup is not None:
+        return "-", f"batch {r.batch}: {r.speedup:.2f}x of that batch's baseline; {detail}"
+    return _num(r.speedup, ".2f") + ("x" if r.speedup else ""), detail
+
+
 def results_table(device: DeviceInfo, workload: WorkloadInfo, results: list[CandidateResult],
-                  winner_id: str | None = None, width: int | None = None) -> Table:
+                  winner_id: str | None = None, width: int | None = None,
+                  final_batch: int | None = None) -> Table:
+    """One row per kernel; with ``final_batch``, speedups only for the rows of that batch."""
     size = "x".join(str(v) for v in workload.size.values())
     # every text is a Text: a str would be parsed as markup ("[/oops]" raises, "[link=...]" links)
     title = plain(f"{workload.name} {size} on {device_label(device)}", single_line=True)
@@ -113,14 +126,11 @@ def results_table(device: DeviceInfo, workload: WorkloadInfo, results: list[Cand
     for r in results:
         crown = "★ " if r.id == winner_id else ""
         roof = f"{r.pct_of_roofline:.0f}% {r.regime[0]}" if r.pct_of_roofline is not None and r.regime else "-"
-        detail = r.origin if r.status == "verified" else r.reason
-        if r.browser_invalid:
-            detail = f"browser-invalid ({r.browser_invalid}); {detail}"
+        speedup, detail = _speedup_and_detail(r, final_batch)
         rows.append([
             plain(crown + r.name, single_line=True), plain(r.status), fmt.ms(r.median_ms), fmt.ms(r.iqr_ms),
             _num(r.gflops, ".1f"), _num(r.gbps, ".1f"), plain(roof + ("?" if r.suspicious else "")),
-            _num(r.speedup, ".2f") + ("x" if r.speedup else ""),
-            "x".join(map(str, r.workgroup_size)) or "-", "x".join(map(str, r.grid)) or "-",
+            speedup, "x".join(map(str, r.workgroup_size)) or "-", "x".join(map(str, r.grid)) or "-",
             plain(r.timing or "-"), plain(detail, limit=60 if width is None or width < 120 else 200),
         ])
     table, dropped = fitted_table(title, columns, rows, terminal_width() if width is None else width)

@@ -66,6 +66,7 @@ class Report(BaseModel):
     ties: list[str] = Field(default_factory=list)
     baseline_won: bool = False
     final_batch: int | None = None  # the batch whose baseline every speedup divides
+    standing: list[str] = Field(default_factory=list)  # ids of the final ranking, fastest first, baseline included
     generations: int = 0
     ranking: list[str] = Field(default_factory=list)
     lanes: list[LaneInfo] = Field(default_factory=list)  # gpus=: every worker, its baseline, what it timed
@@ -85,6 +86,12 @@ class Report(BaseModel):
     @property
     def baseline(self) -> CandidateResult:
         return self["baseline"]
+
+    def in_standing_order(self) -> list[CandidateResult]:
+        """For reading: the final ranking's kernels (one batch) fastest first, then the rest."""
+        by_id = {r.id: r for r in self.results}
+        first = [by_id[i] for i in self.standing if i in by_id]
+        return first + [r for r in self.results if r.id not in set(self.standing)]
 
     def to_json(self) -> dict[str, Any]:
         """The document ``--json`` prints; the winner is named (its result is in ``results``)."""
@@ -113,7 +120,8 @@ def session_report(session: Session, results: list[CandidateResult], winner: Can
                   results=results, winner=winner, headline=verdict.headline if verdict else "",
                   ties=[r.name for r in verdict.ties] if verdict else [],
                   baseline_won=bool(verdict and verdict.baseline_won),
-                  final_batch=baseline.batch if baseline is not None else None)
+                  final_batch=baseline.batch if baseline is not None else None,
+                  standing=[r.id for r in verdict.ranked] if verdict else [])
 
 
 __all__ = ["Report", "RESULT_FIELDS", "document", "result_dict", "session_report"]
