@@ -16,14 +16,13 @@ from typing import Any
 
 from vajra_tui.engine.store.atomic import atomic_write
 from vajra_tui.engine.events import CandidateResult, DeviceInfo, WorkloadInfo
-from vajra_tui.safe_text import one_line
 from vajra_tui.engine.export.ts import typescript_module
 from vajra_tui.engine.export.lockfile import (
     LOCK_NAME, LOCK_SCHEMA_VERSION, build_lock, sha256_bytes, device_key, dump_lock, entry_key,
     load_lock, lock_entry, merge_locks,
 )
+from vajra_tui.engine.export.names import json_text, recorded_names
 from vajra_tui.engine.export.wgsl import with_defaults
-from vajra_tui.engine.workloads.base import WORKLOAD_NAME
 
 
 # ---- export --------------------------------------------------------------------
@@ -58,9 +57,8 @@ def export_winner(result: CandidateResult, device: DeviceInfo, workload: Workloa
     created with the user's umask, as any other program's would be.
     """
     out_dir = Path(out_dir)
-    if not WORKLOAD_NAME.match(workload.name):  # a recording from elsewhere names it: never a path
-        raise ValueError(f"unknown workload {one_line(workload.name, 60)!r} in this recording (a "
-                         "name is letters, digits, '_' and '-'): nothing exported")
+    # a recording from elsewhere names them: the workload never a path, the rest never code
+    recorded_names(workload.name, dict(workload.size), dict(result.constants))
     entry = lock_entry(result, device, workload)
     wgsl_path = out_dir / f"{workload.name}.wgsl"
     ts_path = out_dir / f"{workload.name}.ts"
@@ -83,7 +81,7 @@ def export_winner(result: CandidateResult, device: DeviceInfo, workload: Workloa
         raise RuntimeError(f"{wgsl_path}: the written bytes differ from the timed source "
                            "(a non-UTF-8 or newline-translating platform encoding?)")
     atomic_write(ts_path, module)
-    atomic_write(lock_path, dump_lock(lock))
+    atomic_write(lock_path, json_text(dump_lock(lock)))  # no raw U+2028/U+2029, C1 in its strings
     return [wgsl_path, ts_path, lock_path]
 
 
