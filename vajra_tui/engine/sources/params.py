@@ -18,146 +18,23 @@ in rounds, told after each round how fast each one ran relative to its batch's b
 
 from __future__ import annotations
 
-import ast
-import itertools
 import math
-import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Sequence, Union
+from typing import Any, Callable, Sequence
 
-from vajra_tui.engine.errors import UsageError
 from vajra_tui.engine.candidate import Candidate, GenerationContext
 from vajra_tui.engine.admission.contract import ContractError, stitch
 from vajra_tui.engine.events import DeviceInfo, Event, Notice
-from vajra_tui.engine.wgsl.tokens import override_names
+from vajra_tui.engine.wgsl.tokens import workgroup_size
 from vajra_tui.engine.workloads import Size, Workload
 from vajra_tui.engine.sources.base import STRATEGIES, CandidateSource
 from vajra_tui.engine.sources.library.base import limit
+from vajra_tui.engine.sources.require import evaluate
+from vajra_tui.engine.sources.space import ParamsError, Space, Value, show_value, read_space
 
-Value = Union[bool, int, float]
-TUNE = re.compile(r"^\s*//\s*tune:\s*(.*?)\s*$")
-REQUIRE = re.compile(r"^\s*//\s*require:\s*(.*?)\s*$")
 COUNT_LIMIT = 200_000  # requires are counted over spaces up to this size
 ROUND_MAX = 8
-
-
-class ParamsError(UsageError):
-    """A malformed ``// tune:`` or ``// require:`` line: one line naming the kernel and the line."""
-
-
-@dataclass(frozen=True)
-class Space:
-    kernel: str  # the kernel's name (its file's stem)
-    source: str
-    axes: dict[str, tuple[Value, ...]]
-    requires: tuple[tuple[int, str], ...] = ()  # (line, expression as written)
-
-    @property
-    def size(self) -> int:
-        return math.prod(len(v) for v in self.axes.values()) if self.axes else 1
-
-    def configurations(self) -> Iterator[dict[str, Value]]:
-        for values in itertools.product(*self.axes.values()):
-            yield dict(zip(self.axes, values))
-
-    def key(self, config: dict[str, Value]) -> str:
-        return f"{self.kernel} " + " ".join(f"{k}={_show(v)}" for k, v in config.items())
-
-    def excluded_by(self, config: dict[str, Value], size: Size) -> str | None:
-        """The ``// require:`` a configuration fails, if any."""
-        names = {**size, **config}
-        for line, text in self.requires:
-            if not evaluate(text, names):
-                return f"// require: {text}"
-        return None
-
-
-def read_space(kernel: str, source: str, dims: tuple[str, ...] = ()) -> Space:
-    """The space a kernel declares; an empty one (just the kernel) when it has no ``// tune:``."""
-    declared = override_names(source)
-    axes: dict[str, tuple[Value, ...]] = {}
-    requires: list[tuple[int, str]] = []
-    for number, line in enumerate(source.splitlines(), 1):
-        where = f"{kernel}:{number}"
-        tune, require = TUNE.match(line), REQUIRE.match(line)
-        if tune:
-            name, eq, values = tune.group(1).partition("=")
-            name = name.strip()
-            if not eq or not re.fullmatch(r"[A-Za-z_]\w*", name):
-                raise ParamsError(f"{where}: // tune: want NAME = value, value, ...")
-            if name not in declared:
-                raise ParamsError(f"{where}: // tune: {name}: the kernel declares no `override {name}`")
-            if name in axes:
-                raise ParamsError(f"{where}: // tune: {name} is tuned twice")
-            axes[name] = _values(values, where)
-        elif require:
-            requires.append((number, require.group(1)))
-    for number, text in requires:  # after every // tune: line: a require may come first
-        try:
-            unknown = sorted(_names(text) - set(axes) - set(dims))
-        except SyntaxError:
-            raise ParamsError(f"{kernel}:{number}: // require: cannot read {text!r}") from None
-        if unknown:
-            raise ParamsError(f"{kernel}:{number}: // require: {', '.join(unknown)} is neither a "
-                              "// tune: name nor a size constant")
-    return Space(kernel, source, axes, tuple(requires))
-
-
-def _values(text: str, where: str) -> tuple[Value, ...]:
-    text = text.strip()
-    span = re.fullmatch(r"(-?\d+)\s*\.\.\s*(-?\d+)", text)
-    if span:
-        lo, hi = int(span.group(1)), int(span.group(2))
-        if hi < lo or hi - lo > 4096:
-            raise ParamsError(f"{where}: // tune: range {text} is empty or too long")
-        return tuple(range(lo, hi + 1))
-    out: list[Value] = []
-    for part in (p.strip() for p in text.split(",")):
-        if part in ("true", "false"):
-            out.append(part == "true")
-            continue
-        try:
-            out.append(int(part.rstrip("ui"), 0) if re.fullmatch(r"-?(0x[0-9a-fA-F]+|\d+)[ui]?", part)
-                       else float(part.rstrip("fh")))
-        except ValueError:
-            raise ParamsError(f"{where}: // tune: {part!r} is not a number or true/false") from None
-    if not out or len(set(out)) != len(out):
-        raise ParamsError(f"{where}: // tune: want distinct values")
-    return tuple(out)
-
-
-# ---- // require: a small, safe expression language ------------------------------------
-_OPS = (ast.Expression, ast.BoolOp, ast.And, ast.Or, ast.BinOp, ast.Add, ast.Sub, ast.Mult, ast.Div,
-        ast.FloorDiv, ast.Mod, ast.Pow, ast.BitAnd, ast.BitOr, ast.BitXor, ast.LShift, ast.RShift,
-        ast.UnaryOp, ast.Not, ast.USub, ast.UAdd, ast.Invert, ast.Compare, ast.Eq, ast.NotEq, ast.Lt,
-        ast.LtE, ast.Gt, ast.GtE, ast.Name, ast.Load, ast.Constant, ast.Call)
-_FUNCS = {"min": min, "max": max, "abs": abs}
-
-
-def _python(text: str) -> ast.Expression:
-    text = text.replace("&&", " and ").replace("||", " or ")
-    text = re.sub(r"!(?!=)", " not ", text)
-    text = re.sub(r"\btrue\b", "True", re.sub(r"\bfalse\b", "False", text))
-    tree = ast.parse(text.strip(), mode="eval")
-    for node in ast.walk(tree):
-        if not isinstance(node, _OPS):
-            raise SyntaxError(f"{type(node).__name__} is not allowed")
-        if isinstance(node, ast.Call) and not (isinstance(node.func, ast.Name) and node.func.id in _FUNCS):
-            raise SyntaxError("only min(), max() and abs() may be called")
-    return tree
-
-
-def _names(text: str) -> set[str]:
-    return {n.id for n in ast.walk(_python(text)) if isinstance(n, ast.Name) and n.id not in _FUNCS}
-
-
-def evaluate(text: str, names: dict[str, Any]) -> bool:
-    """A ``// require:`` expression over tuned values and sizes (no builtins, no attributes)."""
-    code = compile(_python(text), "<require>", "eval")
-    try:
-        return bool(eval(code, {"__builtins__": {}, **_FUNCS}, dict(names)))  # noqa: S307 - AST checked
-    except (ArithmeticError, TypeError, ValueError):
-        return False
+__all__ = ["ParamsError", "ParamsSource", "Space", "evaluate", "read_space", "ruled_out"]
 
 
 # ---- the adapter's limits ---------------------------------------------------------------
@@ -165,6 +42,9 @@ def ruled_out(workload: Workload, size: Size, source: str, config: dict[str, Val
               device: DeviceInfo | None) -> str | None:
     """Why the adapter cannot run this configuration (None: it can), found without running it."""
     limits = device.limits if device else {}
+    empty = _empty_workgroup(workload, size, source, config)
+    if empty is not None:
+        return empty
     try:
         st = stitch(workload, size, source, limits.get("max-compute-workgroups-per-dimension", 65535),
                     limit(device, "max-compute-workgroup-storage-size"), constants=config)
@@ -176,6 +56,18 @@ def ruled_out(workload: Workload, size: Size, source: str, config: dict[str, Val
     for axis, value in (("x", x), ("y", y)):
         if value > limit(device, f"max-compute-workgroup-size-{axis}"):
             return f"workgroup size {axis}={value} is over the adapter's limit"
+    return None
+
+
+def _empty_workgroup(workload: Workload, size: Size, source: str, config: dict[str, Value]) -> str | None:
+    """A workgroup axis below 1 in this configuration (``@workgroup_size(WG)`` at WG=0, or
+    ``TILE / ROWS`` at ROWS > TILE): no adapter runs it, and planning its dispatch would
+    divide by it. Read with the same constants the contract reads it with."""
+    consts = {dim: size[dim] for dim in workload.dims}
+    consts.update({k: v for k, v in config.items() if isinstance(v, int) and not isinstance(v, bool)})
+    for axis, value in zip("xyz", workgroup_size(source, consts) or ()):
+        if value < 1:
+            return f"workgroup size {axis}={value} is not positive (each axis must be at least 1)"
     return None
 
 
@@ -295,7 +187,7 @@ class ParamsSource(CandidateSource):
         self.round += 1
         out = []
         for i, (space, config) in enumerate(picks, 1):
-            desc = " ".join(f"{k}={_show(v)}" for k, v in config.items())
+            desc = " ".join(f"{k}={show_value(v)}" for k, v in config.items())
             cid = f"p{self.round}-{i}"
             out.append(Candidate(
                 id=cid, name=f"{space.kernel} {desc}".strip() if config else space.kernel,
@@ -369,7 +261,3 @@ class ParamsSource(CandidateSource):
                 study.tell(trial, 1.0 / r.speedup)
             else:
                 study.tell(trial, state=optuna.trial.TrialState.FAIL)
-
-
-def _show(v: Value) -> str:
-    return ("true" if v else "false") if isinstance(v, bool) else str(v)
