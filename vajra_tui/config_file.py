@@ -20,11 +20,17 @@ from typing import Any, NoReturn
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from vajra_tui.engine.errors import UsageError
+from vajra_tui.safe_text import deeper_than, one_line
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # Python 3.10: the same parser, from PyPI (a declared dependency there)
     import tomli as tomllib
+
+
+# config.toml nests two levels ([timing] reps, [keys] name); deeper is a mistake or an attack,
+# refused before validation and the messages' repr() walk it (a deep array raised RecursionError).
+MAX_CONFIG_DEPTH = 8
 
 
 class ConfigError(UsageError):
@@ -68,15 +74,30 @@ def read_config(path: Path) -> tuple[dict[str, Any], dict[str, int]]:
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise ConfigError(f"{path}:{line}: the config file is not UTF-8 text") from None
+    data = _parse(path, text)
+    if deeper_than(data, MAX_CONFIG_DEPTH):
+        raise ConfigError(f"{path}: values nested deeper than {MAX_CONFIG_DEPTH} levels")
+    return data, key_lines(text)
+
+
+def _parse(path: Path, text: str) -> dict[str, Any]:
+    """The TOML document; a parse error, a too-deep value or a too-long integer is one line."""
     try:
-        data = tomllib.loads(text)
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         message = str(exc)
         where = re.search(r"\(at line (\d+), column (\d+)\)", message)
         message = re.sub(r"\s*\(at (line \d+, column \d+|end of document)\)", "", message)
         at = f":{where.group(1)}:{where.group(2)}" if where else ""
-        raise ConfigError(f"{path}{at}: malformed TOML: {message}") from None
-    return data, key_lines(text)
+        raise ConfigError(f"{path}{at}: malformed TOML: {one_line(message, 200)}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: values nested deeper than {MAX_CONFIG_DEPTH} levels") from None
+    except ValueError as exc:  # "Exceeds the limit (4300 digits) for integer string conversion"
+        digits = re.search(r"value has (\d+) digits", str(exc))
+        limit = re.search(r"limit \((\d+) digits\)", str(exc))
+        what = (f"an integer of {digits.group(1)} digits (Python reads at most "
+                f"{limit.group(1) if limit else 'fewer'})") if digits else one_line(exc, 120)
+        raise ConfigError(f"{path}: {what}") from None
 
 
 def unknown_keys(data: dict[str, Any], model: type[BaseModel], prefix: str = "") -> list[tuple[str, str]]:
@@ -134,7 +155,7 @@ def check_file(path: Path, model: type[BaseModel]) -> dict[str, Any]:
 def _raise(path: Path, lines: dict[str, int], key: str, error: dict[str, Any]) -> NoReturn:
     line = _line_of(lines, key)
     value = error.get("input")
-    shown = f" = {value!r}" if not isinstance(value, dict) else ""
+    shown = f" = {one_line(repr(value), 60)}" if not isinstance(value, dict) else ""
     raise ConfigError(f"{path}{f':{line}' if line else ''}: {key}{shown}: {_message(error)}")
 
 
@@ -147,4 +168,4 @@ def env_error(exc: ValidationError, flat: dict[str, tuple[str, str]], prefix: st
     names.append(prefix + "__".join(loc).upper())
     name = next((n for n in names if n in os.environ), names[0])
     value = os.environ.get(name, error.get("input"))
-    return ConfigError(f"{name}={value!r}: {key}: {_message(error)}")
+    return ConfigError(f"{name}={one_line(repr(value), 60)}: {key}: {_message(error)}")

@@ -11,6 +11,10 @@ move) or Rich/Textual markup (``[link=...]``, a stray ``[/oops]`` that raises
 - :func:`plain` builds a Rich ``Text`` from it, so nothing is parsed as markup;
 - :func:`one_line` is the same for a table cell or a progress line;
 - :func:`escape_markup` is for the few APIs that only take markup strings;
+- :func:`escaped_line` keeps every character visible for a file a person reads elsewhere
+  (a CSV cell): control characters are written as JSON writes them (``\u001b``);
+- :func:`deeper_than` says whether parsed data (JSON, TOML) nests past a limit, before any
+  recursive code (validation, repr, sorting) walks it;
 - :func:`clean_event` gives the TUI a display copy of an engine event with every
   string cleaned, except the kernel sources, which stay byte for byte as they
   were measured (they are exported and copied) and are cleaned where shown.
@@ -66,6 +70,36 @@ def plain(text: object, style: str = "", single_line: bool = False, limit: int |
     """A Rich ``Text`` of cleaned text: whatever brackets it holds are shown, never parsed."""
     value = one_line(text, limit) if single_line or limit is not None else clean(text)
     return Text(value, style=style)
+
+
+_JSON_SHORT = {"\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    char = match.group(0)
+    return _JSON_SHORT.get(char) or f"\\u{ord(char):04x}"
+
+
+def escaped_line(text: object) -> str:
+    """One line with nothing hidden: runs of newlines and tabs become one space, every other
+    control character (ESC, BEL, C1, the bidi overrides, a lone surrogate) its JSON escape."""
+    value = text if isinstance(text, str) else str(text)
+    value = _LINE_BREAKS.sub(" ", value.replace("\r\n", "\n")).strip()
+    return CONTROL.sub(_json_escape, value)  # a lone CR too (CONTROL holds it): it moves the cursor
+
+
+def deeper_than(value: object, limit: int) -> bool:
+    """True when lists and dicts in ``value`` nest more than ``limit`` levels (walked without
+    recursion, so a hostile depth cannot raise RecursionError here)."""
+    stack: list[tuple[object, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (list, tuple, dict)):
+            if depth >= limit:
+                return True
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children)
+    return False
 
 
 def escape_markup(text: object) -> str:

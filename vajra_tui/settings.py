@@ -39,7 +39,38 @@ def cache_dir() -> Path:
     return Path(os.environ.get("VAJRA_CACHE_DIR") or platformdirs.user_cache_dir(APP_NAME))
 
 
-class LLMSettings(BaseModel):
+# Every environment variable a settings object named as holding a key ([llm] and [tavily]
+# api_key_env, from the file, the environment or a caller): recordings redact their values
+# whatever the variable is called (not only *_API_KEY / *_TOKEN).
+_KEY_ENVS: set[str] = set()
+
+
+def remember_key_env(name: str) -> None:
+    """Note that ``name`` holds a secret; called whenever a settings object names its key's variable."""
+    if isinstance(name, str) and name:
+        _KEY_ENVS.add(name)
+
+
+def key_env_names() -> frozenset[str]:
+    """The variables that settings objects of this process named as holding keys."""
+    return frozenset(_KEY_ENVS)
+
+
+class _KeyEnv(BaseModel):
+    """A settings group whose ``api_key_env`` (a field of each subclass, in its own place
+    among the fields) names the variable that holds its key."""
+
+    def model_post_init(self, context: object) -> None:
+        remember_key_env(getattr(self, "api_key_env", ""))
+
+    def api_key(self) -> SecretStr | None:
+        name = getattr(self, "api_key_env", "")
+        remember_key_env(name)  # a name assigned after construction counts too
+        value = os.environ.get(name, "").strip()
+        return SecretStr(value) if value else None
+
+
+class LLMSettings(_KeyEnv):
     base_url: str = "https://api.tokenfactory.nebius.com/v1/"
     model: str = "nvidia/Llama-3_3-Nemotron-Super-49B-v1_5"
     fallback_model: str = "nvidia/Llama-3_1-Nemotron-Ultra-253B-v1"
@@ -50,20 +81,12 @@ class LLMSettings(BaseModel):
     max_tokens: int = 4096
     temperature: float = 0.4
 
-    def api_key(self) -> SecretStr | None:
-        value = os.environ.get(self.api_key_env, "").strip()
-        return SecretStr(value) if value else None
 
-
-class TavilySettings(BaseModel):
+class TavilySettings(_KeyEnv):
     base_url: str = "https://api.tavily.com"
     api_key_env: str = "TAVILY_API_KEY"
     timeout_s: float = 10.0
     max_results: int = 3
-
-    def api_key(self) -> SecretStr | None:
-        value = os.environ.get(self.api_key_env, "").strip()
-        return SecretStr(value) if value else None
 
 
 class TimingSettings(BaseModel):

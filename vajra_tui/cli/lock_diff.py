@@ -96,8 +96,8 @@ def diff_table(rows: list[Row], width: int) -> Table:
             f"{change * 100:+.0f}%", style="green" if change < 0 else "red" if change > 0 else "")
         cells: list[Any] = [Text(one_line(row.workload))]
         if width >= 100:
-            cells.append(Text(row.size))
-        cells += [Text(f"{one_line(row.name)} {row.sha256[:8]}"), _cell(row.a), _cell(row.b), shown]
+            cells.append(Text(one_line(row.size)))  # size keys are the lockfile's text: data
+        cells += [Text(f"{one_line(row.name)} {one_line(row.sha256[:8])}"), _cell(row.a), _cell(row.b), shown]
         table.add_row(*cells)
     return table
 

@@ -18,7 +18,7 @@ from vajra_tui.cli.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from vajra_tui.safe_text import one_line
+from vajra_tui.safe_text import escaped_line
 
 # The results table's columns, most important first; the free-text column wraps.
 PRIORITY = ("kernel", "status", "median", "speedup", "origin / reason", "GFLOP/s", "roofline",
@@ -80,6 +80,14 @@ CSV_FIELDS = ("name", "status", "reason", "median_ms", "iqr_ms", "p25_ms", "p75_
               "source_sha256", "lane", "adapter_index")
 
 
+def _csv_text(value: object) -> str:
+    """A cell a spreadsheet shows as it is: control characters written as JSON writes them
+    (a recording's ESC bytes would act on the terminal that ``cat``s the file), and a leading
+    ``=+-@`` quoted so that it is never run as a formula."""
+    text = escaped_line(value)
+    return "'" + text if text[:1] in ("=", "+", "-", "@") else text
+
+
 def results_csv(results: list[Any], device: Any, workload: Any) -> str:
     """One row per kernel: the numbers of the JSON document, flat, plus device and workload."""
     out = io.StringIO()
@@ -92,15 +100,14 @@ def results_csv(results: list[Any], device: Any, workload: Any) -> str:
         for field in CSV_FIELDS:
             value = data.get(field)
             if isinstance(value, (list, tuple)):
-                value = "x".join(map(str, value))
+                value = _csv_text("x".join(map(str, value)))
             elif isinstance(value, dict):
-                value = json.dumps(value)
+                value = _csv_text(json.dumps(value))
             elif isinstance(value, str):
-                value = one_line(value)
-                if value[:1] in ("=", "+", "-", "@"):  # a spreadsheet would run it as a formula
-                    value = "'" + value
+                value = _csv_text(value)
             row.append("" if value is None else value)
-        writer.writerow([device.name, device.software, workload.name, size, *row])
+        writer.writerow([_csv_text(device.name), device.software, _csv_text(workload.name),
+                         _csv_text(size), *row])
     return out.getvalue()
 
 

@@ -15,11 +15,16 @@ from pathlib import Path
 from typing import Any
 
 from vajra_tui import __version__
+from vajra_tui.safe_text import deeper_than, one_line
 from vajra_tui.engine.events import CandidateResult, DeviceInfo, WorkloadInfo
 
 LOCK_NAME = "vajra.lock.json"
 LOCK_SCHEMA = "vajra.lock"
 LOCK_SCHEMA_VERSION = 1
+
+# A lockfile nests about six levels (lock > entries > entry > kernel > params > value); deeper
+# is damage or an attack, refused before validation, sorting or printing walk it recursively.
+MAX_LOCK_DEPTH = 32
 
 _TIMING_FIELDS = ("median_ms", "iqr_ms", "p25_ms", "p75_ms", "min_ms", "max_ms")
 _DEVICE_FIELDS = ("vendor", "name", "driver", "backend", "adapter_type", "software",
@@ -183,6 +188,35 @@ def _one_line(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
+def _shown(value: Any) -> str:
+    """A value from the file, quoted in a message: one short line."""
+    return one_line(repr(value), 40)
+
+
+# Fields that are compared, sorted and printed as text: a list, a number or null there used
+# to end in a TypeError (unhashable, or an int sorted beside a string).
+_TEXT_FIELDS = (("workload", "name"), ("kernel", "name"), ("device", "name"), ("device", "key"))
+
+
+def _text_problem(entry: dict[str, Any]) -> str | None:
+    for section, field in _TEXT_FIELDS:
+        if field in entry[section] and not isinstance(entry[section][field], str):
+            return f"has a '{section}.{field}' that is not a string (got {_shown(entry[section][field])})"
+    return None
+
+
+def _median_problem(median: Any) -> str | None:
+    if median is None:
+        return None
+    if not isinstance(median, (int, float)) or isinstance(median, bool):
+        return "has a 'timing.median_ms' that is not a number"
+    try:
+        finite = math.isfinite(float(median))
+    except OverflowError:  # an integer past a float's range
+        finite = False
+    return None if finite else "has a 'timing.median_ms' that is not a finite number"
+
+
 def _entry_problem(entry: Any) -> str | None:
     if not isinstance(entry, dict):
         return "is not an object"
@@ -194,18 +228,40 @@ def _entry_problem(entry: Any) -> str | None:
         for f in fields:
             if f not in part:
                 return f"lacks '{section}.{f}'"
+    text = _text_problem(entry)
+    if text:
+        return text
     size = entry["workload"]["size"]
     if not isinstance(size, dict) or not all(isinstance(v, int) for v in size.values()):
         return "has a 'workload.size' that is not an object of integers"
     for f in ("vendor_id", "device_id"):
         if not isinstance(entry["device"].get(f, 0), int):
             return f"has a 'device.{f}' that is not an integer"
-    median = entry["timing"].get("median_ms")
-    if median is not None and not isinstance(median, (int, float)):
-        return "has a 'timing.median_ms' that is not a number"
-    if not re.fullmatch(r"[0-9a-f]{64}", str(entry["kernel"]["sha256"])):
+    median = _median_problem(entry["timing"].get("median_ms"))
+    if median:
+        return median
+    sha = entry["kernel"]["sha256"]
+    if not isinstance(sha, str) or not re.fullmatch(r"[0-9a-f]{64}", sha):
         return "has a 'kernel.sha256' that is not a sha256"
     return None
+
+
+def _parse(path: Path, text: str) -> Any:
+    """The JSON document; bad JSON, a number past Python's digit limit or nesting past
+    :data:`MAX_LOCK_DEPTH` is a one-line ValueError naming the file."""
+    too_deep = f"{path}: nested deeper than {MAX_LOCK_DEPTH} levels: not a Vajra lockfile"
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(_one_line(f"{path}: not valid JSON (line {exc.lineno}, column "
+                                   f"{exc.colno}: {exc.msg})")) from None
+    except RecursionError:
+        raise ValueError(too_deep) from None
+    except ValueError as exc:  # "Exceeds the limit (4300 digits) for integer string conversion"
+        raise ValueError(f"{path}: not a Vajra lockfile: {one_line(str(exc).split(';')[0], 120)}") from None
+    if deeper_than(data, MAX_LOCK_DEPTH):
+        raise ValueError(too_deep)
+    return data
 
 
 def load_lock(path: Path) -> dict[str, Any]:
@@ -215,16 +271,12 @@ def load_lock(path: Path) -> dict[str, Any]:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ValueError(_one_line(f"{path}: cannot read lockfile: {exc}")) from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(_one_line(f"{path}: not valid JSON (line {exc.lineno}, column "
-                                   f"{exc.colno}: {exc.msg})")) from None
+    data = _parse(path, text)
     if not isinstance(data, dict) or data.get("schema") != LOCK_SCHEMA:
         raise ValueError(f"{path}: not a Vajra lockfile (no \"schema\": \"{LOCK_SCHEMA}\")")
     version = data.get("schema_version")
-    if not isinstance(version, int) or version < 1:
-        raise ValueError(f"{path}: bad schema_version {version!r}")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise ValueError(f"{path}: bad schema_version {_shown(version)}")
     if version > LOCK_SCHEMA_VERSION:
         raise ValueError(f"{path}: schema_version {version} is newer than this Vajra reads "
                          f"({LOCK_SCHEMA_VERSION}); upgrade vajra-tui")

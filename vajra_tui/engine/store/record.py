@@ -20,25 +20,20 @@ from pydantic import ValidationError
 from vajra_tui.engine.errors import UsageError
 from vajra_tui import __version__
 from vajra_tui.safe_text import one_line
-from vajra_tui.engine.events import SCHEMA_VERSION, Event, SessionStarted, parse_event
+from vajra_tui.settings import key_env_names
+from vajra_tui.engine.events import (
+    SCHEMA_VERSION, Event, SessionFinished, SessionStarted, StreamDelta, parse_event,
+)
+from vajra_tui.engine.store.redaction import SECRET_ENVS, Streams, event_ids, redact, secret_values
+
+__all__ = ["MAGIC", "SECRET_ENVS", "RecordedRun", "Recorder", "Recording", "RecordingError",
+           "read_recording", "redact", "replay"]
 
 MAGIC = "vajra-session"
-SECRET_ENVS = ("NEBIUS_API_KEY", "TAVILY_API_KEY", "OPENAI_API_KEY")
 
 
 class RecordingError(UsageError):
     """A recording that cannot be replayed; the message is one line for the user."""
-
-
-def _secrets() -> list[str]:
-    names = set(SECRET_ENVS) | {k for k in os.environ if k.endswith(("_API_KEY", "_TOKEN"))}
-    return [v for k in names if len(v := os.environ.get(k, "")) >= 8]
-
-
-def redact(text: str, secrets: Iterable[str]) -> str:
-    for secret in secrets:
-        text = text.replace(secret, "[redacted]")
-    return text
 
 
 class Recorder:
@@ -48,7 +43,8 @@ class Recorder:
     a recording too (it replays up to its cut), so it is never overwritten.
     """
 
-    def __init__(self, path: Path, label: str = "") -> None:
+    def __init__(self, path: Path, label: str = "", secret_envs: Iterable[str] = ()) -> None:
+        """``secret_envs``: variables holding keys besides those ``redaction.secret_env_names`` knows."""
         self.path = Path(path)
         self.partial = self.path.with_name(self.path.name + ".partial")
         shown = one_line(self.path)
@@ -60,21 +56,42 @@ class Recorder:
                                  "replay or remove it, or choose another file") from None
         except OSError as exc:
             raise RecordingError(f"cannot record to {shown}: {one_line(exc.strerror or exc)}") from None
-        self._secrets = _secrets()
+        self._secret_envs = tuple(secret_envs)
+        self._known: frozenset[str] | None = None
+        self._secrets: list[str] = []
+        self._streams = Streams()
         header = {"format": MAGIC, "schema_version": SCHEMA_VERSION, "tool_version": __version__,
                   "created": time.time(), "label": label}
         self._write(json.dumps(header))
 
+    def _current_secrets(self) -> list[str]:
+        """Read again when a settings object named a new key variable after the recording began."""
+        known = key_env_names()
+        if known != self._known:
+            self._known = known
+            self._secrets = secret_values(self._secret_envs)
+        return self._secrets
+
     def _write(self, line: str) -> None:
-        self._handle.write(redact(line, self._secrets) + "\n")
+        self._handle.write(redact(line, self._current_secrets()) + "\n")
         self._handle.flush()
 
     def __call__(self, event: Event) -> None:
-        if not self._handle.closed:
-            self._write(event.model_dump_json())
+        if self._handle.closed:
+            return
+        if isinstance(event, StreamDelta):
+            ready = self._streams.feed(event, self._current_secrets())
+            if ready is not None:
+                self._write(ready.model_dump_json())
+            return
+        for held in self._streams.flush(event_ids(event) if not isinstance(event, SessionFinished) else None):
+            self._write(held.model_dump_json())
+        self._write(event.model_dump_json())
 
     def close(self) -> Path:
         if not self._handle.closed:
+            for held in self._streams.flush():
+                self._write(held.model_dump_json())
             self._handle.close()
             os.replace(self.partial, self.path)
         return self.path

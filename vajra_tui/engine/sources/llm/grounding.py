@@ -19,7 +19,14 @@ from tavily import AsyncTavilyClient
 from vajra_tui.settings import TavilySettings
 from vajra_tui.engine.events import Event, GroundingResult
 
-SNIPPET_CHARS = 400
+# What one search result may put into a prompt, field by field, and all results together: a
+# server (or a cache file) is data, and a 5 MB URL once made every LLM request 15 MB.
+SNIPPET_CHARS = 400  # a result's content
+TITLE_CHARS = 160
+URL_CHARS = 300  # longer URLs are cut (with an ellipsis): a reference, not a link to follow
+MAX_RESULTS = 10  # per search, whatever max_results asks (Tavily itself answers at most 20)
+MAX_GROUNDING_CHARS = 6000  # every field of the results of one search (or one merge) together
+MAX_CACHE_BYTES = 4 << 20  # a larger cache file is not read: the searches run again
 CACHE_FILE = "tavily_cache.json"
 
 _STRATEGY_QUERIES: dict[str, str] = {
@@ -30,9 +37,40 @@ _STRATEGY_QUERIES: dict[str, str] = {
 }
 
 
-def _trim(text: str, limit: int = SNIPPET_CHARS) -> str:
-    text = " ".join(str(text or "").split())
+def _trim(text: object, limit: int = SNIPPET_CHARS) -> str:
+    text = str(text or "")[: limit * 4]  # never split() megabytes for a few hundred characters
+    text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def snippet(raw: object) -> dict[str, str] | None:
+    """One result as prompts and the cache hold it (every field a trimmed string), or None
+    for one without a usable ``url`` (a cache entry without one used to raise KeyError)."""
+    if not isinstance(raw, dict) or not isinstance(raw.get("url"), str):
+        return None
+    url = _trim(raw["url"], URL_CHARS)
+    if not url:
+        return None
+    return {"title": _trim(raw.get("title", ""), TITLE_CHARS), "url": url,
+            "content": _trim(raw.get("content", ""))}
+
+
+def bounded(results: list[dict[str, str]]) -> list[dict[str, str]]:
+    """The first results whose fields fit :data:`MAX_GROUNDING_CHARS` together (at most
+    :data:`MAX_RESULTS`): what a prompt gets, however many a search or a cache held."""
+    out: list[dict[str, str]] = []
+    used = 0
+    for result in results[:MAX_RESULTS]:
+        size = sum(len(v) for v in result.values())
+        if used + size > MAX_GROUNDING_CHARS:
+            break
+        out.append(result)
+        used += size
+    return out
+
+
+def _snippets(raw: list[Any]) -> list[dict[str, str]]:
+    return bounded([s for s in map(snippet, raw) if s is not None])
 
 
 class Grounding:
@@ -66,13 +104,15 @@ class Grounding:
         if path is None or not path.exists():
             return
         try:
+            if path.stat().st_size > MAX_CACHE_BYTES:
+                return
             data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             return
-        if isinstance(data, dict):
+        if isinstance(data, dict):  # an old or edited file: every entry trimmed as a fresh one is
             for q, results in data.items():
                 if isinstance(results, list):
-                    self._cache[q] = [r for r in results if isinstance(r, dict)]
+                    self._cache[q] = _snippets(results)
 
     def _save_cache(self) -> None:
         path = self._cache_path()
@@ -146,17 +186,7 @@ class Grounding:
     def _parse(self, raw: Any) -> list[dict[str, str]]:
         if not isinstance(raw, dict) or not isinstance(raw.get("results"), list):
             raise ValueError("unexpected Tavily response (no results list)")
-        out: list[dict[str, str]] = []
-        for r in raw["results"][: self.settings.max_results]:
-            if isinstance(r, dict) and r.get("url"):
-                out.append(
-                    {
-                        "title": _trim(r.get("title", ""), 160),
-                        "url": str(r["url"]),
-                        "content": _trim(r.get("content", "")),
-                    }
-                )
-        return out
+        return _snippets(raw["results"][: max(self.settings.max_results, 0)])
 
     async def for_strategy(self, workload: str, strategy: str) -> list[dict[str, str]]:
         """Background reading for one strategy (barriers, workgroup memory, vec4 types)."""
@@ -171,7 +201,7 @@ class Grounding:
         merged: list[dict[str, str]] = []
         for batch in batches:
             for r in batch:
-                if r["url"] not in seen:
-                    seen.add(r["url"])
+                if r.get("url") not in seen:
+                    seen.add(r.get("url", ""))
                     merged.append(r)
-        return merged
+        return bounded(merged)
