@@ -12,6 +12,7 @@ import argparse
 import difflib
 import math
 import re
+import sys
 from typing import Callable, NoReturn
 
 from vajra_tui.engine.errors import UsageError
@@ -22,7 +23,25 @@ __all__ = ["UsageError", "OneLineParser"]
 class OneLineParser(argparse.ArgumentParser):
     """An ArgumentParser whose errors raise :class:`UsageError` instead of printing usage."""
 
+    def parse_known_args(self, args=None, namespace=None):  # type: ignore[no-untyped-def,override]
+        """Keeps the words this parser was given, so an error can name the flag that was misspelt."""
+        self._given = list(sys.argv[1:] if args is None else args)
+        return super().parse_known_args(args, namespace)
+
+    def _misspelt(self) -> str:
+        """' (unrecognized: --wrkload; did you mean --workload?)' for flags no option of ours starts with."""
+        own = [o for action in self._actions for o in action.option_strings]
+        words = [w for w in getattr(self, "_given", []) if w.startswith("--") and len(w) > 2]
+        odd = [w for w in words if not any(o.startswith(w.split("=", 1)[0]) for o in own)]
+        if not odd:
+            return ""
+        hints = [f"{w.split('=', 1)[0]}" + (f"; did you mean {h}?" if (h := _suggest(w, own)) else "")
+                 for w in odd]
+        return f" (unrecognized: {', '.join(hints)})"
+
     def error(self, message: str) -> NoReturn:  # type: ignore[override]
+        if message.startswith("the following arguments are required"):
+            message += self._misspelt()  # "--wrkload sgemm": the typo, not only the missing flag
         unknown = re.match(r"unrecognized arguments: (.+)", message)
         if unknown:
             hints = [_suggest(word, self._every_option()) for word in unknown.group(1).split()]

@@ -19,6 +19,7 @@ from vajra_tui.cli.devices import lanes_for, print_lanes
 from vajra_tui.cli.options import adapter_flag, timing_for
 from vajra_tui.cli.progress import progress_sink
 from vajra_tui.cli.render import document, print_table
+from vajra_tui.cli.tables import terminal_width
 from vajra_tui.engine.events import Event
 from vajra_tui.engine.run.builder import Placement, Run, RunRequest, build_run, export_result
 from vajra_tui.engine.run.kernels import user_kernels
@@ -89,8 +90,11 @@ def _finish(args: argparse.Namespace, run: Run, report: Report) -> int:
         print(clean(f"{report.headline}; every speedup divides the baseline of batch {report.final_batch}"))
     if report.calibration:
         c = report.calibration
-        print(f"roofline: copy {c.copy_gbps:.1f} GB/s, FMA {c.fma_gflops:.1f} GFLOP/s, "
-              f"launch floor {fmt.ms(c.launch_floor_ms)} ({c.method}); seeds {list(run.session.seeds)}")
+        roofline = (f"roofline: copy {c.copy_gbps:.1f} GB/s, FMA {c.fma_gflops:.1f} GFLOP/s, "
+                    f"launch floor {fmt.ms(c.launch_floor_ms)} ({c.method})")
+        seeds = f"seeds {list(run.session.seeds)}"
+        fits = len(roofline) + len(seeds) + 2 <= terminal_width()  # at 80 columns: two lines, not a wrap
+        print(f"{roofline}; {seeds}" if fits else f"{roofline}\n{seeds}")
     if report.lanes:
         print_lanes(doc)
     return 0
@@ -117,6 +121,10 @@ async def tune(args: argparse.Namespace, settings: Settings) -> int:
         await _close(run, progress)
     for path in report.exported:
         print(f"wrote {one_line(path)}", file=sys.stderr)
+    if args.export is not None and report.winner is None:  # said, never a silent empty folder
+        print(f"vajra-tui: {report.headline or 'no winner'}: nothing exported to {one_line(args.export)} "
+              "(vajra-tui export RECORDING --kernel NAME exports any verified kernel of a --record)",
+              file=sys.stderr)
     return _finish(args, run, report)
 
 
@@ -130,7 +138,8 @@ def _recorded(path: Path) -> RecordedRun:
 
 
 def replay(args: argparse.Namespace, settings: Settings) -> int:
-    if not args.headless and not args.json:
+    """The TUI on a terminal; headless with ``--headless``/``--json``, or when stdout is no terminal."""
+    if not args.headless and not args.json and sys.stdout.isatty():
         from vajra_tui.tui.app import run_app  # a bad file fails there, in one line, before the UI starts
 
         return run_app(settings, replay=args.file, speed=args.speed)

@@ -73,6 +73,9 @@ def devices(args: argparse.Namespace) -> int:
         for key, value in info.limits.items():
             print(f"  {key}: {value}")
         print(clean(f"  features: {', '.join(info.features)}"))
+    if args.probe and not any(row.get("nvml") for row in rows):  # say so: silence reads as "probed"
+        print("probe: nothing probed (NVML names NVIDIA adapters only, and no adapter here was matched "
+              "to an NVML GPU)", file=sys.stderr)
     print("choose one with --adapter INDEX (or a name only it contains); indices hold for this "
           "environment and driver only", file=sys.stderr)
     return 0

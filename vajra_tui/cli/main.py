@@ -149,6 +149,20 @@ def _file_completion(parser: argparse.ArgumentParser) -> None:
                 _file_completion(sub)
         elif action.type is Path:
             action.complete = {"bash": "_shtab_compgen_files", "zsh": "_files", "tcsh": "f"}  # type: ignore[attr-defined]
+        elif "--workload" in action.option_strings:  # the registered names and the user's folder's
+            action.complete = {"bash": "_vajra_tui_workloads", "zsh": f"({' '.join(_workload_names())})"}  # type: ignore[attr-defined]
+
+
+def _workload_names() -> list[str]:
+    """Every workload name ``-w`` takes by name, read without importing any workload."""
+    from vajra_tui.engine.workloads.loader import entry_point_names, folder_names
+
+    return sorted({*entry_point_names(), *folder_names()})
+
+
+def _completion_preamble() -> dict[str, str]:
+    """The bash function ``-w`` completes through: the workload names, offered as words."""
+    return {"bash": f'_vajra_tui_workloads() {{ compgen -W "{" ".join(_workload_names())}" -- "$1"; }}\n'}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -207,7 +221,7 @@ def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         return commands.setup_node(args, settings)
     if args.command == "completion":
         import shtab
-        print(shtab.complete(build_parser(), shell=args.shell))
+        print(shtab.complete(build_parser(), shell=args.shell, preamble=_completion_preamble()))
         return 0
     if args.command == "replay":
         from vajra_tui.shipped import shipped_recordings

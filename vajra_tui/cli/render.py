@@ -39,6 +39,7 @@ class ProgressPrinter:
     def __init__(self, stream: TextIO | None = None) -> None:
         self.stream = stream or sys.stderr
         self.names: dict[str, str] = {}
+        self._told: dict[str, tuple] = {}  # the result line said for each kernel
 
     def _say(self, text: str) -> None:
         # names, reasons, messages and device names are data: no control code reaches the terminal
@@ -75,6 +76,10 @@ class ProgressPrinter:
             self._say(f"{event.level:<8} {event.message}")
         elif isinstance(event, CandidateFinished):
             r = event.result
+            told = (r.status, r.median_ms, r.batch, r.reason)
+            if self._told.get(r.id) == told:  # the same outcome again (its browser badge): said once
+                return
+            self._told[r.id] = told
             if r.status == "verified":
                 lane = f", {r.lane}" if r.lane and getattr(self, "_lane_shape", None) else ""
                 self._say(f"result   {r.name}: {fmt.ms(r.median_ms)} ({r.timing}, batch {r.batch}{lane})")

@@ -55,4 +55,7 @@ def read_kernel_file(path: Path | str, limit: int = MAX_KERNEL_BYTES) -> str:
     except UnicodeDecodeError as exc:
         raise KernelFileError(f"kernel file {shown} is not UTF-8 text (byte {exc.start + 1} is "
                               f"{data[exc.start]:#04x})") from None
-    return text[1:] if text.startswith(BOM) else text
+    text = text[1:] if text.startswith(BOM) else text
+    if not text.strip():  # said as what it is, not as "no kernel in response"
+        raise KernelFileError(f"kernel file {shown} is empty")
+    return text

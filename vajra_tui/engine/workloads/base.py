@@ -154,11 +154,15 @@ class Workload:
     def _named(self, text: str) -> Size:
         out = dict(self.presets["seed"])
         by_upper = {d.upper(): d for d in self.dims}
+        given: set[str] = set()
         for item in text.split(","):
             key, _, value = item.partition("=")
             dim = key.strip() if key.strip() in self.dims else by_upper.get(key.strip().upper())
             if dim is None:
                 raise SizeError(f"unknown dimension {key.strip()!r} for {self.name}: {', '.join(self.dims)}")
+            if dim in given:  # "M=64,M=32": which one was meant cannot be guessed
+                raise SizeError(f"{dim} is given twice in {text!r}")
+            given.add(dim)
             try:
                 out[dim] = int(value)
             except ValueError:
