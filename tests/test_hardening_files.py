@@ -132,6 +132,18 @@ def test_a_hostile_config_file_is_one_line(tmp_path, capsys, monkeypatch, body, 
     assert "config.toml" in line and words in line and len(line) < 400, line
 
 
+@pytest.mark.parametrize("value,words", [
+    ('{"quit": ' + _deep(5000) + "}", "nested too deeply"),
+    ('{"quit": 1' + "1" * 5000 + "}", "too many digits"),
+    ("{nope", "not valid JSON"),
+], ids=["deep", "5000-digits", "bad-json"])
+def test_a_hostile_json_environment_value_is_one_line(capsys, monkeypatch, value, words):
+    monkeypatch.setenv("VAJRA_KEYS", value)
+    assert main(["config", "show"]) == 2
+    line = one_error_line(capsys)
+    assert line.startswith("vajra-tui: VAJRA_KEYS: ") and words in line and len(line) < 200, line
+
+
 # ---- CSV -------------------------------------------------------------------------
 def test_csv_escapes_control_characters_as_json_does(tmp_path, capsys):
     recording = hostile_recording(tmp_path / "hostile.jsonl")
@@ -183,13 +195,13 @@ async def test_a_huge_tavily_result_is_trimmed_before_prompts_and_cache(tmp_path
     monkeypatch.setattr(tavily_server, "LONG_CONTENT", "c" * (1 << 20))
     monkeypatch.setenv("TAVILY_API_KEY", "tvly-test-s3cr3t")
     with tavily_server.TavilyServer() as server:
-        grounding = Grounding(TavilySettings(base_url=server.url, timeout_s=20.0, max_results=50),
+        grounding = Grounding(TavilySettings(base_url=server.url, timeout_s=20.0, max_results=3),
                               lambda e: None, cache_dir=tmp_path)
         found = await grounding.for_strategy("sgemm", "B")
         await grounding.aclose()
     assert found, "results still come through, trimmed"
     assert all(len(r["url"]) <= 2048 and len(r["title"]) <= 200 and len(r["content"]) <= 1000 for r in found)
-    assert sum(len(v) for r in found for v in r.values()) <= 16_000
+    assert sum(len(v) for r in found for v in r.values()) <= 8_000
     assert (tmp_path / CACHE_FILE).stat().st_size < 64_000
     prompt = json.dumps(build_messages(make_ctx(), "B", found))
     assert len(prompt) < 100_000, len(prompt)

@@ -162,10 +162,29 @@ def load_settings() -> Settings:
     """The effective settings; a mistake in the file or the environment is a one-line ConfigError."""
     from pydantic import ValidationError
 
-    from vajra_tui.config_file import check_file, env_error
+    from vajra_tui.config_file import ConfigError, check_file, env_error
 
     check_file(config_path(), Settings)
     try:
         return Settings()
     except ValidationError as exc:  # the file validated on its own: the environment is at fault
         raise env_error(exc, _FlatEnvOverrides._MAP) from None
+    except (RecursionError, ValueError):  # a VAJRA_* JSON value (VAJRA_KEYS='{...}') it cannot decode
+        raise ConfigError(_unreadable_env()) from None
+
+
+def _unreadable_env() -> str:
+    """Which VAJRA_* variable's JSON value pydantic-settings could not decode, and why."""
+    import json
+
+    for name, value in os.environ.items():
+        if name.startswith("VAJRA_") and value.lstrip()[:1] in ("{", "["):
+            try:
+                json.loads(value)
+            except RecursionError:
+                return f"{name}: its JSON value is nested too deeply"
+            except json.JSONDecodeError as exc:
+                return f"{name}: not valid JSON ({exc.msg}, column {exc.colno})"
+            except ValueError:  # "Exceeds the limit (4300 digits) for integer string conversion"
+                return f"{name}: its JSON value holds a number of too many digits"
+    return "a VAJRA_* variable holds a value that cannot be read"
