@@ -1,0 +1,53 @@
+"""Rough edges a newcomer met, each through the real entry point (no GPU needed for most)."""
+
+from __future__ import annotations
+
+import io
+
+from vajra_tui.cli.main import main
+
+
+def test_a_misspelt_flag_is_named_beside_the_missing_one(capsys):
+    assert main(["tune", "--wrkload", "sgemm"]) == 2
+    err = capsys.readouterr().err
+    assert "--wrkload" in err and "did you mean --workload?" in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_dimension_given_twice_is_refused(capsys):
+    assert main(["bench", "-w", "softmax", "--size", "ROWS=64,ROWS=32"]) == 2
+    assert "ROWS is given twice" in capsys.readouterr().err
+
+
+def test_an_empty_kernel_file_says_it_is_empty(capsys, tmp_path):
+    empty = tmp_path / "empty.wgsl"
+    empty.write_text("\n  \n")
+    assert main(["bench", "-w", "softmax", "--size", "8x64", "-k", str(empty), "-q"]) == 2
+    err = capsys.readouterr().err
+    assert "is empty" in err and "no kernel in response" not in err
+
+
+def test_bash_completion_offers_the_workload_names(capsys):
+    assert main(["completion", "bash"]) == 0
+    script = capsys.readouterr().out
+    assert "_vajra_tui_workloads()" in script and "sgemm" in script and "softmax" in script
+    assert "_shtab_vajra_tui_tune__w_COMPGEN=_vajra_tui_workloads" in script
+
+
+def test_replay_without_a_terminal_plays_headless(capsys):
+    """Piped (as under pytest), ``replay FILE`` prints the table instead of starting the TUI."""
+    assert main(["replay", "lavapipe-sgemm"]) == 0
+    assert "sgemm" in capsys.readouterr().out
+
+
+def test_a_result_is_said_once_per_outcome():
+    """bench printed its user kernel's result line twice: once timed, once with its badge."""
+    from vajra_tui.cli.render import ProgressPrinter
+    from vajra_tui.engine.events import CandidateFinished, CandidateResult
+
+    out = io.StringIO()
+    say = ProgressPrinter(out)
+    result = CandidateResult(id="user0", name="mine", status="verified", strategy="user", origin="file: m",
+                             generation=1, batch=1, median_ms=1.0)
+    say(CandidateFinished(result=result))
+    say(CandidateFinished(result=result.model_copy(update={"browser": "browser-valid"})))
+    assert out.getvalue().count("result   mine") == 1
