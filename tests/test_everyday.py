@@ -51,3 +51,10 @@ def test_a_result_is_said_once_per_outcome():
     say(CandidateFinished(result=result))
     say(CandidateFinished(result=result.model_copy(update={"browser": "browser-valid"})))
     assert out.getvalue().count("result   mine") == 1
+
+
+def test_one_line_folds_the_unicode_line_separators():
+    """A kernel name with U+2028 split the CLI's one-line messages in two."""
+    from vajra_tui.safe_text import one_line
+
+    assert one_line("A\u2028B\u2029C\nD") == "A B C D"

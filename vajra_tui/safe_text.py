@@ -33,7 +33,7 @@ from rich.text import Text
 # isolates (U+202A-U+202E, U+2066-U+2069), and lone surrogates (a JSON string may hold
 # one; no terminal encoding can write it).
 CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
-_LINE_BREAKS = re.compile(r"[\t\n]+")
+_LINE_BREAKS = re.compile("[\t\n\u2028\u2029]+")  # U+2028/9 end a line too (JS, some terminals)
 # Fields that hold a kernel exactly as it was compiled: kept raw in the display copy.
 RAW_FIELDS = {"CandidateSource": frozenset({"source", "stitched_source"}),
               "CandidateResult": frozenset({"source", "stitched_source"})}
