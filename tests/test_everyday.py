@@ -58,3 +58,17 @@ def test_one_line_folds_the_unicode_line_separators():
     from vajra_tui.safe_text import one_line
 
     assert one_line("A\u2028B\u2029C\nD") == "A B C D"
+
+
+def test_a_workload_raising_a_base_exception_is_one_line(capsys, tmp_path):
+    """A BaseException subclass from make_inputs killed the GPU worker ("died during prepare")."""
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[1] / "examples" / "workloads" / "transpose.py"
+    path = tmp_path / "boom.py"
+    path.write_text(example.read_text() + "\n\nclass Boom(BaseException):\n    pass\n\n\n"
+                    "def _boom(size, rng):\n    raise Boom('not an Exception')\n\n\n"
+                    "import dataclasses\nWORKLOAD = dataclasses.replace(WORKLOAD, make_inputs=_boom)\n")
+    assert main(["bench", "-w", str(path), "--size", "ROWS=32,COLS=32", "-q"]) == 2
+    err = capsys.readouterr().err
+    assert "make_inputs: raised Boom: not an Exception" in err and "died" not in err

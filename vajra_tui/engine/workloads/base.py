@@ -309,9 +309,12 @@ class Workload:
 def _call(w: Workload, field_name: str, fn: Callable[..., Any], *args: Any) -> Any:
     try:
         return fn(*args)
-    except WorkloadError:
+    except (WorkloadError, KeyboardInterrupt, GeneratorExit):
         raise
-    except Exception as exc:  # noqa: BLE001 - the user's function: one line that names it
+    except BaseException as exc:  # noqa: BLE001 - the user's function (a BaseException subclass, a
+        # sys.exit() too): one line that names it, never the end of the worker or a traceback
+        if type(exc).__name__ == "CancelledError":  # asyncio's: a cancel, not the workload's fault
+            raise
         text = str(exc).strip().splitlines()
         raise WorkloadError(field_name, f"raised {type(exc).__name__}"
                             + (f": {text[0]}" if text else "")) from exc
