@@ -15,9 +15,10 @@ import re
 from dataclasses import dataclass, field
 
 from vajra_tui.engine.events import Diagnostic
-from vajra_tui.engine.wgsl.memory import workgroup_vars
+from vajra_tui.engine.wgsl.expr import ConstEvalError
+from vajra_tui.engine.wgsl.memory import workgroup_memory_problem
 from vajra_tui.engine.wgsl.tokens import (
-    TILE_HEADER, has_compute_entry, module_consts, override_names, storage_bindings, workgroup_size,
+    TILE_HEADER, has_compute_entry, module_consts, override_names, read_workgroup_size, storage_bindings,
 )
 from vajra_tui.engine.workloads.base import Size, Workload, ceil_div
 
@@ -88,11 +89,22 @@ def tile_of(body: str, size: Size, wg: tuple[int, int, int],
     return wg[0], wg[1]
 
 
+MAX_TILE_SIDE = 1 << 24
+"""The largest tile side a header may declare: far past any output grid, and small enough
+that every number derived from it prints (Python refuses ints over 4300 digits)."""
+
+
 def _tile_value(part: str, known: dict[str, int], line: int) -> int | None:
     if part.lstrip("-").isdigit():
+        if len(part.lstrip("-").lstrip("0")) > len(str(MAX_TILE_SIDE)) or int(part) > MAX_TILE_SIDE:
+            raise ContractError(f"tile header: {part[:20]}{'...' if len(part) > 20 else ''} is over "
+                                f"the largest tile side, {MAX_TILE_SIDE}", line, 1)
         return int(part)
     for name in (part, part.upper()):
         if name in known:
+            if not -MAX_TILE_SIDE <= known[name] <= MAX_TILE_SIDE:
+                raise ContractError(f"tile header: {name} is {known[name]}, over the largest tile side, "
+                                    f"{MAX_TILE_SIDE}", line, 1)
             return known[name]
     if part.islower():
         return None
@@ -159,13 +171,17 @@ def check_bindings(workload: Workload, body: str) -> set[int]:
     return declared
 
 
-def check_workgroup_memory(body: str, consts: dict[str, int], limit: int) -> None:
-    """wgpu lets an oversized ``var<workgroup>`` through; the WebGPU spec (and Tint) do not."""
-    found = workgroup_vars(body, consts)
-    total = sum(v.bytes or 0 for v in found)
-    if total > limit:
-        raise ContractError(f"workgroup storage of {total} bytes exceeds the adapter's limit of "
-                            f"{limit} bytes (max-compute-workgroup-storage-size)", found[0].line)
+def check_workgroup_memory(body: str, consts: dict[str, int], limit: int | None) -> None:
+    """wgpu lets an oversized ``var<workgroup>`` through; the WebGPU spec (and Tint) do not.
+
+    Sizes are WGSL's own (``wgsl/consteval.py``); a declaration that cannot be sized with
+    certainty is refused here, naming it, since a guessed size could hide memory past the
+    limit and memory the zero-init leaves as the last dispatch wrote it.
+    """
+    problem = workgroup_memory_problem(body, limit, consts)
+    if problem is not None:
+        message, line, column = problem
+        raise ContractError(message, line, column)
 
 
 _ENABLE = re.compile(r"^[ \t]*enable\s+([A-Za-z_][\w\s,]*?)\s*;[ \t]*(//.*)?$", re.M)
@@ -227,11 +243,11 @@ def stitch(workload: Workload, size: Size, body: str, max_dim: int = 65535,
     check_constants(rest, constants)
     consts = {dim: size[dim] for dim in workload.dims}
     consts.update({k: int(v) for k, v in constants.items() if isinstance(v, int) and not isinstance(v, bool)})
-    if max_workgroup_bytes is not None:
-        check_workgroup_memory(rest, consts, max_workgroup_bytes)
-    wg = workgroup_size(rest, consts)
-    if wg is None:
-        raise ContractError("cannot read @workgroup_size of `main`")
+    check_workgroup_memory(rest, consts, max_workgroup_bytes)
+    try:
+        wg = read_workgroup_size(rest, consts)
+    except ConstEvalError as exc:
+        raise ContractError(f"cannot read @workgroup_size of `main`: {exc}") from None
     tile = tile or tile_of(rest, size, wg, _own_consts(rest, consts))
     tiles, dispatch = plan_dispatch(workload.output_grid(size), tile, max_dim)
     head = directives_for(workload, enables) + prelude(workload, size, tiles, dispatch[0], declared)

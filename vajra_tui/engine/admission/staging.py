@@ -81,11 +81,26 @@ def stage_text(workload: Workload, size: Size, source: str, generated: bool, san
     except ContractError as exc:
         staged.contract = exc.diagnostic
         return staged
+    except (ArithmeticError, ValueError, LookupError, RecursionError) as exc:
+        staged.contract = unreadable(exc)  # a front-end gap: this candidate is refused, the run goes on
+        return staged
     staged.stitched = st
     staged.tile_warnings = check_tile_header(staged.source, workload.output_grid(size), st.workgroup_size,
                                              tile=st.tile, folds_large_grids=True)
     staged.probe = probe_applies(st, staged.source)
     return staged
+
+
+MAX_REASON_CHARS = 300
+"""How much of an unexpected front-end error's text a rejection carries (it may quote the kernel)."""
+
+
+def unreadable(exc: BaseException) -> Diagnostic:
+    """The one-line rejection for a kernel the front end failed to read in a way it did not
+    foresee (each such case is a bug to fix there; the run must not end on it)."""
+    text = " ".join(str(exc).split())[:MAX_REASON_CHARS] or "no detail"
+    return Diagnostic(line=1, column=1, message=f"the WGSL front end cannot read this kernel "
+                                                f"({type(exc).__name__}: {text})")
 
 
 POOL_JOB_TIMEOUT_S = 120.0

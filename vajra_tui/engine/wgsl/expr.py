@@ -1,12 +1,13 @@
-"""Constant integer expressions over WGSL tokens (for ``@workgroup_size(TILE * 2)``)."""
+"""Constant integer expressions over WGSL tokens (for ``@workgroup_size(TILE * 2)``).
+
+The evaluation itself is WGSL's, typed and exact (``consteval.py``); this module keeps
+the names the rest of the front end has always imported.
+"""
 
 from __future__ import annotations
 
-from vajra_tui.engine.wgsl.lexer import IDENT, NUMBER, Token
-from vajra_tui.engine.wgsl.primitives import int_literal, match_bracket
-
-_BINARY = [("|",), ("^",), ("&",), ("<<", ">>"), ("+", "-"), ("*", "/", "%")]
-_CASTS = {"u32", "i32", "abstract_int"}
+from vajra_tui.engine.wgsl.consteval import ConstEvalError, Value, eval_int, evaluate  # noqa: F401
+from vajra_tui.engine.wgsl.lexer import Token
 
 
 def split_args(toks: list[Token]) -> list[list[Token]]:
@@ -23,51 +24,3 @@ def split_args(toks: list[Token]) -> list[list[Token]]:
         else:
             args[-1].append(t)
     return [a for a in args if a]
-
-
-def eval_int(toks: list[Token], consts: dict[str, int]) -> int | None:
-    """Evaluate integer literals, const names, + - * / % << >> & | ^, parens, u32()/i32(); None if not."""
-    try:
-        val, rest = _parse(list(toks), 0, consts)
-    except (ValueError, IndexError, ZeroDivisionError):
-        return None
-    return val if not rest else None
-
-
-def _parse(toks: list[Token], level: int, consts: dict[str, int]) -> tuple[int, list[Token]]:
-    if level == len(_BINARY):
-        return _unary(toks, consts)
-    left, toks = _parse(toks, level + 1, consts)
-    while toks and toks[0].text in _BINARY[level]:
-        op = toks[0].text
-        right, toks = _parse(toks[1:], level + 1, consts)
-        left = {
-            "|": lambda: left | right, "^": lambda: left ^ right, "&": lambda: left & right,
-            "<<": lambda: left << right, ">>": lambda: left >> right, "+": lambda: left + right,
-            "-": lambda: left - right, "*": lambda: left * right,
-            "/": lambda: int(left / right), "%": lambda: left % right,
-        }[op]()
-    return left, toks
-
-
-def _unary(toks: list[Token], consts: dict[str, int]) -> tuple[int, list[Token]]:
-    t = toks[0]
-    if t.text == "-":
-        v, rest = _unary(toks[1:], consts)
-        return -v, rest
-    if t.text == "(":
-        close = match_bracket(toks, 0)
-        v, rest = _parse(toks[1:close], 0, consts)
-        if rest or close < 0:
-            raise ValueError("bad parens")
-        return v, toks[close + 1:]
-    if t.kind == NUMBER:
-        v = int_literal(t.text)
-        if v is None:
-            raise ValueError("not an integer")
-        return v, toks[1:]
-    if t.kind == IDENT and t.text in _CASTS and len(toks) > 1 and toks[1].text == "(":
-        return _unary(toks[1:], consts)
-    if t.kind == IDENT and t.text in consts:
-        return consts[t.text], toks[1:]
-    raise ValueError(f"cannot evaluate {t.text!r}")

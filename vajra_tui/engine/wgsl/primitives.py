@@ -11,6 +11,9 @@ from __future__ import annotations
 from vajra_tui.engine.wgsl.lexer import PUNCT, Token
 
 _OPEN = {"(": ")", "[": "]", "{": "}"}
+MAX_LITERAL_DIGITS = 20
+"""Significant digits an integer literal may have here: no WGSL integer (i64 at most)
+needs more, and a longer one is not converted at all."""
 
 
 def match_bracket(toks: list[Token], i: int) -> int:
@@ -31,8 +34,12 @@ def match_bracket(toks: list[Token], i: int) -> int:
 
 
 def int_literal(text: str) -> int | None:
-    """Value of an integer literal token text (``64``, ``64u``, ``0x40i``); None otherwise."""
+    """Value of an integer literal token text (``64``, ``64u``, ``0x40i``); None otherwise (also
+    for one of more than MAX_LITERAL_DIGITS digits)."""
     t = text.rstrip("iu")
+    hexadecimal = t[:2].lower() == "0x"
+    if len((t[2:] if hexadecimal else t).lstrip("0")) > MAX_LITERAL_DIGITS:
+        return None  # never handed to int(): Python refuses decimal strings over 4300 digits
     try:
         return int(t, 16) if t[:2].lower() == "0x" else int(t, 10)
     except ValueError:

@@ -10,12 +10,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from vajra_tui.engine.wgsl.expr import eval_int, split_args
+from vajra_tui.engine.wgsl.expr import ConstEvalError, Value, evaluate, split_args
+from vajra_tui.engine.wgsl.consteval import MAX_EXPR_TOKENS, typed
 from vajra_tui.engine.wgsl.lexer import (  # noqa: F401 - the lexer's names are part of this module's interface
     ATTR, BLOCK_COMMENT, ERROR, IDENT, KEYWORD, KEYWORDS, LINE_COMMENT, NEWLINE, NUMBER, PUNCT, TRIVIA, WS,
     Token, significant, significant_tokens, tokenize,
 )
-from vajra_tui.engine.wgsl.primitives import int_literal, match_bracket
+from vajra_tui.engine.wgsl.primitives import MAX_LITERAL_DIGITS, int_literal, match_bracket
 
 # "// tile: 64x64", "// Tile: 64 x 64  (each workgroup computes a block)", "// tile: COLS x 1".
 # Case and spacing are free and a trailing remark is allowed; a value is a number or a name.
@@ -122,25 +123,84 @@ def module_consts(src: str | list[Token], given: dict[str, int] | None = None) -
     result. An ``override`` takes its given value, and later declarations derived from it
     see that value; a ``const`` keeps its declared one for what derives from it.
     """
+    found = typed_consts(src, given)
+    return {name: v.value for name, v in found.items() if isinstance(v, Value)}
+
+
+def typed_consts(src: str | list[Token], given: dict[str, int] | None = None) -> dict[str, Value | ConstEvalError]:
+    """Like :func:`module_consts`, with WGSL types, and the reason for each declaration that
+    could not be evaluated (so a size derived from it is refused naming why).
+
+    A given value with no declaration here is a size constant: ``u32``, as the prelude
+    declares it.
+    """
     toks = significant_tokens(src) if isinstance(src, str) else src
     given = dict(given or {})
-    consts: dict[str, int] = {}
+    given_typed = {name: _given(value, "u32", name) for name, value in given.items()}
+    known: dict[str, Value | ConstEvalError] = dict(given_typed)
+    consts: dict[str, Value | ConstEvalError] = {}
+    semis: list[int] | None = None  # built at the first declaration
     depth = 0
     for i, t in enumerate(toks):
         if t.text in ("{", "}"):
             depth += 1 if t.text == "{" else -1
         elif depth == 0 and t.kind == KEYWORD and t.text in ("const", "override") and i + 1 < len(toks):
             name = toks[i + 1].text
+            declared = toks[i + 3].text if i + 3 < len(toks) and toks[i + 2].text == ":" else ""
             if t.text == "override" and name in given:
-                consts[name] = given[name]
+                consts[name] = known[name] = given_typed[name] = _given(given[name], declared or "i32", name)
                 continue
-            end = next((k for k in range(i, len(toks)) if toks[k].text == ";"), len(toks))
-            eq = next((k for k in range(i, end) if toks[k].text == "="), -1)
-            if eq > 0:
-                val = eval_int(toks[eq + 1:end], {**given, **consts})
-                if val is not None:
-                    consts[name] = val
-    return {**consts, **given}
+            if semis is None:
+                semis = semicolons_after(toks)
+            end = semis[i]
+            eq = next((k for k in range(i, min(end, i + MAX_DECLARATION_HEAD)) if toks[k].text == "="), -1)
+            if eq > 0 and end - eq - 1 > MAX_EXPR_TOKENS:
+                consts[name] = known[name] = ConstEvalError(
+                    f"an initializer of {end - eq - 1} tokens, over the {MAX_EXPR_TOKENS} this front end evaluates")
+            elif eq > 0:
+                consts[name] = known[name] = _declared(toks[eq + 1:end], known, declared,
+                                                       t.text == "override")
+    return {**consts, **given_typed}
+
+
+MAX_DECLARATION_HEAD = 32
+"""Tokens between ``const``/``override`` and its ``=`` (name and type): a longer type is no
+integer, and the bound keeps a file of unfinished declarations linear."""
+
+
+def semicolons_after(toks: list[Token]) -> list[int]:
+    """For each token, the index of the first ``;`` at or after it (``len(toks)`` when none):
+    one pass, so finding each declaration's end never rescans the file."""
+    out = [len(toks)] * (len(toks) + 1)
+    for k in range(len(toks) - 1, -1, -1):
+        out[k] = k if toks[k].text == ";" else out[k + 1]
+    return out
+
+
+def _given(value: int, type_: str, name: str) -> Value | ConstEvalError:
+    if type_ not in ("u32", "i32"):
+        return ConstEvalError(f"`{name}` is a {type_}, not an integer this front end evaluates")
+    try:
+        return typed(value, type_)
+    except ConstEvalError as exc:
+        return ConstEvalError(f"`{name}` = {exc}")
+
+
+def _declared(toks: list[Token], known: dict[str, Value | ConstEvalError], type_: str,
+              override: bool) -> Value | ConstEvalError:
+    """A declaration's value in its declared type (an ``override``'s abstract one is i32)."""
+    try:
+        value = evaluate(toks, known)
+        if type_ and type_ not in ("u32", "i32"):
+            return ConstEvalError(f"a {type_}, not an integer this front end evaluates")
+        target = type_ or ("i32" if override and value.type == "abstract" else value.type)
+        if value.type == target:
+            return value
+        if value.type != "abstract":
+            return ConstEvalError(f"{value} is a {value.type}, declared {target}")
+        return typed(value.value, target)
+    except ConstEvalError as exc:
+        return exc
 
 
 def override_names(src: str | list[Token]) -> list[str]:
@@ -155,28 +215,57 @@ def override_names(src: str | list[Token]) -> list[str]:
     return names
 
 
+MAX_WORKGROUP_INVOCATIONS = 65536
+"""A sanity cap on a workgroup's invocations before the compiler is asked: no GPU runs
+more than a few thousand, and a larger product is only a number too big to carry around."""
+
+
 def workgroup_size(src: str, consts: dict[str, int] | None = None) -> tuple[int, int, int] | None:
     """``@workgroup_size`` of the compute entry ``main`` (or the first compute entry).
 
     Arguments may be literals or constant expressions over ``const`` names declared
-    in ``src`` or given in ``consts`` (``consts`` wins). None when absent/unresolvable.
+    in ``src`` or given in ``consts`` (``consts`` wins). None when absent, unresolvable
+    or invalid (:func:`read_workgroup_size` says why).
     """
+    try:
+        return read_workgroup_size(src, consts)
+    except ConstEvalError:
+        return None
+
+
+def read_workgroup_size(src: str, consts: dict[str, int] | None = None) -> tuple[int, int, int]:
+    """The workgroup size, evaluated as WGSL does; raises ConstEvalError saying what is wrong
+    (absent, not evaluable, a dimension below 1, over MAX_WORKGROUP_INVOCATIONS)."""
     toks = significant_tokens(src)
     entry = find_entry_point(toks) or find_entry_point(toks, name="")
     if entry is None:
-        return None
-    known = module_consts(toks, consts)
+        raise ConstEvalError("no @compute entry point")
+    known = typed_consts(toks, consts)
     i = entry.start
     while i < entry.params_open:
         if toks[i].kind == ATTR and _attr_name(toks, i) == "workgroup_size" and toks[i + 2].text == "(":
             close = match_bracket(toks, i + 2)
-            vals = [eval_int(a, known) for a in split_args(toks[i + 3:close])]
-            if not 1 <= len(vals) <= 3 or any(v is None for v in vals):
-                return None
-            dims = [int(v) for v in vals if v is not None] + [1, 1]
-            return dims[0], dims[1], dims[2]
+            args = split_args(toks[i + 3:close])
+            if not 1 <= len(args) <= 3:
+                raise ConstEvalError(f"@workgroup_size takes 1 to 3 values, not {len(args)}")
+            return _checked_dims([evaluate(a, known).value for a in args])
         i += 1
-    return None
+    raise ConstEvalError("no @workgroup_size on the entry point")
+
+
+def _checked_dims(vals: list[int]) -> tuple[int, int, int]:
+    dims = vals + [1] * (3 - len(vals))
+    for axis, value in zip("xyz", dims):
+        if value < 1:
+            raise ConstEvalError(f"@workgroup_size {axis} is {value}: each dimension must be at least 1")
+        if value > MAX_WORKGROUP_INVOCATIONS:
+            raise ConstEvalError(f"@workgroup_size {axis} is {value}, over the {MAX_WORKGROUP_INVOCATIONS} "
+                                 "invocations any GPU runs in a workgroup")
+    total = dims[0] * dims[1] * dims[2]
+    if total > MAX_WORKGROUP_INVOCATIONS:
+        raise ConstEvalError(f"@workgroup_size has {total} invocations, over the {MAX_WORKGROUP_INVOCATIONS} "
+                             "any GPU runs in a workgroup")
+    return dims[0], dims[1], dims[2]
 
 
 def storage_bindings(src: str, include_all: bool = False) -> list[BindingDecl]:
@@ -229,7 +318,8 @@ def tile_header(src: str) -> tuple[int, int] | None:
 
 
 def _is_int(text: str) -> bool:
-    return text.lstrip("-").isdigit()
+    """A tile value written as a number short enough to convert (a longer one is no tile)."""
+    return text.lstrip("-").isdigit() and len(text.lstrip("-").lstrip("0")) <= MAX_LITERAL_DIGITS
 
 
 def tile_header_line(src: str) -> int | None:

@@ -1,0 +1,201 @@
+"""The front end's arithmetic is WGSL's: sizes, the limit check and the zero-init use exact values.
+
+Python's integers disagree with WGSL (``u32(-1i)`` is -1, ``%`` floors), so a kernel could
+declare 131 KB of workgroup memory that the front end sized as 16 bytes: it ran past the
+adapter's limit and the zero-init cleared only its first element. Values that cannot be
+evaluated with certainty refuse the kernel; any input costs a bounded time; one-token values
+that used to crash the run reject only their candidate.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import KERNELS
+from vajra_tui.cli.main import main
+from vajra_tui.engine.admission.contract import ContractError, stitch
+from vajra_tui.engine.wgsl.consteval import ConstEvalError, evaluate
+from vajra_tui.engine.wgsl.memory import workgroup_memory_problem, workgroup_vars, zero_init_source
+from vajra_tui.engine.wgsl.tokens import significant_tokens
+from vajra_tui.engine.workloads import get_workload
+
+LAVAPIPE_LIMIT = 32768  # lavapipe's max-compute-workgroup-storage-size
+SOFTMAX_ROW = (KERNELS / "softmax_row.wgsl").read_text()
+
+
+def value(expr: str, known: dict | None = None) -> str:
+    return str(evaluate(significant_tokens(expr), known or {}))
+
+
+@pytest.mark.parametrize("expr, wgsl", [
+    ("u32(-1i)", "4294967295u"),
+    ("-7 / 2", "-3"), ("-7 % 2", "-1"), ("7 % -2", "1"), ("-7i / 2i", "-3i"), ("-7i % 2i", "-1i"),
+    ("4294967295u + 1u", "0u"), ("2147483647i + 1i", "-2147483648i"),
+    ("65536u * 65536u", "0u"), ("0u - 1u", "4294967295u"), ("100000i * 100000i", "1410065408i"),
+    ("1u << 31u", "2147483648u"), ("0xffffffffu >> 1u", "2147483647u"), ("-8i >> 1u", "-4i"),
+    ("(u32(-1i) >> 19u) + 2u", "8193u"), ("i32(4294967295u)", "-1i"), ("~0u", "4294967295u"),
+    ("3 + 4u", "7u"), ("1 << 40", "1099511627776"), ("9223372036854775807", "9223372036854775807"),
+])
+def test_constants_evaluate_as_wgsl_does(expr, wgsl):
+    assert value(expr) == wgsl
+
+
+@pytest.mark.parametrize("expr, why", [
+    ("1u << 32u", "not below 32"), ("1i >> 32u", "not below 32"), ("1 << 3000000000", "not below 64"),
+    ("u32(-1)", "does not fit in u32"), ("-1 + 1u", "does not fit in u32"),
+    ("9223372036854775807 + 1", "does not fit in an abstract integer"),
+    ("4294967296u", "does not fit in u32"), ("2147483648i", "does not fit in i32"),
+    ("5 / 0", "divides by zero"), ("5u % 0u", "divides by zero"), ("1i + 1u", "mixes i32 and u32"),
+    ("-1u", "unary minus"), ("1.5", "not an integer"), ("UNKNOWN", "cannot evaluate"),
+    ("(" * 300 + "1" + ")" * 300, "nested deeper"), ("9" * 5000, "5000 digits"),
+])
+def test_what_wgsl_refuses_or_the_front_end_cannot_know_is_an_error(expr, why):
+    with pytest.raises(ConstEvalError, match=why):
+        evaluate(significant_tokens(expr), {})
+
+
+def test_sizes_and_zero_init_use_the_exact_length():
+    src = "const LEN: u32 = (u32(-1i) >> 19u) + 2u;\nvar<workgroup> big: array<vec4<f32>, LEN>;\n" \
+          "@compute @workgroup_size(64) fn main() { big[0] = vec4<f32>(); }\n"
+    (var,) = workgroup_vars(src)
+    assert var.type is not None and var.type.count == 8193 and var.bytes == 8193 * 16
+    assert "vajra_i0 < 8193u" in zero_init_source(src)
+    message, line, _ = workgroup_memory_problem(src, LAVAPIPE_LIMIT)
+    assert "131088 bytes exceeds the adapter's limit of 32768" in message and line == 2
+
+
+@pytest.mark.parametrize("decl, why", [
+    ("const N: u32 = 1u << 40u;\nvar<workgroup> a: array<f32, N>;", "`N`: shift count 40"),
+    ("var<workgroup> a: array<f32, u32(-1)>;", "u32(-1)"),
+    ("var<workgroup> a: array<f32, 7 % 0>;", "divides by zero"),
+    ("var<workgroup> a: array<f32, -7 % 2>;", "is -1: it must be positive"),
+    ("const F = 2.0;\nvar<workgroup> a: array<f32, u32(F)>;", "`F`: 2.0 is not an integer literal"),
+    ("struct S { @align(0) a: f32, }\nvar<workgroup> s: S;", "@align of S.a"),
+    ("struct S { @align(12) a: f32, }\nvar<workgroup> s: S;", "power of two"),
+    ("struct S { @size(2) a: f32, }\nvar<workgroup> s: S;", "smaller than"),
+    ("var<workgroup> a: array<f32, 0x7fffffffffffffff>;", "bytes any workgroup memory could hold"),
+])
+def test_a_size_that_cannot_be_known_refuses_the_kernel_naming_it(decl, why):
+    body = decl + "\n@compute @workgroup_size(1) fn main() {}\n"
+    sm = get_workload("softmax")
+    with pytest.raises(ContractError, match="cannot size workgroup variable") as info:
+        stitch(sm, {"ROWS": 8, "COLS": 64}, body, max_workgroup_bytes=LAVAPIPE_LIMIT)
+    assert why in str(info.value) and "\n" not in str(info.value)
+
+
+def test_a_struct_doubling_forty_deep_is_sized_at_once():
+    structs = ["struct S0 { a: f32, b: f32, }"]
+    structs += [f"struct S{i} {{ a: S{i - 1}, b: S{i - 1}, }}" for i in range(1, 41)]
+    src = "\n".join(structs) + "\nvar<workgroup> w: S40;\n@compute @workgroup_size(1) fn main() {}\n"
+    start = time.perf_counter()
+    (var,) = workgroup_vars(src)
+    assert time.perf_counter() - start < 2.0  # it took over 120 s before
+    assert var.bytes is None and "any workgroup memory could hold" in var.problem
+    small = "\n".join(structs[:9]) + "\nvar<workgroup> w: S8;\n@compute @workgroup_size(1) fn main() {}\n"
+    assert workgroup_vars(small)[0].bytes == 8 * 2 ** 8
+
+
+def test_type_nesting_is_bounded():
+    deep = "array<" * 200 + "f32" + ", 1>" * 200
+    (var,) = workgroup_vars(f"var<workgroup> a: {deep};\n@compute @workgroup_size(1) fn main() {{}}\n")
+    assert var.bytes is None and "nested deeper than 64" in var.problem
+
+
+def _bench(path: Path, capsys) -> dict:
+    code = main(["bench", "-w", "softmax", "--size", "8x64", "-k", str(path), "--json", "-q"])
+    out = capsys.readouterr().out
+    assert code == 0
+    (result,) = [r for r in json.loads(out)["results"] if r["name"] != "baseline"]
+    return result
+
+
+def test_a_wrapped_length_is_refused_on_lavapipe_limit(capsys):
+    result = _bench(KERNELS / "wrapped_length.wgsl", capsys)
+    assert result["status"] != "verified"
+    assert "132112 bytes exceeds the adapter's limit of 32768 bytes" in result["reason"]  # with `red`
+
+
+def test_a_memoizing_kernel_sized_by_a_wrapped_expression_is_refused(capsys):
+    result = _bench(KERNELS / "memoizing_wrapped_length.wgsl", capsys)
+    assert result["status"] != "verified" and result["speedup"] is None
+    assert "32784 bytes exceeds the adapter's limit of 32768 bytes" in result["reason"]
+
+
+ONE_TOKEN = {
+    "align0": (("var<workgroup> red: array<f32, 256>;",
+                "struct S { @align(0) a: f32, }\nvar<workgroup> s: S;\nvar<workgroup> red: array<f32, 256>;"),
+               "alignment"),
+    "wg0": (("@workgroup_size(256)", "@workgroup_size(0, 8)"), "workgroup size"),
+    "wg_digits": (("@workgroup_size(256)", "@workgroup_size(" + "9" * 5000 + ", 8)"), "not representable"),
+    "wg_hex": (("@workgroup_size(256)", "@workgroup_size(0x" + "f" * 5000 + ", 8)"), "not representable"),
+    "len_digits": (("array<f32, 256>", "array<f32, " + "9" * 5000 + ">"), "not representable"),
+    "wg_shift": (("@workgroup_size(256)", "@workgroup_size(1 << 3000000000, 8)"), "overflow"),
+}
+
+
+@pytest.mark.parametrize("name", list(ONE_TOKEN))
+def test_a_one_token_value_rejects_its_candidate_not_the_run(name, tmp_path, capsys):
+    (old, new), why = ONE_TOKEN[name]
+    path = tmp_path / f"{name}.wgsl"
+    path.write_text(SOFTMAX_ROW.replace(old, new))
+    result = _bench(path, capsys)
+    assert result["status"] == "compile_error" and why in result["reason"].lower()
+    assert "\n" not in result["reason"]
+
+
+@pytest.mark.parametrize("name, why", [
+    ("align0", "@align of S.a"), ("wg0", "x is 0: each dimension must be at least 1"),
+    ("wg_digits", "5000 digits"), ("wg_hex", "5000 digits"), ("len_digits", "5000 digits"),
+    ("wg_shift", "shift count 3000000000"),
+])
+def test_the_contract_names_each_one_token_problem(name, why):
+    (old, new), _ = ONE_TOKEN[name]
+    with pytest.raises(ContractError) as info:
+        stitch(get_workload("softmax"), {"ROWS": 8, "COLS": 64}, SOFTMAX_ROW.replace(old, new),
+               max_workgroup_bytes=LAVAPIPE_LIMIT)
+    assert why in str(info.value) and "\n" not in str(info.value) and len(str(info.value)) < 400
+
+
+def test_a_huge_tile_header_is_one_line():
+    body = SOFTMAX_ROW.replace("// tile: COLS x 1", "// tile: " + "9" * 5000 + " x 1")
+    with pytest.raises(ContractError, match="largest tile side"):
+        stitch(get_workload("softmax"), {"ROWS": 8, "COLS": 64}, body)
+
+
+MAIN = "\n@compute @workgroup_size(64) fn main() {}\n"
+HOSTILE = {
+    "unterminated consts": "const A = 1\n" * 3500 + MAIN,
+    "unterminated vars": "var<workgroup> a: f32\n" * 1800 + MAIN,
+    "parentheses": "const A = " + "(" * 20000 + ";" + MAIN,
+    "a long sum": "const A = " + " + ".join(["1"] * 10000) + ";" + MAIN,
+    "a struct chain": "struct S0 { a: f32, }\n" + "".join(f"struct S{i} {{ a: S{i - 1}, }}\n" for i in range(1, 1500))
+                      + "var<workgroup> w: S1499;" + MAIN,
+    "nested arrays": "var<workgroup> w: " + "array<" * 5000 + "f32" + ",1>" * 5000 + ";" + MAIN,
+}
+
+
+@pytest.mark.parametrize("name", list(HOSTILE))
+def test_hostile_sources_cost_little(name):
+    start = time.perf_counter()
+    try:
+        stitch(get_workload("softmax"), {"ROWS": 8, "COLS": 64}, HOSTILE[name], max_workgroup_bytes=LAVAPIPE_LIMIT)
+    except ContractError as exc:
+        assert "\n" not in str(exc)
+    assert time.perf_counter() - start < 3.0
+
+
+def test_an_unforeseen_front_end_error_rejects_only_its_candidate(monkeypatch):
+    from vajra_tui.engine.admission import staging
+
+    def broken(*args, **kwargs):
+        raise ZeroDivisionError("integer division or modulo by zero")
+
+    monkeypatch.setattr(staging, "stitch", broken)
+    staged = staging.stage_text(get_workload("softmax"), {"ROWS": 8, "COLS": 64}, SOFTMAX_ROW, False, False,
+                                {}, staging.Limits())
+    assert staged.stitched is None and staged.contract is not None
+    assert "ZeroDivisionError" in staged.contract.message and "\n" not in staged.contract.message
