@@ -38,12 +38,35 @@ def cut_off_reason(max_tokens: int) -> str:
     return f"reply cut off at the token limit (max_tokens={max_tokens})"
 
 
+EXTRACT_TIMEOUT_S = 30.0
+"""Longest wait for one reply's extraction: never reached by design (the scans are linear,
+the reply size capped); it only makes sure a slot's card ends if a scan ever regresses."""
+
+
 def extract(reply: str, strategy: str) -> Extracted:
-    """The kernel meant for ``strategy`` out of a reply that may hold several variants."""
-    found = extract_for(reply, strategy)
+    """The kernel meant for ``strategy`` out of a reply that may hold several variants.
+
+    Never raises: any failure to read a reply becomes that slot's no-kernel reason, so
+    its candidate (and its card in the TUI) still ends.
+    """
+    try:
+        found = extract_for(reply, strategy)
+    except Exception as exc:  # noqa: BLE001 - a bad reply is one slot's outcome, not a crash
+        detail = (str(exc).splitlines() or [""])[0][:160]
+        return Extracted("", strip_think(reply)[1], None, 0, False, 0,
+                         reason=f"kernel extraction failed ({type(exc).__name__}: {detail})")
     if not found.source:
         found.complete = False
     return found
+
+
+async def extract_off_loop(reply: str, strategy: str) -> Extracted:
+    """:func:`extract` in a worker thread, so a long reply never stalls the event loop."""
+    try:
+        return await asyncio.wait_for(asyncio.to_thread(extract, reply, strategy), EXTRACT_TIMEOUT_S)
+    except asyncio.TimeoutError:
+        return Extracted("", "", None, 0, False, 0,
+                         reason=f"kernel extraction took over {EXTRACT_TIMEOUT_S:g} s")
 
 
 class _Unauthorized(Exception):
@@ -221,7 +244,7 @@ class LLMSource(CandidateSource):
             if isinstance(outcome, _Failure):
                 failures.append(outcome.summary)
                 return self._failed(base, outcome)
-            reply, kernel, thoughts = outcome, extract(outcome.content, strategy), []
+            reply, kernel, thoughts = outcome, await extract_off_loop(outcome.content, strategy), []
             if reply.finish_reason == "length" and not kernel.complete:
                 # Cut off before the kernel was complete: ask once more, for a shorter answer.
                 self.emit(Notice(message=f"{name}: {cut_off_reason(limit)}; asking once more for "
@@ -233,7 +256,7 @@ class LLMSource(CandidateSource):
                 if isinstance(again, _Reply):
                     thoughts = [*reply.reasoning, kernel.reasoning]
                     reply, messages = again, again_messages
-                    kernel = extract(again.content, strategy)
+                    kernel = await extract_off_loop(again.content, strategy)
         except _Unauthorized:
             if not self.unauthorized:
                 self.unauthorized = True
@@ -258,9 +281,9 @@ class LLMSource(CandidateSource):
             "reply_label": kernel.label or "",
         }
         if cut_short:
-            update["no_kernel_reason"] = cut_off_reason(limit)
+            update["no_kernel_reason"] = kernel.reason or cut_off_reason(limit)
         elif not source:
-            why = "no kernel in response"
+            why = kernel.reason or "no kernel in response"
             if reply.finish_reason not in ("stop", ""):
                 why += f" (finish_reason={reply.finish_reason})"
             update["no_kernel_reason"] = why

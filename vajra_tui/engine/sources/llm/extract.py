@@ -6,6 +6,10 @@ wants the part under the contract for the slot it asked for: ``extract_for``
 finds every kernel (``reply_shapes``), labels each from headings, comments and
 JSON keys, and picks the one for the slot. ``extract_kernel`` is the older,
 slot-blind first-``@compute`` extraction, kept as it was.
+
+Replies are hostile input: every scan is linear in the reply, and a reply past
+:data:`MAX_REPLY_CHARS` or with more than :data:`MAX_KERNELS` entry points is not
+split at all; ``extract_for`` then answers no kernel with a one-line ``reason``.
 """
 
 from __future__ import annotations
@@ -13,13 +17,23 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from vajra_tui.engine.sources.llm.reply_labels import block_label, comment_letter, hint_label
+from vajra_tui.engine.sources.llm.reply_labels import Sections, block_label, comment_letter, hint_label
 from vajra_tui.engine.sources.llm.reply_shapes import Piece, find_blocks, split_block
 
 THINK_OPEN = "<think>"
 THINK_CLOSE = "</think>"
+MAX_REPLY_CHARS = 400_000
+"""Longest reply the slot-aware extractor reads: about 100k tokens, past what any
+``max_tokens`` a chat model streams in one answer; keeps the linear scans below
+a second or two."""
+MAX_KERNELS = 64
+"""Most ``fn main`` in one reply. Real replies hold one to six variants; cutting a
+block into thousands of kernels, each borrowing from the others, is what made
+5000 ``fn main`` take 45 s."""
+_MAIN_COUNT = re.compile(r"\bfn\s++main\s*+\(")
+_NOT_NEWLINE = re.compile(r"[^\n]+")
 
-_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)(```|\Z)", re.DOTALL)
+_FENCE = re.compile(r"```[ \t]*+([A-Za-z0-9_+-]*+)[^\n]*+\n(.*?)(```|\Z)", re.DOTALL)
 _WGSL_START = re.compile(
     r"^\s*(@group|@binding|@compute|@workgroup_size|const\s|override\s|var\s*<\s*workgroup|"
     r"var\s*<\s*private|fn\s|struct\s|alias\s|enable\s|requires\s|// *tile:)"
@@ -33,25 +47,32 @@ def strip_think(reply: str) -> tuple[str, str]:
     of the rest is reasoning) and a lone ``</think>`` (chat templates that open
     the think block in the prompt: all before it is reasoning).
     """
+    answer: list[str] = []
     reasoning: list[str] = []
-    text = reply
-    if THINK_CLOSE in text and THINK_OPEN not in text.split(THINK_CLOSE, 1)[0]:
-        head, text = text.split(THINK_CLOSE, 1)
-        reasoning.append(head)
-    out: list[str] = []
-    while True:
-        start = text.find(THINK_OPEN)
-        if start < 0:
-            out.append(text)
-            break
-        out.append(text[:start])
-        end = text.find(THINK_CLOSE, start + len(THINK_OPEN))
+    for kind, text in _think_parts(reply):
+        (reasoning if kind else answer).append(text)
+    return "".join(answer), "\n".join(r.strip() for r in reasoning if r.strip())
+
+
+def _think_parts(reply: str) -> list[tuple[bool, str]]:
+    """(is reasoning, text) runs of ``reply``; reasoning runs are inside the tags, which
+    are left out. Offsets only move forward, so many think blocks stay linear."""
+    parts: list[tuple[bool, str]] = []
+    pos = 0
+    close = reply.find(THINK_CLOSE)
+    if close >= 0 and reply.find(THINK_OPEN, 0, close) < 0:
+        parts.append((True, reply[:close]))
+        pos = close + len(THINK_CLOSE)
+    while (start := reply.find(THINK_OPEN, pos)) >= 0:
+        parts.append((False, reply[pos:start]))
+        end = reply.find(THINK_CLOSE, start + len(THINK_OPEN))
         if end < 0:
-            reasoning.append(text[start + len(THINK_OPEN):])
-            break
-        reasoning.append(text[start + len(THINK_OPEN):end])
-        text = text[end + len(THINK_CLOSE):]
-    return "".join(out), "\n".join(r.strip() for r in reasoning if r.strip())
+            parts.append((True, reply[start + len(THINK_OPEN):]))
+            return parts
+        parts.append((True, reply[start + len(THINK_OPEN):end]))
+        pos = end + len(THINK_CLOSE)
+    parts.append((False, reply[pos:]))
+    return parts
 
 
 def _balanced_end(code: str) -> tuple[int, int]:
@@ -183,7 +204,8 @@ class Extracted:
     inside a JSON string, the line where that string starts; 0 for nothing.
     ``label`` is the strategy letter the reply gave it, from a letter or else from
     heading keywords; ``None`` when unlabelled. ``candidates`` counts the distinct
-    complete kernels in the whole reply.
+    complete kernels in the whole reply. ``reason`` is set only when the reply was
+    not searched (past a limit) or the search failed: why there is no kernel.
     """
 
     source: str
@@ -192,6 +214,7 @@ class Extracted:
     line: int
     complete: bool
     candidates: int
+    reason: str = ""
 
 
 @dataclass
@@ -204,35 +227,56 @@ class _Found:
 def _mask_think(text: str) -> str:
     """``text`` with think blocks as spaces, by the rules of :func:`strip_think`."""
     def blank(s: str) -> str:
-        return re.sub(r"[^\n]", " ", s)
+        return _NOT_NEWLINE.sub(lambda m: " " * len(m.group()), s)
 
     out: list[str] = []
-    if THINK_CLOSE in text and THINK_OPEN not in text.split(THINK_CLOSE, 1)[0]:
-        head, text = text.split(THINK_CLOSE, 1)
-        out.append(blank(head + THINK_CLOSE))
-    while (start := text.find(THINK_OPEN)) >= 0:
-        out.append(text[:start])
+    pos = 0
+    close = text.find(THINK_CLOSE)
+    if close >= 0 and text.find(THINK_OPEN, 0, close) < 0:
+        pos = close + len(THINK_CLOSE)
+        out.append(blank(text[:pos]))
+    while (start := text.find(THINK_OPEN, pos)) >= 0:
+        out.append(text[pos:start])
         end = text.find(THINK_CLOSE, start + len(THINK_OPEN))
-        if end < 0:
-            return "".join(out) + blank(text[start:])
-        out.append(blank(text[start:end + len(THINK_CLOSE)]))
-        text = text[end + len(THINK_CLOSE):]
-    return "".join(out) + text
+        pos = len(text) if end < 0 else end + len(THINK_CLOSE)
+        out.append(blank(text[start:pos]))
+    out.append(text[pos:])
+    return "".join(out)
+
+
+class ReplyLimit(ValueError):
+    """A reply past one of the extractor's limits; the message is the one-line reason."""
+
+
+def _check_size(reply: str) -> None:
+    if len(reply) > MAX_REPLY_CHARS:
+        raise ReplyLimit(f"reply not searched for a kernel: {len(reply)} characters, "
+                         f"over the {MAX_REPLY_CHARS}-character limit")
+
+
+def _check_kernels(text: str) -> None:
+    mains = sum(1 for _ in _MAIN_COUNT.finditer(text))
+    if mains > MAX_KERNELS:
+        raise ReplyLimit(f"reply not searched for a kernel: {mains} `fn main` entry points, "
+                         f"over the limit of {MAX_KERNELS}")
 
 
 def _find(reply: str) -> tuple[list[_Found], str]:
     """Every kernel with its labels. Kernels cut from one block share the block's
     label only when none of them is labelled by its own comment."""
+    _check_size(reply)
     reply = reply.replace("\r\n", "\n").replace("\r", "\n")
-    reasoning = strip_think(reply)[1]
     text = _mask_think(reply)
+    _check_kernels(text)
+    reasoning = strip_think(reply)[1]
     lines = text.split("\n")
+    sections = Sections(lines)
     found: list[_Found] = []
     prev_end = -1
     for n, block in enumerate(find_blocks(text)):
         letter, kw = hint_label(block.hint)
         if not letter:
-            got, above = block_label(lines, block.span[0], prev_end)
+            got, above = block_label(lines, block.span[0], prev_end, sections)
             letter, kw = got, kw or above
         prev_end = max(prev_end, block.span[1])
         pieces = split_block(block, n)
@@ -257,7 +301,8 @@ def extract_kernels(reply: str) -> list[Extracted]:
     """Every kernel in the reply, in reply order, with its label.
 
     Incomplete ones (cut off, or fragments with ``...``) are listed too, with their
-    partial text and ``complete=False``.
+    partial text and ``complete=False``. Raises :class:`ReplyLimit` for a reply
+    past the extractor's limits.
     """
     found, reasoning = _find(reply)
     count = _count(found)
@@ -275,9 +320,13 @@ def extract_for(reply: str, strategy: str) -> Extracted:
     slot's letter; its ``label`` then tells the caller it is someone else's.
     When the slot's kernel is cut off or a fragment and nothing complete
     qualifies, ``source`` is "" and ``complete`` False, with that partial
-    kernel's ``line`` and ``label`` for diagnostics.
+    kernel's ``line`` and ``label`` for diagnostics. A reply past a limit gets
+    no kernel, with the limit in ``reason``.
     """
-    found, reasoning = _find(reply)
+    try:
+        found, reasoning = _find(reply)
+    except ReplyLimit as limit:
+        return Extracted("", strip_think(reply)[1], None, 0, False, 0, reason=str(limit))
     count = _count(found)
     slot = strategy.strip().upper()[-1:]
     done = [f for f in found if f.piece.complete]

@@ -10,14 +10,21 @@ removed, so every offset and line number still matches the reply as received.
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
 import textwrap
 from dataclasses import dataclass
 
-from vajra_tui.engine.sources.llm.reply_labels import LABEL_KEYS, json_hints
+from vajra_tui.engine.sources.llm.reply_labels import document_hints, pair_hint
 
-_OPEN = re.compile(r"^([ \t]*)(`{3,}|~{3,})[ \t]*([^`\n]*)$")
+# Replies are hostile input, so every scan here is linear: runs nothing after them could
+# use are possessive (``*+``), and an unclosed JSON string is read once, not again from
+# every quote inside it (16 KB of ``\"`` took 3.5 s, 40 KB 29 s).
+ATTR_ARGS = 256
+"""Most characters read inside ``@attr(...)`` or ``var<...>`` to name a declaration: real
+ones are short, an unclosed one must not make each later declaration rescan the block."""
+_OPEN = re.compile(r"^([ \t]*+)(`{3,}+|~{3,}+)[ \t]*+([^`\n]*+)$")
 _MAIN = re.compile(r"\bfn\s+main\s*\(")
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?(?:\*/|\Z)", re.DOTALL)
 _START = re.compile(
@@ -28,12 +35,15 @@ _START = re.compile(
 _CONT = re.compile(r"(//|/\*|\*|@|fn\s|const\s|override\s|var\b|let\s|struct\s|alias\s|enable\s|"
                    r"requires\s|diagnostic|[{})\]]|->)")
 _ITEM = re.compile(
-    r"(?:@\w+(?:\s*\([^)]*\))?\s*)*(fn|const|override|let|struct|alias|var(?:\s*<[^>]*>)?)\s+(\w+)"
+    r"(?:@\w++(?:\s*+\([^)]{0,%d}\))?\s*+)*+(fn|const|override|let|struct|alias|var(?:\s*+<[^>]{0,%d}>)?)"
+    r"\s+(\w+)" % (ATTR_ARGS, ATTR_ARGS)
 )
+_SEMI_AFTER = re.compile(r"[ \t]*;")
+_DIRECTIVE = re.compile(r"(enable|requires|diagnostic)\b")
 _IDENT = re.compile(r"\b[A-Za-z_]\w*\b")
-_JSON_LIT = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
-_JSON_LIT_ML = re.compile(r'"((?:[^"\\]|\\.)*)"', re.DOTALL)
-_JSON_PAIR = re.compile(r'"(%s)"\s*:\s*"([^"\n]{0,80})"' % "|".join(LABEL_KEYS), re.IGNORECASE)
+# Group 2 is empty when the literal never closes (on its line, for _JSON_LIT).
+_JSON_LIT = re.compile(r'"((?:[^"\\\n]++|\\.)*+)(")?')
+_JSON_LIT_ML = re.compile(r'"((?:[^"\\]++|\\.)*+)(")?', re.DOTALL)
 _LANG_WORDS = {"wgsl", "rust", "glsl", "c", "cpp", "hlsl", "text"}
 
 
@@ -87,8 +97,8 @@ def _items(code: str) -> list[_Item]:
             if c == "{":
                 depth += 1
             elif c == "}" and depth <= 1:
-                rest = re.match(r"[ \t]*;", m[i:])  # `struct S { .. };`
-                i = end = i + (rest.end() if rest else 0)
+                rest = _SEMI_AFTER.match(m, i)  # `struct S { .. };`
+                i = end = rest.end() if rest else i
                 break
             elif c == "}":
                 depth -= 1
@@ -99,7 +109,7 @@ def _items(code: str) -> list[_Item]:
         kind, name = (head.group(1).split("<")[0].strip(), head.group(2)) if head else ("other", "")
         if kind == "var" and "@binding" in m[start:head.start(1)]:  # type: ignore[union-attr]
             kind = "binding"
-        if re.match(r"(enable|requires|diagnostic)\b", m[start:]):
+        if _DIRECTIVE.match(m, start):
             kind = "directive"
         out.append(_Item(kind, name, start, end))
     return out
@@ -199,29 +209,23 @@ def _fences(lines: list[str]) -> list[tuple[int, int, str, bool, str, int]]:
 
 def _json_blocks(text: str, base_line: int, multiline: bool) -> list[Block]:
     """Kernels held in JSON string literals, decoded, with labels from sibling keys."""
-    hints: dict[str, str] = {}
-    dec = json.JSONDecoder(strict=False)
-    for m in re.finditer(r"(?m)^[ \t]*([\[{])", text):
-        try:
-            json_hints(dec.raw_decode(text, m.start(1))[0], hints)
-        except ValueError:
-            continue
-    out, prev = [], 0
+    hints = document_hints(text)
+    out: list[Block] = []
+    prev = cursor = newlines = 0
     for m in (_JSON_LIT_ML if multiline else _JSON_LIT).finditer(text):
-        if "@compute" not in m.group(1):
-            continue
+        if m.group(2) is None or "@compute" not in m.group(1):
+            continue  # never closes, or no kernel in it
         try:
             code = json.loads(f'"{m.group(1)}"', strict=False).replace("\r\n", "\n").replace("\r", "\n")
         except ValueError:
             continue
         hint = hints.get(code)
         if hint is None:  # not parseable as a document: nearest label pair before, else after
-            pairs = list(_JSON_PAIR.finditer(text, prev, m.start())) or list(
-                _JSON_PAIR.finditer(text, m.end(), text.find("}", m.end()) % (len(text) + 1)))
-            hint = pairs[-1].group(2) if pairs else ""
-            hint = f"Variant {hint}" if re.fullmatch(r"[A-Z]", hint.strip()) else hint
-        line = base_line + text.count("\n", 0, m.start())
-        out.append(Block(code, line + 1, (line, base_line + text.count("\n", 0, m.end())), True, hint))
+            hint = pair_hint(text, prev, m)
+        newlines += text.count("\n", cursor, m.start())
+        cursor = m.start()
+        line = base_line + newlines
+        out.append(Block(code, line + 1, (line, line + text.count("\n", m.start(), m.end())), True, hint))
         prev = m.end()
     return out
 
@@ -277,14 +281,16 @@ def split_block(block: Block, index: int) -> list[Piece]:
     mains = [k for k, it in enumerate(items) if it.kind == "fn" and it.name == "main"]
     if len(mains) < 2:
         head = code[: items[mains[0]].start] if mains else code
-        return [_piece(code, 0, len(code), block, index, items, [], head)]
+        return [_piece(code, 0, len(code), block, index, items, range(len(items)), [], head)]
     cuts = [0] + [_line_end(code, items[k].end) for k in mains[:-1]] + [len(code)]
+    starts = [it.start for it in items]  # items come in reply order: ranges are bisected
+    index_of = _Names(items)
     pieces = []
     for n, k in enumerate(mains):
         lo, hi = cuts[n], cuts[n + 1]
-        own = [j for j, it in enumerate(items) if lo <= it.start < hi]
-        borrowed = _borrow(code, items, own, k)
-        pieces.append(_piece(code, lo, hi, block, index, items, borrowed, code[lo:items[k].start]))
+        own = range(bisect.bisect_left(starts, lo), bisect.bisect_left(starts, hi))
+        borrowed = _borrow(code, items, own, k, index_of)
+        pieces.append(_piece(code, lo, hi, block, index, items, own, borrowed, code[lo:items[k].start]))
     return pieces
 
 
@@ -293,18 +299,39 @@ def _line_end(code: str, pos: int) -> int:
     return len(code) if nl < 0 else nl + 1
 
 
-def _borrow(code: str, items: list[_Item], own: list[int], main: int) -> list[int]:
+class _Names:
+    """A block's borrowable declarations by name, and its directives, in reply order:
+    each kernel looks up what it needs instead of scanning every declaration."""
+
+    def __init__(self, items: list[_Item]) -> None:
+        self.by_name: dict[str, list[int]] = {}
+        for j, it in enumerate(items):
+            if it.kind not in ("binding", "other") and it.name != "main":
+                self.by_name.setdefault(it.name, []).append(j)
+        self.directives = [j for j, it in enumerate(items) if it.kind == "directive"]
+
+    def nearest(self, name: str, own: range) -> int | None:
+        """The last declaration of ``name`` before ``own``, else the first one after it."""
+        found = self.by_name.get(name, [])
+        if not own:
+            return found[0] if found else None
+        k = bisect.bisect_left(found, own.start)
+        if k:
+            return found[k - 1]
+        k = bisect.bisect_left(found, own.stop)
+        return found[k] if k < len(found) else None
+
+
+def _borrow(code: str, items: list[_Item], own: range, main: int, index: _Names) -> list[int]:
     """Indices of other kernels' declarations this kernel's text refers to, transitively."""
     names = {items[j].name for j in own}
     need = set(_IDENT.findall(blank_comments("".join(code[items[j].start:items[j].end] for j in own))))
-    taken = {j for j, it in enumerate(items) if it.kind == "directive" and j < main and j not in own}
+    before_main = index.directives[: bisect.bisect_left(index.directives, main)]
+    taken = {j for j in before_main if j not in own}
     queue = sorted(need - names)
     while queue:
         name = queue.pop()
-        cands = [j for j, it in enumerate(items) if it.name == name and j not in own
-                 and it.kind not in ("binding", "other") and name != "main"]
-        before = [j for j in cands if j < own[0]] if own else []
-        pick = before[-1] if before else (cands[0] if cands else None)
+        pick = index.nearest(name, own)
         if pick is None or pick in taken:
             continue
         taken.add(pick)
@@ -315,10 +342,10 @@ def _borrow(code: str, items: list[_Item], own: list[int], main: int) -> list[in
 
 
 def _piece(code: str, lo: int, hi: int, block: Block, index: int, items: list[_Item],
-           borrowed: list[int], header: str) -> Piece:
+           own_items: range, borrowed: list[int], header: str) -> Piece:
     own = re.sub(r"\A(?:[ \t]*\n)+", "", code[lo:hi])
     line = block.line + code.count("\n", 0, lo + len(code[lo:hi]) - len(own))
-    first = min((it.start for it in items if lo <= it.start < hi), default=lo)
+    first = items[own_items.start].start if own_items else lo
     before = [code[items[j].start:items[j].end] for j in borrowed if items[j].start < first]
     after = [code[items[j].start:items[j].end] for j in borrowed if items[j].start >= first]
     source = "\n\n".join(p for p in [*before, own.rstrip(), *after] if p.strip()) + "\n"
