@@ -224,18 +224,24 @@ def workgroup_size(src: str, consts: dict[str, int] | None = None) -> tuple[int,
     """``@workgroup_size`` of the compute entry ``main`` (or the first compute entry).
 
     Arguments may be literals or constant expressions over ``const`` names declared
-    in ``src`` or given in ``consts`` (``consts`` wins). None when absent, unresolvable
-    or invalid (:func:`read_workgroup_size` says why).
+    in ``src`` or given in ``consts`` (``consts`` wins). None when absent or unresolvable
+    (:func:`read_workgroup_size` says why); values below 1 are returned as they are, for
+    callers that rule such configurations out themselves.
     """
     try:
-        return read_workgroup_size(src, consts)
+        dims = _evaluated_dims(src, consts) + [1, 1]
     except ConstEvalError:
         return None
+    return dims[0], dims[1], dims[2]
 
 
 def read_workgroup_size(src: str, consts: dict[str, int] | None = None) -> tuple[int, int, int]:
     """The workgroup size, evaluated as WGSL does; raises ConstEvalError saying what is wrong
     (absent, not evaluable, a dimension below 1, over MAX_WORKGROUP_INVOCATIONS)."""
+    return _checked_dims(_evaluated_dims(src, consts))
+
+
+def _evaluated_dims(src: str, consts: dict[str, int] | None) -> list[int]:
     toks = significant_tokens(src)
     entry = find_entry_point(toks) or find_entry_point(toks, name="")
     if entry is None:
@@ -248,7 +254,7 @@ def read_workgroup_size(src: str, consts: dict[str, int] | None = None) -> tuple
             args = split_args(toks[i + 3:close])
             if not 1 <= len(args) <= 3:
                 raise ConstEvalError(f"@workgroup_size takes 1 to 3 values, not {len(args)}")
-            return _checked_dims([evaluate(a, known).value for a in args])
+            return [evaluate(a, known).value for a in args]
         i += 1
     raise ConstEvalError("no @workgroup_size on the entry point")
 
