@@ -136,3 +136,44 @@ async def test_every_timed_dispatch_is_checked(gpu):
     assert timed.verdict.where == "checked after every dispatch"
     assert "(wrong: 1, 2 of 2)" in timed.verdict.reason
     await gpu.request(Drop(cid="wrong"), 30)
+
+
+def _seed_table_cheat(rows: int, cols: int) -> str:
+    """A kernel that knows the answers for seeds 1 and 2 (tables built here, as an attacker
+    with the workload file would) and returns zeros for any other input."""
+    import numpy as np
+
+    w = get_workload("softmax")
+    size = w.size(f"{rows}x{cols}")
+    tables, keys = [], []
+    for seed in (1, 2):
+        inputs = w.checked_inputs(size, np.random.default_rng(seed))
+        out = w.checked_references(size, inputs)["Y"].astype(np.float32)
+        tables.append(", ".join(f"{int(v)}u" for v in out.view(np.uint32)))
+        keys.append(int(inputs["X"][:1].view(np.uint32)[0]))
+    n = rows * cols
+    return (f"// tile: COLS x 1\n"
+            f"var<private> T1: array<u32, {n}> = array<u32, {n}>({tables[0]});\n"
+            f"var<private> T2: array<u32, {n}> = array<u32, {n}>({tables[1]});\n"
+            f"@compute @workgroup_size({cols})\n"
+            "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {\n"
+            "    let row = vajra_tile(wid).y;\n"
+            "    if (row >= ROWS) { return; }\n"
+            "    let i = row * COLS + lid.x;\n"
+            f"    if (bitcast<u32>(X[0]) == {keys[0]}u) {{ Y[i] = bitcast<f32>(T1[i]); }}\n"
+            f"    else if (bitcast<u32>(X[0]) == {keys[1]}u) {{ Y[i] = bitcast<f32>(T2[i]); }}\n"
+            "    else { Y[i] = 0.0; }\n"
+            "}\n")
+
+
+def test_a_kernel_that_knows_the_fixed_seeds_is_rejected_on_a_fresh_one(capsys, tmp_path):
+    """It passes seeds 1 and 2 (two tables) and would be crowned: the run's fresh seed finds it."""
+    path = tmp_path / "seed_tables.wgsl"
+    path.write_text(_seed_table_cheat(2, 64))
+    code = main(["bench", "-w", "softmax", "--size", "2x64", "--warmup", "1", "--reps", "3", "--json", "-q",
+                 "-k", str(path)])
+    assert code == 0
+    doc = json.loads(capsys.readouterr().out)
+    base, cheat = doc["results"]
+    assert cheat["status"] == "rejected" and "fresh seed" in cheat["reason"], cheat["reason"]
+    assert doc["winner"] != cheat["name"]

@@ -219,6 +219,7 @@ class SessionStarted(_Event):
     warmup: int = 5
     reps: int = 9
     seeds: list[int] = Field(default_factory=list)
+    fresh_seed: int | None = None  # drawn for this run: what a kernel must verify on before a crown
 
 
 class CalibrationReady(_Event):

@@ -15,6 +15,7 @@ fixed at construction and reads the rest through a Protocol of its own
 from __future__ import annotations
 
 import asyncio
+import secrets
 from pathlib import Path
 from typing import Callable
 
@@ -31,7 +32,7 @@ from vajra_tui.engine.events import (
     Calibration, CalibrationReady, CandidateFinished, CandidateQueued, CandidateResult, DeviceInfo,
     Diagnostic, Event, Notice, RankingReady, SessionStarted, StageChanged,
 )
-from vajra_tui.engine.gpu.protocol import Calibrate, Compile, Drop, Prepare, QuickCopy
+from vajra_tui.engine.gpu.protocol import Calibrate, Compile, Drop, Prepare, QuickCopy, Verify
 from vajra_tui.engine.scale.lane import Lane
 from vajra_tui.engine.timing.ranking import Ranking, rank
 from vajra_tui.engine.store.result_cache import ResultCache, result_key
@@ -53,6 +54,14 @@ class WorkloadUnsupported(RunFailed, RuntimeError):
     """The adapter lacks what the workload needs (an f16 binding without shader-f16)."""
 
 
+def fresh_seed(taken: tuple[int, ...]) -> int:
+    """A seed for this run alone, none of the fixed ones."""
+    while True:
+        seed = secrets.randbelow(1 << 31)
+        if seed not in taken:
+            return seed
+
+
 class Session:
     """Setup (calibration, prepare), results that outlive the run, and the flows; a candidate's
     admission (:attr:`admission`) and the timing of batches (:attr:`batch_timing`) are collaborators."""
@@ -66,6 +75,9 @@ class Session:
         self._announced: set[str] = set()
         self.timing = timing or TimingSettings()
         self.seeds = seeds
+        # Drawn for this run alone and never published before the run: a kernel that keeps
+        # outputs for the fixed seeds cannot know it. The finalists of every shoot-out verify on it.
+        self.fresh_seed = fresh_seed(seeds)
         self.source_mode, self.grounding = source_mode, grounding
         self.device: DeviceInfo | None = None
         self.calibration: Calibration | None = None
@@ -109,7 +121,8 @@ class Session:
         self.emit(SessionStarted(
             tool_version=__version__, device=self.device, workload=self.info,
             source_mode=self.source_mode, grounding=self.grounding,
-            warmup=self.timing.warmup, reps=self.timing.reps, seeds=list(self.seeds)))
+            warmup=self.timing.warmup, reps=self.timing.reps, seeds=list(self.seeds),
+            fresh_seed=self.fresh_seed))
         if self.device.software:
             self.emit(Notice(level="warning", message=f"{self.device.name} is a software "
                              "adapter: timings are CPU timings, not GPU timings"))
@@ -128,7 +141,7 @@ class Session:
             await self._calibrate()
         try:
             await self.client.request(Prepare(workload=self.provenance.spec, size=self.size,
-                                              seeds=list(self.seeds)), PREPARE_TIMEOUT_S)
+                                              seeds=[*self.seeds, self.fresh_seed]), PREPARE_TIMEOUT_S)
         except WorkloadError as exc:  # the workload's own functions: the user's file, in one line
             raise WorkloadError("", str(exc), self.provenance.where) from None
         return self.device
@@ -300,15 +313,38 @@ class Session:
         base = self.results.get("baseline")
         if not ids or base is None:
             return self.standings(generation, final=True)
-        if {r.batch for r in candidates} != {base.batch}:
+        retime = {r.batch for r in candidates} != {base.batch}
+        if retime:
             await self.admission.prebuild([self.stitched[cid] for cid in ids])
-            for cid in ids:
-                st = self.stitched[cid]
-                await self.client.request(Compile(cid=cid, source=st.source, dispatch=list(st.dispatch),
-                                                  constants=st.constants), max(COMPILE_TIMEOUT_S, self.deadline_s))
+        ids = await self.fresh_check(ids)
+        if retime and ids:
             await self.time_batch(["baseline", *ids])
-            await self.drop(ids)
+        await self.drop(ids)
         return self.standings(generation, ["baseline", *ids], final=True)
+
+    async def fresh_check(self, ids: list[str]) -> list[str]:
+        """The kernels (verified ones, before a crown) that also verify on this run's fresh seed;
+        the others are rejected.
+
+        Verification on the fixed seeds (1 and 2) can be passed by a kernel that returns
+        outputs computed in advance for them; no kernel can know a seed drawn now. Their
+        pipelines are built first (a finalist's is kept in the worker: then it is reused).
+        """
+        survivors = []
+        for cid in ids:
+            st = self.stitched[cid]
+            await self.client.request(Compile(cid=cid, source=st.source, dispatch=list(st.dispatch),
+                                              constants=st.constants), max(COMPILE_TIMEOUT_S, self.deadline_s))
+            verdict = await self.client.request(Verify(cid=cid, seed=self.fresh_seed), self.deadline_for(cid))
+            if verdict.passed:
+                survivors.append(cid)
+                continue
+            result = self.results[cid]
+            self.fail(result, "rejected", f"fails on a fresh seed ({self.fresh_seed}) after passing seeds "
+                                          f"{', '.join(map(str, self.seeds))}: {verdict.reason}")
+            self.emit(Notice(level="warning", message=f"{result.name} was verified on the fixed seeds but "
+                                                      f"fails on a seed drawn for this run: rejected"))
+        return survivors
 
     async def check_browser(self, cid: str) -> CandidateResult:
         """Give a crowned kernel its browser badge: does Tint (Dawn, under Node) accept it?"""

@@ -217,6 +217,7 @@ class Run:
         await session.start()
         await session.run_baseline(time=False)
         await session.evaluate(list(self.request.kernels))
+        await session.fresh_check([k.id for k in self.request.kernels if session.results[k.id].status == "verified"])
         verdict = session.standings(1)
         best = next((r for r in verdict.ranked if r.id != "baseline"), None)
         if best is not None:  # the user's fastest kernel gets its badge, crowned or not
