@@ -72,3 +72,14 @@ def test_a_workload_raising_a_base_exception_is_one_line(capsys, tmp_path):
     assert main(["bench", "-w", str(path), "--size", "ROWS=32,COLS=32", "-q"]) == 2
     err = capsys.readouterr().err
     assert "make_inputs: raised Boom: not an Exception" in err and "died" not in err
+
+
+def test_a_compiler_message_is_a_short_reason(capsys, tmp_path):
+    """A 5000-digit literal made a 5000-character reason; the diagnostics keep the whole message."""
+    import json
+
+    kernel = tmp_path / "digits.wgsl"
+    kernel.write_text("@compute @workgroup_size(64)\nfn main() {\n    let x = " + "9" * 5000 + ";\n}\n")
+    assert main(["bench", "-w", "softmax", "--size", "8x64", "-k", str(kernel), "--json", "-q"]) == 0
+    _, cand = json.loads(capsys.readouterr().out)["results"]
+    assert cand["status"] != "verified" and len(cand["reason"]) <= 400

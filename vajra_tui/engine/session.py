@@ -42,6 +42,7 @@ Emit = Callable[[Event], None]
 BASELINE_TIMEOUT_S = 300.0
 DROP_TIMEOUT_S = 30.0
 FINALISTS = 5  # kernels a shoot-out times again beside the baseline
+REASON_CHARS = 400  # a failure's reason, one table cell; diagnostics keep the rest
 PREPARE_TIMEOUT_S = 900.0
 RECALIBRATE_DRIFT = 0.15  # a cached roofline whose copy rate is further off than this is redone
 
@@ -204,7 +205,12 @@ class Session:
         return result
 
     def fail(self, result: CandidateResult, status: str, reason: str) -> bool:
-        """A candidate's final failure, told and kept; False, for callers that return it."""
+        """A candidate's final failure, told and kept; False, for callers that return it.
+
+        The reason is what a table row shows: a compiler quoting a 5000-digit literal is cut
+        to :data:`REASON_CHARS` (the diagnostics keep the whole message)."""
+        if len(reason) > REASON_CHARS:
+            reason = reason[: REASON_CHARS - 1] + "…"
         result.status, result.reason = status, reason  # type: ignore[assignment]
         self.emit(StageChanged(id=result.id, stage="done", detail=status))
         self.emit(CandidateFinished(result=result))
