@@ -62,6 +62,7 @@ class CandidateView:
     deadline_at: float | None = None  # time.monotonic() when the worker will be killed
     countdown: int | None = None  # whole seconds left, once it is worth showing
     version: int = 0  # bumped on every change: widgets redraw only when it moves
+    index: int = 0  # its place in the order candidates first appeared (the lists' row order)
 
     @property
     def status(self) -> str:
@@ -99,6 +100,11 @@ class RunState:
     lanes: LanesUpdated | None = None  # several adapters (tune --gpus, --ray): the latest state
     events: int = 0
     version: int = 0
+    # cid -> the state version of its last change, least recent first (a changed id moves to
+    # the end): a screen redraws the candidates touched since its last tick without visiting
+    # every candidate, which made a replay of thousands quadratic
+    _touched: dict[str, int] = field(default_factory=dict, repr=False)
+    _armed: set[str] = field(default_factory=set, repr=False)  # candidates with a deadline to count
 
     # ---- derived views (no arithmetic on measurements) ------------------------
     @property
@@ -142,26 +148,48 @@ class RunState:
         """A candidate is still on its way through the pipeline."""
         return any(c.result is None for c in self.candidates.values())
 
+    def changed_since(self, version: int) -> list[CandidateView]:
+        """The candidates changed after state ``version``, in the order they first appeared.
+
+        Costs what changed, not what exists: the journal is walked from its newest end.
+        """
+        changed: list[CandidateView] = []
+        for cid in reversed(self._touched):
+            if self._touched[cid] <= version:
+                break
+            changed.append(self.candidates[cid])
+        changed.sort(key=lambda view: view.index)
+        return changed
+
     # ---- folding -------------------------------------------------------------
+    def _touch(self, view: CandidateView) -> None:
+        """Note a change to ``view``: its version moves and it goes to the journal's newest end."""
+        view.version += 1
+        self._touched.pop(view.id, None)
+        self._touched[view.id] = self.version
+
     def _cand(self, cid: str) -> CandidateView:
         view = self.candidates.get(cid)
         if view is None:  # an event for a candidate never queued: still show it
-            view = self.candidates[cid] = CandidateView(id=cid, name=cid)
-        view.version += 1
+            view = self.candidates[cid] = CandidateView(id=cid, name=cid, index=len(self.candidates))
+        self._touch(view)
         return view
 
     def tick(self, now: float | None = None) -> bool:
         """Advance the deadline countdowns; True when one of them changed (a redraw is due)."""
         now = time.monotonic() if now is None else now
         moved = False
-        for view in self.candidates.values():
+        for cid in list(self._armed):  # only the few with a deadline running, not every candidate
+            view = self.candidates[cid]
             if view.deadline_at is None or view.deadline_s is None:
                 continue
             left = view.deadline_at - now
             shown = max(int(left + 0.999), 0) if view.deadline_s - left >= COUNTDOWN_AFTER_S else None
             if shown != view.countdown:
                 view.countdown = shown
-                view.version += 1
+                if not moved:
+                    self.version += 1
+                self._touch(view)
                 moved = True
         return moved
 
@@ -169,6 +197,10 @@ class RunState:
         view.deadline_s = deadline_s
         view.deadline_at = None if deadline_s is None else time.monotonic() + deadline_s
         view.countdown = None
+        if deadline_s is None:
+            self._armed.discard(view.id)
+        else:
+            self._armed.add(view.id)
 
     def _set_stage(self, view: CandidateView, stage: str) -> None:
         if stage != view.stage or stage != "verifying":

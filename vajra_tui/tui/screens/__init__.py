@@ -69,9 +69,18 @@ class ListScreen(StateScreen):
     async def action_list(self, action: str) -> None:
         await self.query_one(f"#{self.LIST_ID}", DataTable).run_action(action)
 
+    _list: DataTable | None = None
+
+    def list_table(self) -> DataTable | None:
+        """The screen's list, found once: the footer asks every tick, and a DOM query walks
+        every widget (with dozens of panels mounted that cost more than the rest of the tick)."""
+        if self._list is None or not self._list.is_attached:
+            found = self.query(f"#{self.LIST_ID}").results(DataTable)
+            self._list = next(found, None)  # None while the screen is still being composed
+        return self._list
+
     def selected_view(self) -> "CandidateView | None":
-        found = self.query(f"#{self.LIST_ID}").results(DataTable)
-        table = next(found, None)  # None while the screen is still being composed
+        table = self.list_table()
         if table is None or not table.row_count:
             return None
         key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value

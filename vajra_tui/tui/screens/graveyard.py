@@ -74,12 +74,15 @@ class GraveyardScreen(ListScreen):
             table.add_column(label, key=label)
         table.focus()
         self._shown: tuple[str, int] | None = None
+        self._seen = -1  # the state version listed last: a tick looks only at what changed since
         self.mounted()
 
     def sync(self, state: RunState) -> None:
         table = self.query_one("#graves", DataTable)
-        for view in state.graveyard:
-            if view.id not in table.rows:
+        changed = state.changed_since(self._seen)
+        self._seen = state.version
+        for view in changed:
+            if view.failed and view.id not in table.rows:
                 reason = (view.result.reason if view.result else "").splitlines()
                 table.add_row(plain(view.label, single_line=True),
                               plain(view.status.replace("_", " "), style="red"),

@@ -3,16 +3,22 @@
 Panels sit in a grid: three across when the terminal is wide (>= 120
 columns), stacked when narrow. Generation 1 (A, B, C and any user kernels)
 fills the first row; evolved generations (D, E, …) add rows below. The list
-under the panels is where arrows/j/k choose the kernel that ``s`` shows.
+under the panels is where arrows/j/k choose the kernel that ``s`` shows; it has
+every candidate, while the panels are kept for the latest :data:`MAX_PANELS`.
+
+Each tick redraws only the candidates that changed since the last one
+(:meth:`RunState.changed_since`), so a replay of thousands stays linear.
 """
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Grid, VerticalScroll
 from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets.data_table import ColumnKey
 
 from vajra_tui.safe_text import plain
 from vajra_tui.tui.state import CandidateView, RunState
@@ -24,6 +30,10 @@ from vajra_tui.tui.widgets.stream import CandidatePanel
 from vajra_tui.tui.screens import ListScreen
 
 COLUMNS = ("kernel", "gen", "origin", "status", "median", "speedup", "GFLOP/s")
+# Live panels kept at once: a live run has a few per generation; a recording of thousands
+# (a long parameter search) would mount ~5 widgets per candidate and stall the UI, keys and all.
+# Beyond this, the oldest panels give way to new ones; the list still shows every candidate.
+MAX_PANELS = 60
 
 
 def status_cell(view: CandidateView) -> Text:
@@ -42,6 +52,15 @@ def row_cells(view: CandidateView) -> tuple[object, ...]:
             fmt.ms(r.median_ms) if verified and r else fmt.DASH,
             fmt.speedup(r.speedup) if verified and r else fmt.DASH,
             fmt.num(r.gflops) if verified and r else fmt.DASH)
+
+
+def _wider(table: DataTable, column: str, value: object) -> bool:
+    """Whether ``value`` needs its column to grow. Widths only grow, to the widest value ever
+    shown: the same on a fast host (rows added early, then updated) as on a slow one (added
+    finished). Only a wider value asks the table to resize: asked with a narrower one, Textual
+    re-measures every cell of the column, and a replay of thousands became quadratic."""
+    width = value.cell_len if isinstance(value, Text) else cell_len(str(value))
+    return width > table.columns[ColumnKey(column)].content_width
 
 
 def grounding_lines(state: RunState, most: int = 3) -> Text:
@@ -78,6 +97,12 @@ class VariantsScreen(ListScreen):
         for label in COLUMNS:
             table.add_column(label, key=label)
         self._rows: dict[str, tuple[object, ...]] = {}
+        self._panels: dict[str, CandidatePanel] = {}  # oldest first
+        self._seen = -1  # the state version drawn last
+        # found once: a DOM query walks every panel's widgets, and sync runs every tick
+        self._heading = self.query_one("#variants-heading", Static)
+        self._grid = self.query_one("#panels", Grid)
+        self._table = table
         table.focus()
         self.mounted()
 
@@ -91,39 +116,57 @@ class VariantsScreen(ListScreen):
         if lanes:
             heading.append("\n").append_text(lanes)
         heading.append_text(grounding_lines(state))
-        self.query_one("#variants-heading", Static).update(heading)
-        grid = self.query_one("#panels", Grid)
-        table = self.query_one("#variant-list", DataTable)
-        for view in state.variants:
-            panel = self._panel(view.id)
-            if panel is None:
-                grid.mount(CandidatePanel(view))
-            else:
+        variants = len(state.candidates) - ("baseline" in state.candidates)
+        if variants > MAX_PANELS:
+            heading.append(f"\npanels for the latest {MAX_PANELS} of {variants} candidates; "
+                           "the list below has every one", style="dim")
+        self._heading.update(heading)
+        changed = [view for view in state.changed_since(self._seen) if view.id != "baseline"]
+        self._seen = state.version
+        self._sync_panels(changed)
+        self._sync_rows(changed)
+
+    def _sync_panels(self, changed: list[CandidateView]) -> None:
+        """New candidates get panels (in one mount, the oldest making room); changed ones redraw."""
+        fresh = [view for view in changed if view.id not in self._rows][-MAX_PANELS:]
+        for view in changed:
+            panel = self._panels.get(view.id)
+            if panel is not None:
                 panel.sync(view)
+        if not fresh:
+            return
+        grid = self._grid
+        overflow = len(self._panels) + len(fresh) - MAX_PANELS
+        if overflow > 0:
+            old = list(self._panels)[:overflow]
+            grid.remove_children([self._panels.pop(cid) for cid in old])
+        panels = [CandidatePanel(view) for view in fresh]
+        self._panels.update((panel.cid, panel) for panel in panels)
+        grid.mount_all(panels)
+
+    def _sync_rows(self, changed: list[CandidateView]) -> None:
+        """Every candidate has a row, added in the order it appeared; changed cells update."""
+        table = self._table
+        for view in changed:
             cells = row_cells(view)
             if self._rows.get(view.id) == cells:
                 continue  # unchanged rows cost nothing: a tick may carry many events
             if view.id in table.rows:
                 for column, value, old in zip(COLUMNS, cells, self._rows[view.id]):
                     if value != old:
-                        # widths only grow, to the widest value ever shown: the same on a fast
-                        # host (rows added early, then updated) as on a slow one (added finished)
-                        table.update_cell(view.id, column, value, update_width=True)
+                        table.update_cell(view.id, column, value, update_width=_wider(table, column, value))
             else:
                 table.add_row(*cells, key=view.id)
             self._rows[view.id] = cells
 
     def _panel(self, cid: str) -> CandidatePanel | None:
-        for panel in self.query(CandidatePanel):
-            if panel.cid == cid:
-                return panel
-        return None
+        return self._panels.get(cid)
 
     @on(DataTable.RowHighlighted, "#variant-list")
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
         if event.row_key.value is not None:
             self.vapp.selected_id = str(event.row_key.value)
-            for panel in self.query(CandidatePanel):
+            for panel in self._panels.values():
                 panel.set_class(panel.cid == self.vapp.selected_id, "-selected")
             chosen = self._panel(self.vapp.selected_id)
             if chosen is not None:  # the selected card follows the list, at any terminal size
