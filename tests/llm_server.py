@@ -6,7 +6,8 @@ Behaviour is scripted per model name: each request for a model takes the next
 mode from its script (the last mode repeats). A mode is a name from :data:`MODES`
 or a :class:`Scripted` reply: any text, with optional ``reasoning_content`` deltas
 and the ``finish_reason`` of your choice (``"length"``: cut off at the token
-limit). Every request's body is kept, so tests can read the messages sent.
+limit), or an :class:`Endless` one: a server that ignores max_tokens and never
+stops streaming until the client hangs up. Every request's body is kept, so tests can read the messages sent.
 """
 
 from __future__ import annotations
@@ -48,7 +49,17 @@ class Scripted:
     finish_reason: str = "stop"
 
 
-Mode = Union[str, Scripted]
+@dataclass(frozen=True)
+class Endless:
+    """A reply that never ends: ``prefix`` as content, then ``filler`` (as reasoning_content
+    deltas if ``reasoning``) repeated until the client closes the stream or the server stops."""
+
+    prefix: str = ""
+    filler: str = "Let me think about the tiling once more. "
+    reasoning: bool = False
+
+
+Mode = Union[str, Scripted, Endless]
 
 _ERRORS: dict[str, tuple[int, dict[str, Any]]] = {
     "503": (503, {"error": {"message": "Service unavailable", "type": "server_error"}}),
@@ -70,6 +81,7 @@ class LLMServer(LoopbackServer):
         self.auth_headers: list[str] = []
         self.active = 0
         self.max_active = 0
+        self.endless_chunks = 0  # chunks an Endless reply got out before the client hung up
         super().__init__(_make_handler(self))
 
     @property
@@ -78,7 +90,7 @@ class LLMServer(LoopbackServer):
 
     def script(self, model: str, *modes: Mode) -> None:
         for m in modes:
-            assert isinstance(m, Scripted) or m in MODES, m
+            assert isinstance(m, (Scripted, Endless)) or m in MODES, m
         self.scripts[model] = list(modes)
 
     def reply(self, model: str, *texts: str, reasoning: str = "", finish_reason: str = "stop") -> None:
@@ -153,6 +165,8 @@ def _make_handler(server: LLMServer) -> type[BaseHTTPRequestHandler]:
         def _serve(self, model: str, mode: Mode) -> None:
             if isinstance(mode, Scripted):
                 return self._stream(model, mode.text, mode.reasoning, mode.finish_reason)
+            if isinstance(mode, Endless):
+                return self._endless(model, mode)
             if mode in _ERRORS:
                 status, err = _ERRORS[mode]
                 return self._json(status, err, {"retry-after-ms": str(server.retry_after_ms)})
@@ -196,6 +210,22 @@ def _make_handler(server: LLMServer) -> type[BaseHTTPRequestHandler]:
             for part in _split(reasoning, server.chunk_size):
                 self._event(_chunk(model, {"reasoning_content": part}))
             self._finish(model, _split(text, server.chunk_size), finish)
+
+        def _endless(self, model: str, mode: Endless) -> None:
+            self._start(model)
+            key = "reasoning_content" if mode.reasoning else "content"
+            filler = (mode.filler * (server.chunk_size // max(1, len(mode.filler)) + 1))
+            filler = filler[: max(server.chunk_size, 1)]
+            self.close_connection = True
+            try:
+                for part in _split(mode.prefix, server.chunk_size):
+                    self._event(_chunk(model, {"content": part}))
+                while not server.stop_event.is_set():
+                    self._event(_chunk(model, {key: filler}))
+                    server.endless_chunks += 1
+            except OSError:  # the client hung up: what a bounded client does
+                return None
+            return None
 
     return Handler
 

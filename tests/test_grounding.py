@@ -13,14 +13,18 @@ import pytest_asyncio
 
 from vajra_tui.engine.candidate import GenerationContext
 from vajra_tui.engine.events import DeviceInfo, GroundingResult, WorkloadInfo
-from vajra_tui.engine.sources.llm.grounding import CACHE_FILE, SNIPPET_CHARS, Grounding
+from vajra_tui.engine.sources.llm.client import LLMSource
+from vajra_tui.engine.sources.llm.grounding import (CACHE_FILE, MAX_GROUNDING_CHARS, MAX_RESULTS,
+                                                    SNIPPET_CHARS, Grounding)
 from vajra_tui.engine.sources.llm.prompts import build_messages
-from vajra_tui.settings import TavilySettings
+from vajra_tui.settings import LLMSettings, TavilySettings
 
 try:
-    from tests.tavily_server import TavilyServer
+    from tests.llm_server import LLMServer
+    from tests.tavily_server import TavilyServer, result_url
 except ImportError:  # tests/ is not a package: pytest puts it on sys.path
-    from tavily_server import TavilyServer
+    from llm_server import LLMServer
+    from tavily_server import TavilyServer, result_url
 
 KEY = "tvly-test-s3cr3t"
 
@@ -155,3 +159,35 @@ async def test_results_reach_prompt(grounding: Grounding) -> None:
 def test_disabled_without_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("TAVILY_API_KEY", raising=False)
     assert not Grounding(TavilySettings(), lambda e: None).enabled
+
+
+@pytest.mark.asyncio
+async def test_joined_strategy_results_stay_bounded(
+        tavily: TavilyServer, events: list[Any], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Three strategies' searches, each at its bound, join into one prompt within that bound."""
+    monkeypatch.setenv("TAVILY_API_KEY", KEY)
+    monkeypatch.setenv("NEBIUS_API_KEY", "llm-test-key")
+    g = Grounding(TavilySettings(base_url=tavily.url, timeout_s=3.0, max_results=MAX_RESULTS),
+                  events.append, cache_dir=tmp_path)
+    with LLMServer(chunk_delay=0.0) as llm:
+        src = LLMSource(LLMSettings(base_url=llm.url, model="m", fallback_model="",
+                                    timeout_s=5.0, first_token_timeout_s=2.0), events.append, g)
+        try:
+            ctx = GenerationContext(
+                workload=WorkloadInfo(name="saxpy", size={"N": 1024}, flops=2048,
+                                      min_bytes=12288, output_grid=[1024, 1, 1], atol=1e-5),
+                device=DeviceInfo(name="Test GPU"))
+            cands = await src.propose(ctx, ["A", "B", "C"])
+        finally:
+            await src.aclose()
+        prompts = [m[-1]["content"] for m in llm.messages()]
+    assert len(cands) == 3 and len(prompts) == 3 and len(tavily.queries) == 3
+    searched = [r for e in grounding_events(events) for r in e.results]
+    assert sum(len(v) for r in searched for v in r.values()) > MAX_GROUNDING_CHARS  # the setup
+    for prompt in prompts:
+        shown = [r for r in searched if f"<{r['url']}>" in prompt]
+        assert 0 < len(shown) <= MAX_RESULTS
+        assert sum(len(v) for r in shown for v in r.values()) <= MAX_GROUNDING_CHARS
+        for q in tavily.queries:  # taken in turns: every strategy's first result is there
+            assert result_url(q, 0) in prompt

@@ -23,13 +23,15 @@ from vajra_tui.engine.events import (
     WorkloadInfo,
 )
 from vajra_tui.engine.sources.llm.extract import extract_for
-from vajra_tui.engine.sources.llm.client import UNAUTHORIZED, LLMSource
+from vajra_tui.engine.sources.llm.client import (MAX_SLOT_REPLY_CHARS, UNAUTHORIZED, LLMSource,
+                                            reply_limit_reason)
 from vajra_tui.settings import LLMSettings
 
 try:
-    from tests.llm_server import KERNEL, KERNEL_REPLY, PROSE_REPLY, THINK_TEXT, LLMServer, Scripted
+    from tests.llm_server import (KERNEL, KERNEL_REPLY, PROSE_REPLY, THINK_TEXT, Endless,
+                                  LLMServer, Scripted)
 except ImportError:  # tests/ is not a package: pytest puts it on sys.path
-    from llm_server import KERNEL, KERNEL_REPLY, PROSE_REPLY, THINK_TEXT, LLMServer, Scripted
+    from llm_server import KERNEL, KERNEL_REPLY, PROSE_REPLY, THINK_TEXT, Endless, LLMServer, Scripted
 
 REPLIES = Path(__file__).parent / "replies"
 
@@ -348,3 +350,67 @@ async def test_generation_two_continues_the_winners_conversation(
     assert "line 2:3: expected ';'" in feedback and "let x = 1" in feedback
     assert "Strategy D (generation 2)" in feedback
     assert d.messages == second and d.source
+
+
+# ---- a server that never stops streaming ---------------------------------------------
+
+
+@pytest_asyncio.fixture
+async def endless_source(server: LLMServer, events: list[Any],
+                         monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[LLMSource]:
+    """A source whose deadlines (20 s) are far beyond what a bounded slot needs: an
+    endless stream must end at the reply limit, not at a timeout."""
+    monkeypatch.setenv("NEBIUS_API_KEY", KEY)
+    server.chunk_size, server.chunk_delay = 4096, 0.001  # megabytes a second
+    settings = LLMSettings(base_url=server.url, model="primary", fallback_model="fallback",
+                           timeout_s=20.0, first_token_timeout_s=5.0, max_retries=1)
+    src = LLMSource(settings, events.append)
+    yield src
+    await src.aclose()
+
+
+def recorded_chars(events: list[Any], cid: str) -> int:
+    return sum(len(d.text) for d in of(events, StreamDelta) if d.id == cid)
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("reasoning", [False, True])
+async def test_endless_stream_is_closed_at_the_reply_limit(
+        server: LLMServer, endless_source: LLMSource, events: list[Any], reasoning: bool) -> None:
+    server.script("primary", Endless(reasoning=reasoning))
+    server.script("fallback", Endless(reasoning=reasoning))
+    t0 = time.monotonic()
+    [cand] = await endless_source.propose(make_ctx(), ["A"])
+    assert time.monotonic() - t0 < 8.0
+    assert cand.source == ""
+    assert cand.no_kernel_reason == reply_limit_reason()
+    assert str(MAX_SLOT_REPLY_CHARS) in cand.no_kernel_reason
+    assert "\n" not in cand.no_kernel_reason
+    assert recorded_chars(events, "g1-A") <= MAX_SLOT_REPLY_CHARS
+    recorded = sum(len(e.model_dump_json()) for e in events)
+    assert recorded < 3 * MAX_SLOT_REPLY_CHARS
+    assert not server.requests_for("fallback")  # failing over would only stream more
+    assert len(server.requests_for("primary")) == 1  # no re-ask either
+    assert not of(events, ModelFailover)
+
+
+@pytest.mark.asyncio
+async def test_endless_stream_keeps_a_kernel_it_already_holds(
+        server: LLMServer, endless_source: LLMSource, events: list[Any]) -> None:
+    server.script("primary", Endless(prefix=KERNEL_REPLY))
+    [cand] = await endless_source.propose(make_ctx(), ["A"])
+    assert cand.source.strip() == KERNEL.strip() and cand.no_kernel_reason == ""
+    assert recorded_chars(events, "g1-A") <= MAX_SLOT_REPLY_CHARS
+    assert len(server.requests) == 1
+
+
+@pytest.mark.asyncio
+async def test_three_endless_slots_each_end_promptly(
+        server: LLMServer, endless_source: LLMSource, events: list[Any]) -> None:
+    server.script("primary", Endless())
+    t0 = time.monotonic()
+    cands = await endless_source.propose(make_ctx(), ["A", "B", "C"])
+    assert time.monotonic() - t0 < 12.0
+    assert all(c.no_kernel_reason == reply_limit_reason() for c in cands)
+    for c in cands:
+        assert recorded_chars(events, c.id) <= MAX_SLOT_REPLY_CHARS

@@ -1,8 +1,9 @@
 """Nemotron as a candidate source: streamed chat completions with failover.
 
-Each strategy is one streamed request; every chunk becomes a StreamDelta so
-the UI can show the model thinking. Nothing here may hang the tuner: each
-attempt is bounded by a first-token and a total deadline, the openai client
+Each strategy is one streamed request (read by :mod:`.stream`); every chunk becomes a
+StreamDelta so the UI can show the model thinking. Nothing here may hang the tuner or
+flood its recording: each attempt is bounded by a first-token and a total deadline, each
+slot by MAX_SLOT_REPLY_CHARS of reply (a stream past it is closed), the openai client
 retries 429 and 5xx itself (honouring Retry-After, with jitter), then the
 fallback model gets its turn, and if that fails too the caller carries on with
 library variants. A reply cut off at the token limit is asked for once more,
@@ -12,18 +13,23 @@ shorter, unless it already holds a complete kernel for its slot.
 from __future__ import annotations
 
 import asyncio
-import time
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import openai
 
 from vajra_tui.settings import LLMSettings
 from vajra_tui.engine.candidate import Candidate, GenerationContext
-from vajra_tui.engine.events import CandidateQueued, Event, ModelFailover, Notice, StreamDelta
-from vajra_tui.engine.sources.llm.extract import Extracted, ThinkSplitter, extract_for, strip_think
+from vajra_tui.engine.events import CandidateQueued, Event, ModelFailover, Notice
+from vajra_tui.engine.sources.llm.extract import Extracted, extract_for, strip_think
 from vajra_tui.engine.sources.base import STRATEGIES, CandidateSource
 from vajra_tui.engine.sources.llm.prompts import build_messages
+from vajra_tui.engine.sources.llm.stream import (
+    CAPPED, MAX_SLOT_REPLY_CHARS, AttemptFailed, Failure, Reply, SlotBudget, StreamReader,
+    Unauthorized, reply_limit_reason,
+)
+
+__all__ = ["EXTRACT_TIMEOUT_S", "LLMSource", "MAX_SLOT_REPLY_CHARS", "SHORTER", "UNAUTHORIZED",
+           "cut_off_reason", "extract", "extract_off_loop", "reply_limit_reason"]
 
 if TYPE_CHECKING:
     from vajra_tui.engine.sources.llm.grounding import Grounding
@@ -69,36 +75,17 @@ async def extract_off_loop(reply: str, strategy: str) -> Extracted:
                          reason=f"kernel extraction took over {EXTRACT_TIMEOUT_S:g} s")
 
 
-class _Unauthorized(Exception):
-    pass
-
-
-class _AttemptFailed(Exception):
-    """One request failed; ``failover`` says whether the fallback model should try."""
-
-    def __init__(self, reason: str, *, failover: bool, partial: str = ""):
-        super().__init__(reason)
-        self.reason = reason
-        self.failover = failover
-        self.partial = partial
-
-
-@dataclass
-class _Failure:
-    """Every model asked failed: the last model, its error and the one before it."""
-
-    model: str
-    err: _AttemptFailed
-    prev: _AttemptFailed | None = None
-    summary: str = ""
-
-
-@dataclass
-class _Reply:
-    model: str
-    content: str = ""
-    reasoning: list[str] = field(default_factory=list)
-    finish_reason: str = ""
+def _in_turns(batches: list[list[dict]]) -> list[dict]:
+    """Results taken a rank at a time across searches (each URL once), so a cut joined list
+    still holds every strategy's first results rather than only the first strategy's."""
+    seen: set[str] = set()
+    out: list[dict] = []
+    for rank in range(max(map(len, batches), default=0)):
+        for result in (b[rank] for b in batches if rank < len(b)):
+            if result.get("url") not in seen:
+                seen.add(str(result.get("url")))
+                out.append(result)
+    return out
 
 
 class LLMSource(CandidateSource):
@@ -161,11 +148,14 @@ class LLMSource(CandidateSource):
         """Search results for the prompts: per strategy at first, then for the compiler's errors."""
         if self.grounding is None or not self.grounding.enabled:
             return None
+        # Imported here like Grounding itself (tavily stays unloaded without grounding); an
+        # instance exists, so the module is already loaded.
+        from vajra_tui.engine.sources.llm.grounding import bounded
+
         if ctx.generation <= 1:
-            found: list[dict] = []
-            for strategy in strategies:
-                found += await self.grounding.for_strategy(ctx.workload.name, strategy)
-            return found
+            batches = [await self.grounding.for_strategy(ctx.workload.name, s) for s in strategies]
+            # Each search is bounded, and so is their join: by the grounding's own bound.
+            return bounded(_in_turns(batches))
         messages = [d.message for r in ctx.results for d in r.diagnostics]
         return await self.grounding.for_errors(messages[:3]) if messages else []
 
@@ -211,21 +201,28 @@ class LLMSource(CandidateSource):
             )
         return list(results)
 
-    async def _ask(self, messages: list[dict[str, str]], cid: str,
-                   model: str | None = None) -> _Reply | _Failure:
-        """One request to ``model`` (default: the primary), failing over once to the fallback."""
+    async def _stream_once(self, model: str, messages: list[dict[str, str]], cid: str,
+                           budget: SlotBudget) -> Reply:
+        reader = StreamReader(self.settings, self._get_client(), self.emit, cid, budget, self._scrub)
+        return await reader.read(model, messages)
+
+    async def _ask(self, messages: list[dict[str, str]], cid: str, budget: SlotBudget,
+                   model: str | None = None) -> Reply | Failure:
+        """One request to ``model`` (default: the primary), failing over once to the fallback.
+
+        A failed attempt keeps what it streamed charged to the slot's ``budget``."""
         primary, fallback = model or self.settings.model, self.settings.fallback_model
         try:
-            return await self._stream_once(primary, messages, cid)
-        except _AttemptFailed as first:
+            return await self._stream_once(primary, messages, cid, budget)
+        except AttemptFailed as first:
             if not first.failover or not fallback or fallback == primary:
-                return _Failure(primary, first, summary=first.reason)
+                return Failure(primary, first, summary=first.reason)
             self.emit(ModelFailover(id=cid, from_model=primary, to_model=fallback, reason=first.reason))
             try:
-                return await self._stream_once(fallback, messages, cid)
-            except _AttemptFailed as second:
-                return _Failure(fallback, second, first,
-                                summary=f"{primary}: {first.reason}; {fallback}: {second.reason}")
+                return await self._stream_once(fallback, messages, cid, budget)
+            except AttemptFailed as second:
+                return Failure(fallback, second, first,
+                               summary=f"{primary}: {first.reason}; {fallback}: {second.reason}")
 
     async def _one(
         self,
@@ -238,10 +235,10 @@ class LLMSource(CandidateSource):
     ) -> Candidate:
         base = Candidate(id=cid, name=name, strategy=strategy, generation=ctx.generation,
                          messages=messages)
-        limit = self.settings.max_tokens
+        limit, budget = self.settings.max_tokens, SlotBudget()
         try:
-            outcome = await self._ask(messages, cid)
-            if isinstance(outcome, _Failure):
+            outcome = await self._ask(messages, cid, budget)
+            if isinstance(outcome, Failure):
                 failures.append(outcome.summary)
                 return self._failed(base, outcome)
             reply, kernel, thoughts = outcome, await extract_off_loop(outcome.content, strategy), []
@@ -252,12 +249,12 @@ class LLMSource(CandidateSource):
                 cut = strip_think(reply.content)[0].strip() or reply.content or "".join(reply.reasoning)
                 again_messages = [*messages, {"role": "assistant", "content": cut or "..."},
                                   {"role": "user", "content": SHORTER.format(max_tokens=limit)}]
-                again = await self._ask(again_messages, cid, model=reply.model)
-                if isinstance(again, _Reply):
+                again = await self._ask(again_messages, cid, budget, model=reply.model)
+                if isinstance(again, Reply):
                     thoughts = [*reply.reasoning, kernel.reasoning]
                     reply, messages = again, again_messages
                     kernel = await extract_off_loop(again.content, strategy)
-        except _Unauthorized:
+        except Unauthorized:
             if not self.unauthorized:
                 self.unauthorized = True
                 self.emit(
@@ -267,7 +264,7 @@ class LLMSource(CandidateSource):
                     )
                 )
             return base.model_copy(update={"no_kernel_reason": UNAUTHORIZED})
-        cut_short = reply.finish_reason == "length" and not kernel.complete
+        cut_short = reply.finish_reason in ("length", CAPPED) and not kernel.complete
         source = "" if cut_short else kernel.source
         reasoning = "\n".join(r for r in [*thoughts, *reply.reasoning, kernel.reasoning] if r.strip())
         update: dict[str, Any] = {
@@ -280,7 +277,9 @@ class LLMSource(CandidateSource):
             "reply_kernels": kernel.candidates,
             "reply_label": kernel.label or "",
         }
-        if cut_short:
+        if cut_short and reply.capped:
+            update["no_kernel_reason"] = reply_limit_reason()
+        elif cut_short:
             update["no_kernel_reason"] = kernel.reason or cut_off_reason(limit)
         elif not source:
             why = kernel.reason or "no kernel in response"
@@ -289,7 +288,7 @@ class LLMSource(CandidateSource):
             update["no_kernel_reason"] = why
         return base.model_copy(update=update)
 
-    def _failed(self, base: Candidate, failure: _Failure) -> Candidate:
+    def _failed(self, base: Candidate, failure: Failure) -> Candidate:
         err, prev = failure.err, failure.prev
         why = err.reason if prev is None else f"{prev.reason}, then fallback: {err.reason}"
         partial = err.partial or (prev.partial if prev else "")
@@ -301,97 +300,3 @@ class LLMSource(CandidateSource):
                 "reasoning": strip_think(partial)[1] if partial else "",
             }
         )
-
-    def _classify(self, exc: BaseException, started: bool, partial: str) -> _AttemptFailed:
-        if isinstance(exc, openai.AuthenticationError):
-            raise _Unauthorized() from None
-        if isinstance(exc, (asyncio.TimeoutError, openai.APITimeoutError)):
-            what = "no first token" if not started else "stream stalled"
-            return _AttemptFailed(f"timeout ({what})", failover=True, partial=partial)
-        if isinstance(exc, openai.APIConnectionError):
-            reason = "stream cut off mid-reply" if started else "connection error"
-            return _AttemptFailed(reason, failover=True, partial=partial)
-        if isinstance(exc, openai.RateLimitError):
-            return _AttemptFailed("HTTP 429 (rate limited)", failover=True)
-        if isinstance(exc, openai.NotFoundError):
-            return _AttemptFailed("HTTP 404 (model not found)", failover=True)
-        if isinstance(exc, openai.APIStatusError):
-            code = exc.status_code
-            if code >= 500:
-                return _AttemptFailed(f"HTTP {code}", failover=True)
-            return _AttemptFailed(f"HTTP {code}", failover=False)
-        if isinstance(exc, openai.APIError) and started:
-            return _AttemptFailed("stream error mid-reply", failover=True, partial=partial)
-        return _AttemptFailed(
-            self._scrub(f"{type(exc).__name__}: {exc}")[:200], failover=True, partial=partial
-        )
-
-    async def _stream_once(self, model: str, messages: list[dict[str, str]], cid: str) -> _Reply:
-        """Stream one completion, emitting deltas; raise _AttemptFailed on any failure."""
-        s = self.settings
-        now = time.monotonic()
-        total_deadline = now + s.timeout_s
-        first_deadline = min(total_deadline, now + s.first_token_timeout_s)
-        reply = _Reply(model=model)
-        splitter = ThinkSplitter()
-        started = False
-        finish = ""
-        stream = None
-
-        def budget() -> float:
-            return max(0.0, (total_deadline if started else first_deadline) - time.monotonic())
-
-        def send(kind: str, text: str) -> None:
-            if text:
-                self.emit(StreamDelta(id=cid, kind=kind, text=text))  # type: ignore[arg-type]
-
-        try:
-            stream = await asyncio.wait_for(
-                self._get_client().chat.completions.create(
-                    model=model,
-                    messages=messages,  # type: ignore[arg-type]
-                    stream=True,
-                    max_tokens=s.max_tokens,
-                    temperature=s.temperature,
-                ),
-                timeout=budget(),
-            )
-            chunks = stream.__aiter__()
-            while True:
-                try:
-                    chunk = await asyncio.wait_for(chunks.__anext__(), timeout=budget())
-                except StopAsyncIteration:
-                    break
-                for choice in chunk.choices or []:
-                    delta = choice.delta
-                    think = getattr(delta, "reasoning_content", None) or getattr(
-                        delta, "reasoning", None
-                    )
-                    if isinstance(think, str) and think:
-                        started = True
-                        reply.reasoning.append(think)
-                        send("reasoning", think)
-                    if delta is not None and delta.content:
-                        started = True
-                        reply.content += delta.content
-                        for kind, text in splitter.feed(delta.content):
-                            send(kind, text)
-                    if choice.finish_reason:
-                        finish = str(choice.finish_reason)
-            for kind, text in splitter.flush():
-                send(kind, text)
-        except _Unauthorized:
-            raise
-        except Exception as exc:  # noqa: BLE001 - every failure becomes a bounded outcome
-            raise self._classify(exc, started, reply.content) from None
-        finally:
-            if stream is not None:
-                try:
-                    await asyncio.wait_for(stream.close(), timeout=1.0)
-                except Exception:  # noqa: BLE001
-                    pass
-        if not finish:
-            raise _AttemptFailed("stream cut off mid-reply", failover=True, partial=reply.content)
-        reply.finish_reason = finish
-        reply.reasoning = ["".join(reply.reasoning)] if reply.reasoning else []
-        return reply
