@@ -100,14 +100,51 @@ def test_a_lane_whose_worker_dies_loses_only_its_batch(restart_fails):
     notices = [e.message for e in events if isinstance(e, Notice)]
     if restart_fails:
         assert second_lane.state == "lost" and second_lane.lost and tuner.board.infos[0].state != "lost"
-        assert any(m.startswith("gpu0.2 lost:") and "retried once elsewhere" in m for m in notices)
+        assert any(m.startswith("gpu0.2 lost:") and "retried once on gpu0" in m for m in notices)
     else:  # the lane lives on; only the candidate under the kill was tried again, elsewhere
         assert second_lane.state != "lost"
-        assert any(m.startswith("gpu0.2: retrying") and "once on another lane" in m for m in notices)
+        assert any(m.startswith("gpu0.2: retrying") and "once on gpu0 " in m for m in notices)
     victim = tuner.session.results[killed[0]]
     assert victim.status == "verified" and victim.lane == "gpu0"  # retried once, on the other lane
     assert all(r.status != "crashed" for r in tuner.session.results.values())
     assert ranked or tuner.session.last_ranking is not None  # the run went on to its verdict
+
+
+def test_the_only_lane_lost_in_generation_two_keeps_generation_one():
+    """One lane, its worker killed in generation 2 and its restart failing: the run stops with
+    ``LanesLost`` carrying generation 1's ranking; no notice claims a retry on another lane."""
+    from vajra_tui.engine.events import GenerationStarted
+    from vajra_tui.engine.scale.lanes import LanesLost
+
+    events: list = []
+    lane = GPUClient(0, label="gpu0")
+    workload = get_workload("softmax")
+    session = Session(workload, workload.size("32x256"), lane, events.append, TimingSettings(warmup=1, reps=3))
+    tuner = LaneTuner(session, [lane], LibrarySource(), budget=3)
+    killed: list[list[str]] = []
+
+    def sabotage() -> None:
+        lane.prefer = "99"  # no such adapter: the restart fails, the lane is gone
+        os.kill(lane.pid, signal.SIGKILL)
+
+    forward = session._sink
+
+    def sink(event) -> None:
+        forward(event)
+        if isinstance(event, GenerationStarted) and event.generation == 2:
+            killed.append(on_first_verification(session, sabotage))
+
+    session._sink = sink
+    try:
+        with pytest.raises(LanesLost, match="every GPU lane was lost") as caught:
+            asyncio.run(tuner.run(1))
+    finally:
+        tuner.close()
+    assert killed and killed[0], "generation 2 never verified a candidate"
+    assert caught.value.generation == 1 and caught.value.ranked
+    assert "generation 1, the last one finished" in str(caught.value)
+    lost = [e.message for e in events if isinstance(e, Notice) and e.message.startswith("gpu0 lost:")]
+    assert lost and "no other lane to retry on" in lost[0] and "elsewhere" not in lost[0], lost
 
 
 async def test_the_screens_show_the_lanes_and_which_one_times(lanes_run):

@@ -143,11 +143,65 @@ def test_killing_an_actor_mid_run_costs_only_its_in_flight_work(cluster):
                                                    if c.name in lost.lost]
     assert tuner.board.infos[0].state != "lost"
     assert any(isinstance(e, Notice) and e.message.startswith(f"{lanes[1].label} lost:") and
-               "retried once elsewhere" in e.message for e in events)
+               f"retried once on {lanes[0].label}" in e.message for e in events)
     victim = tuner.session.results[killed[0]]
     assert victim.status == "verified" and victim.lane == lanes[0].label  # retried once, elsewhere
     assert all(r.status != "crashed" for r in tuner.session.results.values())  # nothing else lost
     assert ranked
+
+
+def _in_generation(session, generation: int, action, seen: list) -> None:
+    """Call ``action()`` once ``session`` starts ``generation``; every event goes to ``seen``."""
+    from vajra_tui.engine.events import GenerationStarted
+
+    forward = session._sink
+
+    def sink(event) -> None:
+        seen.append(event)
+        forward(event)
+        if isinstance(event, GenerationStarted) and event.generation == generation:
+            action()
+
+    session._sink = sink
+
+
+def test_the_only_lane_killed_mid_run_still_reports_the_finished_generation(cluster, monkeypatch, capsys):
+    """kill -9 of the one lane's actor in generation 2: exit 1 with one line naming the loss, the
+    JSON of generation 1 (marked incomplete), and a notice that does not claim a retry elsewhere."""
+    import ray
+
+    from vajra_tui.cli import commands
+    from vajra_tui.engine.run import builder
+    from vajra_tui.engine.scale.ray_cluster import build_lanes, discover
+
+    adapters, _ = discover(ray)
+    lanes = build_lanes(ray, adapters[:1])
+    seen: list = []
+    killed: list[list[str]] = []  # the hit list of on_first_verification, once generation 2 starts
+    make_tuner = builder._tuner
+
+    def armed(request, session, *rest):
+        tuner = make_tuner(request, session, *rest)
+        kill = lambda: ray.kill(lanes[0].actor, no_restart=True)  # noqa: E731
+        _in_generation(session, 2, lambda: killed.append(on_first_verification(session, kill)), seen)
+        return tuner
+
+    monkeypatch.setattr(builder, "_tuner", armed)
+    monkeypatch.setattr(commands, "_placement", lambda args: builder.Placement(lanes=lanes))
+    argv = ["tune", "-w", "softmax", "--size", "32x256", "--reps", "3", "--warmup", "1", "--generations", "1",
+            "--budget", "3", "--source", "library", "--json", "-q", "--no-cache"]
+    code, out = _cli(argv)
+    err = capsys.readouterr().err.strip()
+    assert killed and killed[0], "generation 2 never verified a candidate"
+    assert code == 1 and err.count("\n") == 0 and "every GPU lane was lost" in err, err
+    assert "generation 1, the last one finished" in err
+    doc = json.loads(out)
+    assert "every GPU lane was lost" in doc["incomplete"] and doc["generations"] == 1
+    assert doc["ranking"] and doc["winner"] and doc["lanes"][0]["state"] == "lost"
+    assert any(r["status"] == "verified" and r["strategy"] != "baseline" for r in doc["results"])
+    lost = [e.message for e in seen if isinstance(e, Notice) and e.message.startswith(f"{lanes[0].label} lost:")]
+    assert lost and all("elsewhere" not in m and "another lane" not in m for m in lost), lost
+    assert any("no other lane to retry on" in m for m in lost), lost
 
 
 async def test_a_hung_kernel_is_killed_by_the_watchdog_on_its_own_node(cluster):

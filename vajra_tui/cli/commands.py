@@ -114,11 +114,20 @@ async def bench(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def tune(args: argparse.Namespace, settings: Settings) -> int:
+    from vajra_tui.engine.scale.lanes import LanesLost
+
     run, progress = _build(args, settings, "tune")
+    lost: LanesLost | None = None
     try:
         report = await run.tune()
+    except LanesLost as exc:  # every lane lost: what finished is still shown, then the error
+        lost = exc
     finally:
         await _close(run, progress)
+    if lost is not None:
+        if lost.report is not None:
+            _partial(args, run, lost.report, lost.user_message())
+        raise lost
     for path in report.exported:
         print(f"wrote {one_line(path)}", file=sys.stderr)
     if args.export is not None and report.winner is None:  # said, never a silent empty folder
@@ -126,6 +135,15 @@ async def tune(args: argparse.Namespace, settings: Settings) -> int:
               "(vajra-tui export RECORDING --kernel NAME exports any verified kernel of a --record)",
               file=sys.stderr)
     return _finish(args, run, report)
+
+
+def _partial(args: argparse.Namespace, run: Run, report: Report, why: str) -> None:
+    """A run cut short: the finished generations' table or JSON (marked ``incomplete``)."""
+    if args.json:
+        print(json.dumps({**report.to_json(), "incomplete": why}, indent=2))
+        return
+    _finish(args, run, report)
+    print(clean(f"incomplete: {why}"))
 
 
 def _recorded(path: Path) -> RecordedRun:

@@ -226,12 +226,24 @@ class Run:
         return session_report(session, results, verdict.winner, "bench")
 
     async def tune(self) -> Report:
-        """The whole loop: baseline, the first generation, then every evolution round."""
-        ranked = await self.tuner.run(self.generations)
+        """The whole loop: baseline, the first generation, then every evolution round.
+
+        When every lane is lost mid-run the error is raised with the report of what finished
+        (the last finished generation's ranking), never exported: ``exc.report``.
+        """
+        from vajra_tui.engine.scale.lanes import LanesLost
+
+        try:
+            ranked = await self.tuner.run(self.generations)
+        except LanesLost as exc:
+            exc.report = self.report(exc.ranked, export=False)
+            exc.report.generations = exc.generation
+            raise
         return self.report(ranked)
 
-    def report(self, ranked: list[Any]) -> Report:
-        """The tune's report from its ranked kernels (best first), written out when asked."""
+    def report(self, ranked: list[Any], export: bool = True) -> Report:
+        """The tune's report from its ranked kernels (best first), written out when asked
+        (``export``: a run cut short is not exported)."""
         self.session = self.tuner.session  # with lanes: the one the shoot-out ran on
         winner = ranked[0] if ranked else None
         report = session_report(self.session, list(self.session.results.values()), winner, "tune")
@@ -242,7 +254,7 @@ class Run:
             report.baseline_spread, report.final_lane = board.spread, board.infos[board.final].label
         report.params = self.params.summary() if self.params is not None else None
         report.library = self.tuner.source.note
-        if self.request.export is not None and winner is not None:
+        if export and self.request.export is not None and winner is not None:
             report.exported = export_result(winner, self.session.device, self.session.info, self.request.export)
         return report
 

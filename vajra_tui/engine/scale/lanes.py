@@ -27,7 +27,9 @@ Why it is shaped this way:
 * Faults are events: a candidate whose worker died under it (``crashed``) is retried
   once on another lane; a lane whose worker cannot be restarted is marked lost, its
   in-flight candidates retried elsewhere, a Notice says what was lost, and the run goes
-  on. Only when every lane is lost does the run fail (``WorkerCrashed``).
+  on. Only when every lane is lost does the run stop: :class:`LanesLost` (a
+  ``WorkerCrashed``) carries the ranking of the last generation that finished, so the
+  caller still reports what was measured (engine/run/builder.py ``Run.tune``).
 """
 
 from __future__ import annotations
@@ -51,6 +53,21 @@ HEALTH_TIMEOUT_S = 120.0
 FAULTS = (WorkerCrashed, WorkerError, WorkerTimeout)
 
 
+class LanesLost(WorkerCrashed):
+    """Every lane was lost mid-run. Not a bare crash: what finished before is kept.
+
+    ``ranked`` is the last finished generation's ranking (``generation`` says which, 0:
+    none finished); ``report`` is filled in by ``Run.tune`` so the CLI and the API can
+    still show the finished generations, labelled incomplete by this error's message.
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.ranked: list[Any] = []
+        self.generation = 0
+        self.report: Any = None
+
+
 class LaneTuner(Tuner):
     """A :class:`Tuner` whose generations are measured on several lanes at once."""
 
@@ -68,6 +85,7 @@ class LaneTuner(Tuner):
             s.next_batch = lambda: next(counter)
         self.owner: dict[str, int] = {}  # candidate id -> the lane that measured it last
         self.retried: set[str] = set()
+        self.finished: tuple[int, list[Any]] = (0, [])  # the last generation ranked, and its ranking
 
     def _secondary(self, primary: Session, k: int) -> Session:
         """A session like the primary on lane ``k``; its run-level events are held back."""
@@ -202,9 +220,17 @@ class LaneTuner(Tuner):
         again = [c for c in crashed if c.id not in self.retried]
         self.retried.update(c.id for c in again)
         if again and self.board.is_live(k):
-            self._notice(f"{lane.label}: retrying {_names(again)} once on another lane "
+            self._notice(f"{lane.label}: retrying {_names(again)} once {self._retry_where(k)} "
                          "(the worker died under them)")
         return again
+
+    def _retry_where(self, k: int) -> str:
+        """Where a retry of lane ``k``'s candidates goes, said truthfully: ``_assign`` sends
+        it to another live lane when there is one, else back to ``k`` itself."""
+        others = [self.lanes[j].label for j in self.board.live() if j != k]
+        if not others:
+            return f"on {self.lanes[k].label} again (no other lane to retry on)"
+        return f"on {others[0]}" if len(others) == 1 else f"on another lane ({', '.join(others)})"
 
     async def _healthy(self, k: int) -> bool:
         try:
@@ -215,14 +241,27 @@ class LaneTuner(Tuner):
 
     def _lose(self, k: int, why: str, in_flight: list[Candidate]) -> None:
         self.board.lose(k, [c.name for c in in_flight])
-        what = f"; in flight: {_names(in_flight)} (retried once elsewhere)" if in_flight else ""
+        live = self.board.live()
+        fate = ("no other lane to retry on: they stay crashed" if not live else
+                f"retried once on {self.lanes[live[0]].label}" if len(live) == 1 else
+                f"retried once on another lane ({', '.join(self.lanes[j].label for j in live)})")
+        what = f"; in flight: {_names(in_flight)} ({fate})" if in_flight else ""
         self._notice(f"{self.lanes[k].label} lost: {why}{what}", "warning")
         try:
             self.lanes[k].close()
         except Exception:  # noqa: BLE001 - a dead lane's close is best effort
             pass
-        if not self.board.live():
-            raise WorkerCrashed("every GPU lane was lost")
+        if not live:
+            self._stop(f"{self.lanes[k].label}: {why}")
+
+    def _stop(self, last: str) -> None:
+        """No lane is left: stop with what the finished generations ranked."""
+        done, ranked = self.finished
+        kept = (f"the report shows generation {done}, the last one finished" if done else
+                "no generation finished")
+        exc = LanesLost(f"every GPU lane was lost (last: {last}); {kept}")
+        exc.generation, exc.ranked = done, list(ranked)
+        raise exc
 
     def _give_up(self, chunk: list[Candidate]) -> None:
         if chunk:
@@ -258,14 +297,19 @@ class LaneTuner(Tuner):
     async def _ranked(self, generation: int):
         """The shoot-out on the primary lane alone: one adapter, one baseline sample."""
         if self._provisional:
-            return await super()._ranked(generation)
+            return self._finish(generation, await super()._ranked(generation))
         self.board.state(self.primary, "timing")
         try:
-            return await super()._ranked(generation)
+            return self._finish(generation, await super()._ranked(generation))
         finally:
             s = self.session
             self.board.timed(self.primary, s.baseline_ms, batch=True)
             self.board.state(self.primary, "idle")
+
+    def _finish(self, generation: int, ranked: list[Any]) -> list[Any]:
+        """Kept as the last finished generation, for a run whose lanes are all lost later."""
+        self.finished = (generation, list(ranked))
+        return ranked
 
     def close(self) -> None:
         for lane in self.lanes:
@@ -281,4 +325,4 @@ def _names(cands: list[Candidate]) -> str:
     return ", ".join(c.name for c in cands)
 
 
-__all__ = ["LaneTuner"]
+__all__ = ["LaneTuner", "LanesLost"]
