@@ -89,6 +89,9 @@ class TavilySettings(_KeyEnv):
     max_results: int = 3
 
 
+PREPARE_DEADLINE_S = 300.0  # the default of TimingSettings.prepare_deadline_s (see there)
+
+
 class TimingSettings(BaseModel):
     # The same limits as the CLI flags: a config or VAJRA_REPS=0 used to "crash" the baseline
     warmup: int = Field(5, ge=0)
@@ -98,8 +101,13 @@ class TimingSettings(BaseModel):
     # warm: caches keep what the previous dispatch left (as a real pipeline sees it);
     # cold: a write of twice the GPU's L2 between timed dispatches flushes them.
     cache: Literal["warm", "cold"] = "warm"
+    # The workload's own Python (make_inputs, reference) on the worker's Prepare: one that never
+    # returns must not hold a run for long, but a large float64 reference may need minutes.
+    # 300 s covers the shipped workloads at their largest sizes many times over; a bigger one
+    # raises it here (VAJRA_TIMING__PREPARE_DEADLINE_S, or [timing] prepare_deadline_s).
+    prepare_deadline_s: float = PREPARE_DEADLINE_S
 
-    @field_validator("deadline_s")
+    @field_validator("deadline_s", "prepare_deadline_s")
     @classmethod
     def _deadline(cls, value: float | None) -> float | None:
         """0 would mean "no deadline" by accident and nan/inf never fire: a hung kernel would hang Vajra."""

@@ -32,7 +32,7 @@ from vajra_tui.engine.events import (
     Calibration, CalibrationReady, CandidateFinished, CandidateQueued, CandidateResult, DeviceInfo,
     Diagnostic, Event, Notice, RankingReady, SessionStarted, StageChanged,
 )
-from vajra_tui.engine.gpu.protocol import Calibrate, Compile, Drop, Prepare, QuickCopy, Verify
+from vajra_tui.engine.gpu.protocol import Calibrate, Compile, Drop, Prepare, QuickCopy, Verify, WorkerTimeout
 from vajra_tui.engine.scale.lane import Lane
 from vajra_tui.engine.timing.ranking import Ranking, rank
 from vajra_tui.engine.store.result_cache import ResultCache, result_key
@@ -42,8 +42,8 @@ Emit = Callable[[Event], None]
 BASELINE_TIMEOUT_S = 300.0
 DROP_TIMEOUT_S = 30.0
 FINALISTS = 5  # kernels a shoot-out times again beside the baseline
-REASON_CHARS = 400  # a failure's reason, one table cell; diagnostics keep the rest
-PREPARE_TIMEOUT_S = 900.0
+PREPARE_TIMEOUT_S = 900.0  # calibration; the workload's own code has timing.prepare_deadline_s
+PREPARE_TIMEOUT_S = 900.0  # the worker's own setup (calibration); the workload's code has timing.prepare_deadline_s
 RECALIBRATE_DRIFT = 0.15  # a cached roofline whose copy rate is further off than this is redone
 
 
@@ -140,11 +140,15 @@ class Session:
         assert self.device is not None, "open() first"
         if calibrate:
             await self._calibrate()
+        limit = self.timing.prepare_deadline_s
         try:
             await self.client.request(Prepare(workload=self.provenance.spec, size=self.size,
-                                              seeds=[*self.seeds, self.fresh_seed]), PREPARE_TIMEOUT_S)
+                                              seeds=[*self.seeds, self.fresh_seed]), limit)
         except WorkloadError as exc:  # the workload's own functions: the user's file, in one line
             raise WorkloadError("", str(exc), self.provenance.where) from None
+        except WorkerTimeout:  # the client killed the worker; the user's code is what ran long
+            raise WorkloadError("", f"the workload's make_inputs/reference ran past its {limit:g} s deadline "
+                                "(timing.prepare_deadline_s)", self.provenance.where) from None
         return self.device
 
     async def _calibrate(self) -> None:

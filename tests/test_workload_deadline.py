@@ -1,0 +1,52 @@
+"""A workload's own code (make_inputs, reference) runs under a deadline of its own.
+
+It used to share the worker's 900 s Prepare deadline: a ``make_inputs`` that never returns
+held ``bench`` for a quarter of an hour and then said "GPU worker failed". Now the limit is
+``timing.prepare_deadline_s`` and the message names it, in one line, exit 2.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from vajra_tui.settings import Settings, TimingSettings
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "workloads" / "transpose.py"
+
+
+def _sleeper(tmp_path: Path) -> Path:
+    """The example workload, with a make_inputs that never returns."""
+    path = tmp_path / "sleeper.py"
+    path.write_text(EXAMPLE.read_text() + "\n\nimport time as _time\n\n\n"
+                    "def _forever(size, rng):\n    while True:\n        _time.sleep(3600)\n\n\n"
+                    "import dataclasses\nWORKLOAD = dataclasses.replace(WORKLOAD, make_inputs=_forever)\n")
+    return path
+
+
+def test_a_make_inputs_that_never_returns_is_stopped_by_its_deadline(tmp_path):
+    env = {**os.environ, "VAJRA_TIMING__PREPARE_DEADLINE_S": "3", "XDG_RUNTIME_DIR": "/tmp"}
+    began = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "vajra_tui", "bench", "-w", str(_sleeper(tmp_path)),
+                           "--size", "ROWS=32,COLS=32", "-q"],
+                          capture_output=True, text=True, env=env, timeout=240)
+    took = time.monotonic() - began
+    err = done.stderr.strip()
+    assert done.returncode == 2, err
+    assert err.count("\n") == 0 and "Traceback" not in err and "GPU worker failed" not in err
+    assert "make_inputs/reference ran past its 3 s deadline (timing.prepare_deadline_s)" in err
+    assert took < 120  # a worker start, a calibration and 3 s; it was 900 s before
+
+
+def test_the_deadline_is_a_setting_with_a_shorter_default(monkeypatch):
+    assert TimingSettings().prepare_deadline_s == 300
+    monkeypatch.setenv("VAJRA_TIMING__PREPARE_DEADLINE_S", "1200")
+    assert Settings().timing.prepare_deadline_s == 1200  # a large reference may be given longer
+    for bad in (0, -1, float("inf"), float("nan")):
+        with pytest.raises(ValueError):
+            TimingSettings(prepare_deadline_s=bad)
