@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = str(Path(__file__).resolve().parents[2])  # the folder this vajra_tui package is in
@@ -49,3 +50,54 @@ def child_env(**extra: str) -> dict[str, str]:
         env["PYTHONPATH"] = os.pathsep.join(parts)
     env[PATH_VARIABLE] = json.dumps(list(sys.path) + ([] if ROOT in sys.path else [ROOT]))
     return env
+
+
+# Bytes the shader-cache probe writes. Mesa maps its cache index (~1.3 MB) from a sparse
+# file, so in a folder that cannot take even this much the worker can die on its first
+# compile ("the GPU worker died during calibrate") instead of compiling without a cache.
+SHADER_CACHE_PROBE_BYTES = 64 << 10
+
+
+def shader_cache_folder(env: dict[str, str]) -> Path:
+    """Where Mesa keeps its shader cache under ``env``: the folder it creates its own in."""
+    for name in ("MESA_SHADER_CACHE_DIR", "MESA_GLSL_CACHE_DIR", "XDG_CACHE_HOME"):
+        if env.get(name):
+            return Path(env[name])
+    return Path(env.get("HOME") or Path.home()) / ".cache"
+
+
+def _writable(folder: Path) -> str | None:
+    """Why ``folder`` cannot take a file of SHADER_CACHE_PROBE_BYTES (made if missing), or None."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=folder, prefix=".vajra-probe-")
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    try:
+        block = memoryview(b"\0" * SHADER_CACHE_PROBE_BYTES)
+        while block:  # a write that reaches the limit is short; only the next one fails
+            block = block[os.write(fd, block):]
+        os.fsync(fd)
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    finally:
+        os.close(fd)
+        Path(probe).unlink(missing_ok=True)
+    return None
+
+
+def shader_cache_env(env: dict[str, str]) -> dict[str, str]:
+    """``env`` for a GPU worker: Mesa's shader cache turned off when its folder cannot take
+    files (full, read-only, a file in the way); noted once. Kernels only compile a bit slower."""
+    if env.get("MESA_SHADER_CACHE_DISABLE"):  # the user's own choice stands
+        return env
+    folder = shader_cache_folder(env)
+    problem = _writable(folder)
+    if problem is None:
+        return env
+    from vajra_tui.engine.store import damage
+    from vajra_tui.safe_text import one_line
+
+    damage.note(f"Mesa's shader cache folder {one_line(folder)} cannot take files ({one_line(problem, 80)}): "
+                "the GPU worker runs with the shader cache off")
+    return {**env, "MESA_SHADER_CACHE_DISABLE": "true"}

@@ -12,6 +12,7 @@ coroutines' futures (cancelling them cancels the engine task).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -24,6 +25,7 @@ from vajra_tui.engine.events import (
     CandidateFinished, CandidateQueued, CandidateResult, Event, Notice, SessionFinished, StageChanged,
 )
 from vajra_tui.engine.errors import VajraError
+from vajra_tui.engine.store import damage
 from vajra_tui.engine.store.record import Recorder, RecordingError, replay
 from vajra_tui.settings import Settings, TimingSettings, data_dir
 
@@ -107,9 +109,25 @@ class LiveDriver:
         elif isinstance(event, StageChanged) and event.stage == "verifying" and not event.detail:
             event = event.model_copy(update={"detail": self._deadline_note(event.id)})
         with self._lock:
-            if self.recorder is not None:
-                self.recorder(event)
+            stopped = self._record(event)
         self.app.post_message(EngineEvent(event))
+        if stopped:  # a full disk ends the recording, never the run: said once, as a notice
+            self.app.post_message(EngineEvent(Notice(level="warning", message=stopped)))
+
+    def _record(self, event: Event) -> str | None:
+        """Record ``event`` (under the lock); the one line saying why recording just stopped."""
+        recorder = self.recorder
+        if recorder is None or recorder.stopped:
+            return None
+        try:
+            recorder(event)  # a full disk: the recorder stops itself and says why (.stopped)
+        except Exception as exc:  # noqa: BLE001 - a recording problem must not stop the run
+            recorder.stopped = f"recording stopped: {exc.__class__.__name__}: {exc}".splitlines()[0]
+            with contextlib.suppress(Exception):
+                recorder.close()  # stopped: the file stays .partial
+        if recorder.stopped:
+            damage.said_elsewhere(recorder.stopped)  # shown as this Notice, not a second toast
+        return recorder.stopped
 
     # ---- lifecycle -----------------------------------------------------------
     def start(self) -> None:
@@ -232,7 +250,11 @@ class LiveDriver:
                 await asyncio.sleep(0.1)
         self.emit(SessionFinished(ok=True))
         with self._lock:
-            path, self.recorder = self.recorder.close(), None
+            recorder, self.recorder = self.recorder, None
+            try:
+                path = recorder.close()  # the .partial file when the recording stopped early
+            except Exception:  # noqa: BLE001 - leaving the run never ends in a traceback
+                path = recorder.partial
         if self.run is not None:  # the model's and Tavily's HTTP clients, on the loop that made them
             try:
                 await asyncio.wait_for(self._on_engine(self.run.tuner.source.aclose()), 5)

@@ -19,7 +19,7 @@ from multiprocessing.connection import Connection
 from typing import Any, Callable
 
 from vajra_tui.settings import cache_dir
-from vajra_tui.engine.child import child_env, module_command
+from vajra_tui.engine.child import child_env, module_command, shader_cache_env
 from vajra_tui.engine.gpu.protocol import (
     R, Compile, Compiled, Drop, Dropped, Failure, Hello, Prebuild, Prepare, Quit, Ready, Request,
     WorkerCrashed, WorkerError, WorkerTimeout, candidate_of,
@@ -90,7 +90,7 @@ class GPUClient:
         # driver chatter must never reach the terminal UI; a damaged cache folder never stops a run
         with open_log(cache_dir() / "worker.log") as err:
             proc = subprocess.Popen(args, pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL,
-                                    stdout=err, stderr=err, env=child_env(PYTHONUNBUFFERED="1"),
+                                    stdout=err, stderr=err, env=shader_cache_env(child_env(PYTHONUNBUFFERED="1")),
                                     preexec_fn=self._lower_priority if self.nice else None)
         theirs.close()
         conn = Connection(ours.detach())

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import io
 import os
 import stat
 import tempfile
 import threading
 from pathlib import Path
+from typing import IO
 
 _UMASK_LOCK = threading.Lock()
 
@@ -25,12 +27,24 @@ def current_umask() -> int:
     return mask
 
 
+def sync(handle: IO[str]) -> None:
+    """fsync a file object's descriptor (some filesystems report a full disk only now);
+    a file object without one (an in-memory stand-in) has nothing to sync."""
+    try:
+        fd = handle.fileno()
+    except (AttributeError, io.UnsupportedOperation):
+        return
+    os.fsync(fd)
+
+
 def atomic_write(path: Path, text: str) -> None:
     """Write to a temporary file beside the target, then rename it into place.
 
     The temporary file is created 0600 (mkstemp); before the rename it gets the
     mode a plain ``open()`` would have given: the replaced file's, or 0666 less the
-    umask. Exported kernels and lockfiles are meant to be shared and committed.
+    umask. Exported kernels and lockfiles are meant to be shared and committed. A
+    write that fails (a full disk) removes the temporary file and raises OSError: the
+    target keeps its old content, never a truncated one.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
@@ -41,6 +55,8 @@ def atomic_write(path: Path, text: str) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
             handle.write(text)
+            handle.flush()
+            sync(handle)  # a full disk reported only now is never renamed into place
             os.fchmod(handle.fileno(), mode)
         os.replace(tmp, path)
     except BaseException:

@@ -12,6 +12,7 @@ on stderr, the TUI as a notification.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import tempfile
@@ -35,11 +36,29 @@ def note(message: str) -> None:
             _notes.append(message)
 
 
+def said_elsewhere(message: str) -> None:
+    """A front end showed ``message`` its own way (the TUI, as a Notice): not taken again."""
+    with _lock:
+        _said.add(message)
+        if message in _notes:
+            _notes.remove(message)
+
+
 def take() -> list[str]:
     """The problems noted since the last call (each is said once)."""
     with _lock:
         out, _notes[:] = list(_notes), []
     return out
+
+
+# errnos that mean "no room": the disk, the user's quota, or a file size limit (RLIMIT_FSIZE)
+_FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+
+
+def disk_problem(exc: OSError) -> str:
+    """'disk full (No space left on device)' for a write with no room, else 'cannot write (...)'."""
+    words = one_line(exc.strerror or exc, 80)
+    return f"disk full ({words})" if exc.errno in _FULL else f"cannot write ({words})"
 
 
 def _folder_problem(folder: Path) -> str | None:

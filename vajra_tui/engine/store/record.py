@@ -8,16 +8,19 @@ the same events back; screens cannot tell a replay from a live run.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import stat
 import time
 from pathlib import Path
-from typing import AsyncIterator, Iterable, Iterator
+from typing import IO, AsyncIterator, Callable, Iterable, Iterator
 
 from pydantic import ValidationError
 
 from vajra_tui.engine.errors import UsageError
+from vajra_tui.engine.store import damage
+from vajra_tui.engine.store.atomic import sync
 from vajra_tui import __version__
 from vajra_tui.safe_text import one_line
 from vajra_tui.settings import key_env_names
@@ -40,29 +43,40 @@ class Recorder:
     """An event sink that appends JSON lines; call close() to publish the file.
 
     The ``.partial`` file is created exclusively: one left by an interrupted run is
-    a recording too (it replays up to its cut), so it is never overwritten.
+    a recording too (it replays up to its cut), so it is never overwritten. A write
+    that fails mid-run (a full disk) stops the recording, not the run: what was
+    written stays ``.partial`` (never published as complete), :attr:`stopped` and a
+    :mod:`damage` note say so in one line.
     """
 
-    def __init__(self, path: Path, label: str = "", secret_envs: Iterable[str] = ()) -> None:
-        """``secret_envs``: variables holding keys besides those ``redaction.secret_env_names`` knows."""
+    def __init__(self, path: Path, label: str = "", secret_envs: Iterable[str] = (),
+                 opener: Callable[[Path], IO[str]] | None = None) -> None:
+        """``secret_envs``: variables holding keys besides those ``redaction.secret_env_names`` knows;
+        ``opener`` creates the ``.partial`` file (``open(path, "x")``; tests give failing ones)."""
         self.path = Path(path)
         self.partial = self.path.with_name(self.path.name + ".partial")
+        self.stopped: str | None = None  # why recording stopped early, one line
+        self._done = False
         shown = one_line(self.path)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._handle = open(self.partial, "x", encoding="utf-8")
+            self._handle = (opener or (lambda p: open(p, "x", encoding="utf-8")))(self.partial)
         except FileExistsError:
             raise RecordingError(f"{one_line(self.partial)} exists (an interrupted recording?): "
                                  "replay or remove it, or choose another file") from None
         except OSError as exc:
-            raise RecordingError(f"cannot record to {shown}: {one_line(exc.strerror or exc)}") from None
+            raise RecordingError(f"cannot record to {shown}: {damage.disk_problem(exc)}") from None
         self._secret_envs = tuple(secret_envs)
         self._known: frozenset[str] | None = None
         self._secrets: list[str] = []
         self._streams = Streams()
         header = {"format": MAGIC, "schema_version": SCHEMA_VERSION, "tool_version": __version__,
                   "created": time.time(), "label": label}
-        self._write(json.dumps(header))
+        try:
+            self._write(json.dumps(header))
+        except OSError as exc:  # nothing recorded yet: leave nothing behind
+            self._discard()
+            raise RecordingError(f"cannot record to {shown}: {damage.disk_problem(exc)}") from None
 
     def _current_secrets(self) -> list[str]:
         """Read again when a settings object named a new key variable after the recording began."""
@@ -76,25 +90,59 @@ class Recorder:
         self._handle.write(redact(line, self._current_secrets()) + "\n")
         self._handle.flush()
 
+    def _discard(self) -> None:
+        """Close and remove the ``.partial`` file (a recording that never began)."""
+        self._done = True
+        with contextlib.suppress(OSError):
+            self._handle.close()
+        with contextlib.suppress(OSError):
+            self.partial.unlink(missing_ok=True)
+
+    def _stop(self, exc: OSError) -> None:
+        """A write failed: keep what reached the disk as ``.partial``, record nothing more."""
+        self._done = True
+        self.stopped = (f"recording stopped: {damage.disk_problem(exc)}; the partial recording is kept as "
+                        f"{one_line(self.partial)}")
+        with contextlib.suppress(OSError):  # flushing what is buffered may fail again: the same disk
+            self._handle.close()
+        damage.note(self.stopped)
+
     def __call__(self, event: Event) -> None:
-        if self._handle.closed:
+        if self._done:
             return
-        if isinstance(event, StreamDelta):
-            ready = self._streams.feed(event, self._current_secrets())
-            if ready is not None:
-                self._write(ready.model_dump_json())
-            return
-        for held in self._streams.flush(event_ids(event) if not isinstance(event, SessionFinished) else None):
+        try:
+            if isinstance(event, StreamDelta):
+                ready = self._streams.feed(event, self._current_secrets())
+                if ready is not None:
+                    self._write(ready.model_dump_json())
+                return
+            for held in self._streams.flush(event_ids(event) if not isinstance(event, SessionFinished) else None):
+                self._write(held.model_dump_json())
+            self._write(event.model_dump_json())
+        except OSError as exc:
+            self._stop(exc)
+
+    def _finish(self) -> None:
+        """The last lines, on disk (fsync: a full disk some filesystems report only now)."""
+        for held in self._streams.flush():
             self._write(held.model_dump_json())
-        self._write(event.model_dump_json())
+        sync(self._handle)
+        self._handle.close()
 
     def close(self) -> Path:
-        if not self._handle.closed:
-            for held in self._streams.flush():
-                self._write(held.model_dump_json())
-            self._handle.close()
-            os.replace(self.partial, self.path)
-        return self.path
+        """Publish the file; returns where the recording is: ``.partial`` when it stopped early."""
+        if not self._done:
+            self._done = True
+            try:
+                self._finish()
+            except OSError as exc:
+                self._stop(exc)
+            try:
+                if self.stopped is None:
+                    os.replace(self.partial, self.path)
+            except OSError as exc:
+                self._stop(exc)
+        return self.partial if self.stopped is not None else self.path
 
 
 MAX_LINE_BYTES = 64 << 20  # no event comes near; a longer line is damage, not data
