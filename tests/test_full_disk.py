@@ -104,6 +104,7 @@ def test_cli_disk_filling_mid_run_keeps_the_partial_and_the_run_ends_normally(tm
     stopped = [line for line in done.stderr.splitlines() if "recording stopped" in line]
     assert len(stopped) == 1 and "disk full" in stopped[0] and "run.jsonl.partial" in stopped[0], done.stderr
     assert not rec.exists(), "a truncated recording was published as complete"
+    assert f"recorded {rec}" not in done.stderr  # the warning names the .partial; nothing says "recorded"
     partial = Recording(rec.with_name("run.jsonl.partial")).check()
     assert partial.events_before_cut > 0 or partial.cut is None
 

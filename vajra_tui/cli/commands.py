@@ -70,7 +70,7 @@ async def _close(run: Run, progress: Any) -> None:
     if progress is not None and hasattr(progress, "close"):
         progress.close()
     recorded = await run.aclose()
-    if recorded is not None:
+    if recorded is not None and recorded.suffix != ".partial":  # a stopped one is said by its warning
         print(f"recorded {one_line(recorded)}", file=sys.stderr)
     for problem in damage.take():  # a damaged cache folder: what to remove, once
         print(f"vajra-tui: warning: {problem}", file=sys.stderr)

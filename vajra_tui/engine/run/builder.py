@@ -259,20 +259,22 @@ class Run:
         return report
 
     async def aclose(self) -> Path | None:
-        """Close the sources, stop the workers and publish the recording (its path, if any)."""
+        """Close the sources, stop the workers and publish the recording.
+
+        Returns where the recording is: its file, or its ``.partial`` when it stopped early
+        (a full disk), or None when there was none or it was closed already."""
         try:
             await self.tuner.source.aclose()
         finally:
-            self.close()
-        return self.request.record
+            recorded = self.close()
+        return recorded
 
-    def close(self) -> None:
+    def close(self) -> Path | None:
         """The synchronous part of :meth:`aclose`: workers stopped, the recording published."""
         for lane in self.lanes:
             lane.close()
-        if self._sink.recorder is not None:
-            self._sink.recorder.close()
-            self._sink.recorder = None
+        recorder, self._sink.recorder = self._sink.recorder, None
+        return recorder.close() if recorder is not None else None
 
 
 __all__ = ["Placement", "Run", "RunRequest", "SOURCES", "build_run", "export_result", "open_lanes"]
