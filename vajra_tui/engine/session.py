@@ -42,8 +42,8 @@ Emit = Callable[[Event], None]
 BASELINE_TIMEOUT_S = 300.0
 DROP_TIMEOUT_S = 30.0
 FINALISTS = 5  # kernels a shoot-out times again beside the baseline
-PREPARE_TIMEOUT_S = 900.0  # calibration; the workload's own code has timing.prepare_deadline_s
 PREPARE_TIMEOUT_S = 900.0  # the worker's own setup (calibration); the workload's code has timing.prepare_deadline_s
+REASON_CHARS = 400  # a failure's reason, one table cell; diagnostics keep the rest
 RECALIBRATE_DRIFT = 0.15  # a cached roofline whose copy rate is further off than this is redone
 
 
