@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 
+import pytest
+
 from vajra_tui.cli.main import main
 
 
@@ -83,3 +85,22 @@ def test_a_compiler_message_is_a_short_reason(capsys, tmp_path):
     assert main(["bench", "-w", "softmax", "--size", "8x64", "-k", str(kernel), "--json", "-q"]) == 0
     _, cand = json.loads(capsys.readouterr().out)["results"]
     assert cand["status"] != "verified" and len(cand["reason"]) <= 400
+
+
+@pytest.mark.parametrize(("name", "value", "said"), [
+    ("VAJRA_TIMING_REPS", "3", "did you mean VAJRA_TIMING__REPS?"),
+    ("VAJRA_VERIFY", "gpux", "VAJRA_VERIFY='gpux': want gpu, cpu, auto or check"),
+    ("VAJRA_BUILD_THREADS", "abc", "VAJRA_BUILD_THREADS='abc': want a whole number"),
+    ("VAJRA_THEME", "texual-light", "did you mean 'textual-light'?"),
+])
+def test_a_vajra_variable_that_cannot_be_meant_is_refused(capsys, monkeypatch, name, value, said):
+    monkeypatch.setenv(name, value)
+    assert main(["config", "show"]) == 2
+    assert said in capsys.readouterr().err
+
+
+def test_a_theme_typo_in_the_config_file_is_refused(capsys, monkeypatch, tmp_path):
+    monkeypatch.setenv("VAJRA_CONFIG_DIR", str(tmp_path))
+    (tmp_path / "config.toml").write_text('theme = "texual-light"\n')
+    assert main(["config", "show"]) == 2
+    assert "did you mean 'textual-light'?" in capsys.readouterr().err

@@ -170,15 +170,19 @@ def load_settings() -> Settings:
     """The effective settings; a mistake in the file or the environment is a one-line ConfigError."""
     from pydantic import ValidationError
 
+    from vajra_tui.config_env import check_environment, check_theme, settings_names
     from vajra_tui.config_file import ConfigError, check_file, env_error
 
     check_file(config_path(), Settings)
+    check_environment(os.environ, settings_names(Settings, _FlatEnvOverrides._MAP))
     try:
-        return Settings()
+        settings = Settings()
     except ValidationError as exc:  # the file validated on its own: the environment is at fault
         raise env_error(exc, _FlatEnvOverrides._MAP) from None
     except (RecursionError, ValueError):  # a VAJRA_* JSON value (VAJRA_KEYS='{...}') it cannot decode
         raise ConfigError(_unreadable_env()) from None
+    check_theme(settings.theme, Settings.model_fields["theme"].default)
+    return settings
 
 
 def _unreadable_env() -> str:

@@ -1,0 +1,98 @@
+"""The ``VAJRA_*`` environment and the theme, checked before a command runs.
+
+pydantic-settings ignores a variable it does not know, so ``VAJRA_TIMING_REPS`` (one
+underscore: the nested key is ``VAJRA_TIMING__REPS``) was silently no setting at all, and
+the process-level switches read by the engine (``VAJRA_VERIFY``, ``VAJRA_BUILD_THREADS``)
+took any text. A name that is a near miss of a known one is refused with the nearest; the
+switches' values are checked here; an unknown theme names the nearest built-in one.
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Callable, Mapping
+
+from pydantic import BaseModel
+
+from vajra_tui.engine.errors import UsageError
+from vajra_tui.safe_text import one_line
+
+PREFIX = "VAJRA_"
+
+
+def _positive_int(text: str) -> bool:
+    return text.strip().isdigit() and int(text) >= 1
+
+
+def _count(text: str) -> bool:
+    return text.strip().isdigit()
+
+
+def _positive_number(text: str) -> bool:
+    try:
+        return float(text) > 0
+    except ValueError:
+        return False
+
+
+# Read by the engine outside the settings model; each with what its value must be (None: any text).
+PROCESS_VARIABLES: dict[str, tuple[Callable[[str], bool] | None, str]] = {
+    "VAJRA_ADAPTER": (None, ""),
+    "VAJRA_CACHE_DIR": (None, ""),
+    "VAJRA_CONFIG_DIR": (None, ""),
+    "VAJRA_DATA_DIR": (None, ""),
+    "VAJRA_NODE_DIR": (None, ""),
+    "VAJRA_SYS_PATH": (None, ""),
+    "VAJRA_RECALIBRATE": (None, ""),
+    "VAJRA_VERIFY": (lambda v: v.strip().lower() in ("gpu", "cpu", "auto", "check"), "gpu, cpu, auto or check"),
+    "VAJRA_BUILD_THREADS": (_positive_int, "a whole number of threads, at least 1"),
+    "VAJRA_STAGING_PROCESSES": (_count, "a whole number of processes (0: never)"),
+    "VAJRA_WORKER_RECYCLE_MB": (_positive_number, "a number of megabytes above 0"),
+}
+NEAR = 0.85  # how close a name must be to a known one to be taken for its typo
+
+
+class ConfigEnvError(UsageError):
+    """A ``VAJRA_*`` variable or the theme that cannot be what the user meant."""
+
+
+def settings_names(model: type[BaseModel], flat: Mapping[str, object]) -> set[str]:
+    """Every variable the settings read: ``VAJRA_THEME``, ``VAJRA_TIMING__REPS``, the flat aliases."""
+    names = set(flat)
+    for field, info in model.model_fields.items():
+        names.add(PREFIX + field.upper())
+        sub = info.annotation
+        if isinstance(sub, type) and issubclass(sub, BaseModel):
+            names.update(f"{PREFIX}{field.upper()}__{name.upper()}" for name in sub.model_fields)
+    return names
+
+
+def check_environment(environ: Mapping[str, str], known: set[str]) -> None:
+    """Refuse a near miss of a known name, and a process switch's value it cannot take."""
+    every = known | set(PROCESS_VARIABLES)
+    for name, value in environ.items():
+        if not name.startswith(PREFIX):
+            continue
+        if name in PROCESS_VARIABLES:
+            valid, want = PROCESS_VARIABLES[name]
+            if valid is not None and not valid(value):
+                raise ConfigEnvError(f"{name}={one_line(repr(value), 40)}: want {want}")
+        elif name not in every:
+            close = difflib.get_close_matches(name, sorted(every), n=1, cutoff=NEAR)
+            if close:
+                raise ConfigEnvError(f"unknown environment variable {name} (did you mean {close[0]}?)")
+
+
+def check_theme(theme: str, default: str) -> None:
+    """A theme Textual does not ship, refused with the nearest one (the TUI would fall back silently)."""
+    if theme == default:
+        return
+    from textual.theme import BUILTIN_THEMES  # only when a theme is chosen: textual loads nothing else here
+
+    if theme not in BUILTIN_THEMES:
+        close = difflib.get_close_matches(theme, sorted(BUILTIN_THEMES), n=1)
+        hint = f"did you mean {close[0]!r}?" if close else f"one of {', '.join(sorted(BUILTIN_THEMES))}"
+        raise ConfigEnvError(f"theme {one_line(repr(theme), 60)} is not a Textual theme ({hint})")
+
+
+__all__ = ["PROCESS_VARIABLES", "check_environment", "check_theme", "settings_names"]
