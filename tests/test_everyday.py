@@ -104,3 +104,9 @@ def test_a_theme_typo_in_the_config_file_is_refused(capsys, monkeypatch, tmp_pat
     (tmp_path / "config.toml").write_text('theme = "texual-light"\n')
     assert main(["config", "show"]) == 2
     assert "did you mean 'textual-light'?" in capsys.readouterr().err
+
+
+def test_a_csv_under_proc_says_the_folder_takes_no_files(capsys):
+    assert main(["bench", "-w", "softmax", "--csv", "/proc/x.csv"]) == 2
+    err = capsys.readouterr().err
+    assert "/proc does not take new files" in err and "No such file" not in err

@@ -53,6 +53,9 @@ def check_writable_folder(folder: Path, what: str) -> None:
                               "not a directory")
     try:  # access() says yes to root even in /proc; only trying tells
         os.rmdir(tempfile.mkdtemp(prefix=".vajra-probe-", dir=base))
+    except FileNotFoundError:  # the folder exists, yet creating in it "is not found": /proc, /sys
+        raise OutputPathError(f"cannot write {what} under {one_line(folder)}: {shown} does not take new "
+                              "files (a virtual file system such as /proc or /sys)") from None
     except OSError as exc:
         raise OutputPathError(f"cannot write {what} under {one_line(folder)}: {shown}: "
                               f"{_reason(exc)}") from None
