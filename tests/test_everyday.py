@@ -110,3 +110,28 @@ def test_a_csv_under_proc_says_the_folder_takes_no_files(capsys):
     assert main(["bench", "-w", "softmax", "--csv", "/proc/x.csv"]) == 2
     err = capsys.readouterr().err
     assert "/proc does not take new files" in err and "No such file" not in err
+
+
+def test_a_second_run_into_the_same_export_folder_is_refused_at_once(capsys, tmp_path):
+    """It used to tune to the end and fail then; a lock of a process that is gone is taken over."""
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "out"
+    out.mkdir()
+    holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        (out / ".vajra-export.lock").write_text(f"{holder.pid}\n")
+        start = time.perf_counter()
+        assert main(["tune", "-w", "softmax", "--size", "8x64", "--source", "library", "--generations", "0",
+                     "--export", str(out), "-q"]) == 2
+        assert time.perf_counter() - start < 10  # refused before any tuning
+        assert f"another run (process {holder.pid}) is exporting into" in capsys.readouterr().err
+    finally:
+        holder.kill()
+        holder.wait()
+    assert main(["tune", "-w", "softmax", "--size", "8x64", "--source", "library", "--generations", "0",
+                 "--budget", "2", "--reps", "2", "--warmup", "1", "--export", str(out), "-q"]) == 0
+    capsys.readouterr()
+    assert not (out / ".vajra-export.lock").exists()  # released at the end of the run

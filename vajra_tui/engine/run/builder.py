@@ -16,6 +16,7 @@ from typing import Any, Callable, Mapping, Sequence
 from vajra_tui.engine.candidate import Candidate
 from vajra_tui.engine.errors import UsageError
 from vajra_tui.engine.events import Event, Notice
+from vajra_tui.engine.export.claim import ExportClaim
 from vajra_tui.engine.run.output_paths import check_export_folder, check_new_file
 from vajra_tui.engine.run.report import Report, session_report
 from vajra_tui.engine.session import Session
@@ -149,16 +150,24 @@ def build_run(request: RunRequest, emit: Emit) -> Run:
         check_export_folder(request.export, [f"{workload.name}.wgsl", f"{workload.name}.ts"])
     if request.record is not None:
         check_new_file(request.record)
-    lanes = open_lanes(request.placement)
-    if request.record is not None:
-        sink.recorder = Recorder(request.record, request.record_label or f"{request.mode} {workload.name}")
+    claim = ExportClaim.take(request.export) if request.export is not None else None
+    try:  # from here on something exists: a refusal gives back the export folder
+        lanes = open_lanes(request.placement)
+        if request.record is not None:
+            sink.recorder = Recorder(request.record, request.record_label or f"{request.mode} {workload.name}")
+    except BaseException:
+        if claim is not None:
+            claim.release()
+        raise
     session = Session(workload, size, lanes[0], sink, request.timing, seeds=tuple(request.seeds),
                       source_mode="nemotron" if wants_llm else ("params" if params else "library"),
                       results_cache=request.cache, resume=request.resume)
     llm = _llm_source(request, session) if wants_llm else None
     if params is not None:
         params.emit = session.emit
-    return Run(request, session, lanes, _tuner(request, session, lanes, params, llm), sink, params)
+    run = Run(request, session, lanes, _tuner(request, session, lanes, params, llm), sink, params)
+    run.claim = claim
+    return run
 
 
 def _tuner(request: RunRequest, session: Session, lanes: list[Any], params: CandidateSource | None,
@@ -199,6 +208,7 @@ class Run:
                  sink: _Sink, params: ParamsSource | None = None) -> None:
         self.request, self.session, self.lanes, self.tuner = request, session, lanes, tuner
         self._sink, self.params = sink, params
+        self.claim: ExportClaim | None = None  # the --export folder, held until close()
 
     @property
     def recorder(self) -> Recorder | None:
@@ -273,6 +283,9 @@ class Run:
         """The synchronous part of :meth:`aclose`: workers stopped, the recording published."""
         for lane in self.lanes:
             lane.close()
+        if self.claim is not None:
+            self.claim.release()
+            self.claim = None
         recorder, self._sink.recorder = self._sink.recorder, None
         return recorder.close() if recorder is not None else None
 
