@@ -102,3 +102,20 @@ def test_the_table_ranks_one_batch_and_names_the_batch_of_older_rows():
     cells = {row[0].strip(" ★"): [cell.strip() for cell in row] for row in rows}
     assert cells["E4"][7] == "8.58x" and cells["C"][7] == "-"  # the speedup column
     assert cells["C"][-1].startswith("batch 4: 8.77x")
+
+
+def test_replay_gives_the_tune_document_it_recorded(capsys, tmp_path):
+    """Same keys, the winner by name (not "g3-E2"), the headline, ties and final batch."""
+    rec = tmp_path / "tune.jsonl"
+    assert main(["tune", "-w", "softmax", "--size", "8x64", "--source", "library", "--generations", "1",
+                 "--budget", "2", "--reps", "3", "--warmup", "1", "--json", "-q", "--record", str(rec)]) == 0
+    tuned = json.loads(capsys.readouterr().out)
+    assert main(["replay", str(rec), "--json"]) == 0
+    replayed = json.loads(capsys.readouterr().out)
+    assert set(replayed) == set(tuned)
+    for key in ("winner", "headline", "ties", "final_batch", "baseline_won", "ranking"):
+        assert replayed[key] == tuned[key], key
+    assert main(["replay", str(rec), "--headless"]) == 0
+    table = capsys.readouterr().out
+    assert tuned["headline"] in table and table.index(tuned["ranking"][0]) < table.index("baseline") \
+        if tuned["ranking"] else "baseline" in table

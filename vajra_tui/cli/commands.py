@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import textwrap
 from pathlib import Path
 from typing import Any, Callable
 
@@ -18,13 +19,13 @@ from vajra_tui.cli.args import UsageError
 from vajra_tui.cli.devices import lanes_for, print_lanes
 from vajra_tui.cli.options import adapter_flag, timing_for
 from vajra_tui.cli.progress import progress_sink
-from vajra_tui.cli.render import document, print_table
+from vajra_tui.cli.render import print_table
 from vajra_tui.cli.tables import terminal_width
 from vajra_tui.engine.events import Event
 from vajra_tui.engine.run.builder import Placement, Run, RunRequest, build_run, export_result
 from vajra_tui.engine.run.kernels import user_kernels
 from vajra_tui.engine.run.output_paths import check_new_file
-from vajra_tui.engine.run.report import Report
+from vajra_tui.engine.run.report import Report, recorded_report
 from vajra_tui.engine.store import damage
 from vajra_tui.engine.store.record import RecordedRun, Recording
 from vajra_tui.safe_text import clean, one_line
@@ -77,7 +78,12 @@ async def _close(run: Run, progress: Any) -> None:
 
 
 def _finish(args: argparse.Namespace, run: Run, report: Report) -> int:
-    """Print the table or the JSON document (the same one the API's Report gives)."""
+    return _print_report(args, report, list(run.session.seeds))
+
+
+def _print_report(args: argparse.Namespace, report: Report, seeds: list[int]) -> int:
+    """Print the table or the JSON document (the same one the API's Report gives); a replay
+    prints its recording's report the same way."""
     if getattr(args, "csv", None):
         save_csv(args.csv, report.results, report.device, report.workload)
     doc = report.to_json()
@@ -86,15 +92,15 @@ def _finish(args: argparse.Namespace, run: Run, report: Report) -> int:
         return 0
     print_table(report.device, report.workload, report.in_standing_order(),
                 report.winner.id if report.winner else None, final_batch=report.final_batch)
-    if report.headline:
-        print(clean(f"{report.headline}; every speedup divides the baseline of batch {report.final_batch}"))
+    if report.headline:  # wrapped at the terminal's width, as the table is
+        batch = f"; every speedup divides the baseline of batch {report.final_batch}" if report.final_batch else ""
+        print(textwrap.fill(clean(f"{report.headline}{batch}"), terminal_width()))
     if report.calibration:
         c = report.calibration
         roofline = (f"roofline: copy {c.copy_gbps:.1f} GB/s, FMA {c.fma_gflops:.1f} GFLOP/s, "
                     f"launch floor {fmt.ms(c.launch_floor_ms)} ({c.method})")
-        seeds = f"seeds {list(run.session.seeds)}"
-        fits = len(roofline) + len(seeds) + 2 <= terminal_width()  # at 80 columns: two lines, not a wrap
-        print(f"{roofline}; {seeds}" if fits else f"{roofline}\n{seeds}")
+        seeds = f"seeds {seeds}"
+        print(textwrap.fill(f"{roofline}; {seeds}", terminal_width()))  # at 80 columns: two lines
     if report.lanes:
         print_lanes(doc)
     return 0
@@ -162,16 +168,15 @@ def replay(args: argparse.Namespace, settings: Settings) -> int:
 
         return run_app(settings, replay=args.file, speed=args.speed)
     check_csv(args.csv)
-    rec = _recorded(args.file)
-    results = list(rec.results.values())
-    if args.csv:
-        save_csv(args.csv, results, rec.device, rec.workload)
-    if args.json:
-        print(json.dumps(document(rec.device, rec.workload, results, rec.calibration,
-                                  {"winner": rec.winner_id}), indent=2))
-    else:
-        print_table(rec.device, rec.workload, results, rec.winner_id)
-    return 0
+    recording = Recording(args.file)  # a RecordingError is a usage error: one line, exit 2
+    rec = RecordedRun(recording)
+    if recording.cut_note:
+        print(f"vajra-tui: warning: {recording.shown}: {recording.cut_note}", file=sys.stderr)
+    if rec.device is None or rec.workload is None:
+        raise UsageError(f"{recording.shown}: the recording stops before its session started")
+    label = str(recording.header.get("label", "")) if isinstance(recording.header, dict) else ""
+    report = recorded_report(rec, "bench" if label.startswith("bench") else "tune")
+    return _print_report(args, report, rec.seeds)
 
 
 def export(args: argparse.Namespace, settings: Settings) -> int:

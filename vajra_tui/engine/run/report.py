@@ -16,6 +16,7 @@ from vajra_tui.engine.events import Calibration, CandidateResult, DeviceInfo, La
 
 if TYPE_CHECKING:
     from vajra_tui.engine.session import Session
+    from vajra_tui.engine.store.record import RecordedRun
 
 RESULT_FIELDS = (
     "name", "status", "reason", "diagnostics", "max_rel_error", "worst_index", "median_ms",
@@ -124,4 +125,26 @@ def session_report(session: Session, results: list[CandidateResult], winner: Can
                   standing=[r.id for r in verdict.ranked] if verdict else [])
 
 
-__all__ = ["Report", "RESULT_FIELDS", "document", "result_dict", "session_report"]
+def recorded_report(run: RecordedRun, kind: str = "tune") -> Report:
+    """A recording's report, the same document ``tune --json`` printed when it was made:
+    the last ranking's verdict, its batch, the winner by name."""
+    ranking = run.ranking
+    by_id = run.results
+    winner = by_id.get(run.winner_id) if run.winner_id else None
+    baseline = by_id.get("baseline")
+    ranked = [by_id[i] for i in (ranking.ranked_ids if ranking else []) if i in by_id]
+    headline = ranking.headline if ranking else ""
+    if ranking and not headline:  # recorded before rankings carried their headline
+        headline = (f"{winner.name} wins" if winner else
+                    "no candidate beat the baseline" if ranking.baseline_won else "no kernel verified")
+    return Report(
+        kind=kind, device=run.device, workload=run.workload, calibration=run.calibration,
+        results=list(by_id.values()), winner=winner, headline=headline,
+        ties=[by_id[i].name for i in ranking.tie_ids if i in by_id] if ranking else [],
+        baseline_won=bool(ranking and ranking.baseline_won),
+        final_batch=(ranking.batch if ranking and ranking.batch else baseline.batch if baseline else None),
+        standing=[r.id for r in ranked], generations=max((r.generation for r in by_id.values()), default=0),
+        ranking=[r.name for r in ranked if r.id != "baseline"] if winner else [])
+
+
+__all__ = ["Report", "RESULT_FIELDS", "document", "recorded_report", "result_dict", "session_report"]

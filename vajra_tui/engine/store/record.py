@@ -339,12 +339,14 @@ class RecordedRun:
         self.calibration = None
         self.results: dict = {}
         self.winner_id: str | None = None
+        self.ranking: RankingReady | None = None  # the last one: what the run's report showed
+        self.seeds: list[int] = []
         # id -> the order it was first proposed in; a dict, so a re-queued id costs O(1), not a
         # scan of every id before it (a list made 50k queued candidates take 13 s)
         rank: dict[str, int] = {}
         for event in events:
             if isinstance(event, SessionStarted) and self.device is None:
-                self.device, self.workload = event.device, event.workload
+                self.device, self.workload, self.seeds = event.device, event.workload, list(event.seeds)
             elif isinstance(event, CandidateQueued):
                 rank.setdefault(event.id, len(rank))
             elif isinstance(event, CalibrationReady):
@@ -352,7 +354,7 @@ class RecordedRun:
             elif isinstance(event, CandidateFinished):
                 self.results[event.result.id] = event.result
             elif isinstance(event, RankingReady):
-                self.winner_id = event.winner_id
+                self.winner_id, self.ranking = event.winner_id, event
         self.results = dict(sorted(self.results.items(), key=lambda kv: rank.get(kv[0], len(rank))))
 
     @property
