@@ -113,3 +113,22 @@ async def test_escape_during_a_run_asks_then_returns_to_the_picker(tmp_path):
         assert record.exists() and app.saved_recordings == [record]
         assert app.state.session is None
         assert any("recording saved" in n.message for n in app._notifications)
+
+
+async def test_q_during_a_run_asks_first_and_keeps_running_on_no(tmp_path):
+    """q quit mid-generation without a word, while Escape asked."""
+    record = tmp_path / "run.jsonl"
+    app = hanging_app(record)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await start_and_wait_for_the_countdown(pilot)
+        await pilot.press("q")
+        await until(pilot, lambda: type(app.screen).__name__ == "ConfirmScreen", "the question", 5)
+        assert "Stop it and quit?" in screen_text(app)
+        await pilot.press("n")
+        await pilot.pause(0.2)
+        assert app.is_running and app.driver is not None and app.driver.busy
+        await pilot.press("q")
+        await until(pilot, lambda: type(app.screen).__name__ == "ConfirmScreen", "the question again", 5)
+        await pilot.press("y")
+        await until(pilot, lambda: record in app.saved_recordings or not app.is_running, "the quit", 30)
+    assert app.saved_recordings == [record] and record.exists()

@@ -26,6 +26,7 @@ from vajra_tui.safe_text import clean, clean_event, one_line
 from vajra_tui.tui.controls import RunControls
 from vajra_tui.tui.screens import StateScreen
 from vajra_tui.tui.screens.baseline import BaselineScreen
+from vajra_tui.tui.screens.confirm import ConfirmScreen
 from vajra_tui.tui.screens.export import ExportScreen
 from vajra_tui.tui.screens.graveyard import GraveyardScreen
 from vajra_tui.tui.screens.help import HelpScreen
@@ -155,6 +156,23 @@ class VajraApp(RunControls, App[int]):
         self.start_replay(events)
 
     async def action_quit(self) -> None:
+        """Quit; during a live generation, ask first (as Escape does): its candidates are cancelled."""
+        driver = self.driver
+        if driver is not None and not driver.replay and driver.busy and not isinstance(self.screen, ModalScreen):
+            generation = self.state.generation
+            what = f"Generation {generation} is running" if generation else "The run is starting"
+            self.push_screen(ConfirmScreen(
+                f"{what}. Stop it and quit?\nThe candidates in flight are cancelled; the recording so far is kept.",
+                yes="Stop and quit", no="Keep running"), self._quit_answered)
+            return
+        await self.quit_now()
+
+    def _quit_answered(self, yes: bool | None) -> None:
+        if yes:
+            self.run_worker(self.quit_now(), group="navigation", exclusive=True)
+
+    async def quit_now(self) -> None:
+        """End the session (a running generation cancelled, the recording published) and exit."""
         if self.driver is not None:
             path = await self.driver.aclose()  # a running generation is cancelled first
             if path is not None:  # run_app prints it once the terminal is back

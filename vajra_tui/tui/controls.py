@@ -43,8 +43,8 @@ class RunControls:
         driver = self.driver
         if action in NEEDS_RUN and driver is None:
             return False
-        if action == "evolve":
-            return not driver.replay and getattr(driver, "ready", False) and not driver.busy
+        if action == "evolve":  # during a generation too: pressed then, it says why not (action_evolve)
+            return not driver.replay and getattr(driver, "ready", False)
         if action == "cancel":
             return not driver.replay and driver.busy
         if action == "back":

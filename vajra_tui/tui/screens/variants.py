@@ -108,8 +108,10 @@ class VariantsScreen(ListScreen):
 
     def sync(self, state: RunState) -> None:
         source = state.generations.get(state.generation, "")
-        replaying = self.vapp.driver is not None and self.vapp.driver.replay
-        evolve_hint = "   e evolves the winner" if state.ranking and not replaying else ""
+        driver = self.vapp.driver
+        can_evolve = driver is not None and not driver.replay and getattr(driver, "ready", False) \
+            and not driver.busy  # while a generation runs, e has nothing to offer yet
+        evolve_hint = "   e evolves the winner" if state.ranking and can_evolve else ""
         heading = Text.assemble(("Generation ", "bold"), str(state.generation or "—"),
                                 f" · candidates from {source}" if source else "", (evolve_hint, "dim"))
         lanes = lanes_text(state.lanes)  # several adapters: which are in use, which is timing
