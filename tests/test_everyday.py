@@ -135,3 +135,19 @@ def test_a_second_run_into_the_same_export_folder_is_refused_at_once(capsys, tmp
                  "--budget", "2", "--reps", "2", "--warmup", "1", "--export", str(out), "-q"]) == 0
     capsys.readouterr()
     assert not (out / ".vajra-export.lock").exists()  # released at the end of the run
+
+
+def test_the_default_deadline_is_longer_on_a_software_adapter():
+    """Four library kernels were killed at 10 s on a loaded lavapipe; a hung one still dies."""
+    from vajra_tui.engine.events import DeviceInfo
+    from vajra_tui.engine.session import Session
+    from vajra_tui.engine.workloads import get_workload
+
+    w = get_workload("softmax")
+    s = Session(w, w.size("8x64"), client=None, emit=lambda e: None)  # type: ignore[arg-type]
+    s.device = DeviceInfo(name="llvmpipe", backend="Vulkan", adapter_type="CPU", software=True)
+    assert s.deadline_s == 30.0
+    s.device = DeviceInfo(name="H200", backend="Vulkan", adapter_type="DiscreteGPU", software=False)
+    assert s.deadline_s == 10.0
+    s.baseline_ms = 2000.0
+    assert s.deadline_s == 40.0  # 20x a slow baseline

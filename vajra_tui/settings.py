@@ -97,7 +97,7 @@ class TimingSettings(BaseModel):
     warmup: int = Field(5, ge=0)
     reps: int = Field(9, ge=1)
     method: Literal["auto", "wall"] = "auto"  # auto: device timestamps where the adapter has them
-    deadline_s: float | None = None  # None: max(10 s, 20x the baseline median)
+    deadline_s: float | None = None  # None: max(10 s, or 30 s on software; 20x the baseline median)
     # warm: caches keep what the previous dispatch left (as a real pipeline sees it);
     # cold: a write of twice the GPU's L2 between timed dispatches flushes them.
     cache: Literal["warm", "cold"] = "warm"

@@ -41,6 +41,8 @@ from vajra_tui.engine.workloads import Size, Workload, WorkloadError, provenance
 Emit = Callable[[Event], None]
 BASELINE_TIMEOUT_S = 300.0
 DROP_TIMEOUT_S = 30.0
+DEADLINE_FLOOR_S = 10.0  # a dispatch's deadline is never shorter (a hardware adapter)
+SOFTWARE_DEADLINE_FLOOR_S = 30.0  # on a software adapter, which a loaded CPU slows
 FINALISTS = 5  # kernels a shoot-out times again beside the baseline
 PREPARE_TIMEOUT_S = 900.0  # the worker's own setup (calibration); the workload's code has timing.prepare_deadline_s
 REASON_CHARS = 400  # a failure's reason, one table cell; diagnostics keep the rest
@@ -173,9 +175,15 @@ class Session:
 
     @property
     def deadline_s(self) -> float:
+        """A dispatch's deadline: the user's, else 20x the baseline's median over a floor.
+
+        The floor is longer on a software adapter: there a dispatch is CPU work, which a
+        loaded machine slows several times over (four library kernels were killed at 10 s on
+        a busy 2-core box); a hung kernel still dies, at the floor."""
         if self.timing.deadline_s:
             return float(self.timing.deadline_s)
-        return max(10.0, 20.0 * (self.baseline_ms or 0.0) / 1e3)
+        floor = SOFTWARE_DEADLINE_FLOOR_S if self.device is not None and self.device.software else DEADLINE_FLOOR_S
+        return max(floor, 20.0 * (self.baseline_ms or 0.0) / 1e3)
 
     def deadline_for(self, cid: str) -> float:
         """Per dispatch. Until the baseline has a median there is nothing to scale by, so it gets long."""
