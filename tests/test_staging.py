@@ -167,3 +167,17 @@ async def test_a_workload_only_this_process_can_import_is_staged_here(monkeypatc
         sys.modules.pop("only_here_hist", None)
     assert _comparable(first) == _comparable(here) == _comparable(again)
     assert all(s.stitched is not None for s in here)
+
+
+async def test_a_smaller_pool_asked_for_closes_the_extra_processes(monkeypatch):
+    """On a 16-core host the default pool (8) was kept when a test then forced 2."""
+    w, size, limits, _ = await _staged_here_then_pooled(monkeypatch)
+    try:
+        monkeypatch.setenv("VAJRA_STAGING_PROCESSES", "3")
+        await stage_all(w, "conv1d", size, _jobs(), limits)
+        assert len(staging._STAGERS) == 3
+        monkeypatch.setenv("VAJRA_STAGING_PROCESSES", "2")
+        await stage_all(w, "conv1d", size, _jobs(), limits)
+        assert len(staging._STAGERS) == 2
+    finally:
+        staging.shutdown()

@@ -184,7 +184,10 @@ def pool_size() -> int:
 def _pool() -> list[_Stager]:
     """The staging processes, started at the first batch that needs them and kept."""
     _STAGERS[:] = [s for s in _STAGERS if s.alive()]
-    while len(_STAGERS) < pool_size():
+    want = pool_size()
+    while len(_STAGERS) > want:  # fewer asked for than run (VAJRA_STAGING_PROCESSES lowered)
+        _STAGERS.pop().close()
+    while len(_STAGERS) < want:
         _STAGERS.append(_Stager())
     return list(_STAGERS)
 
