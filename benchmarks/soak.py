@@ -18,7 +18,11 @@ descriptors of this process and of the GPU worker (whichever process that is: th
 replaces a worker that grew, see ``VAJRA_WORKER_RECYCLE_MB``). Growth per 100 candidates
 is the least-squares slope over the samples of the 300 candidates after the first
 ``--warm`` (drivers and JIT caches fill once), and over all of them. ``--trace`` adds the
-main process's top allocation sites (tracemalloc) between the warm-up and the end.
+main process's top allocation sites (tracemalloc) between the warm-up and the end; its
+bookkeeping and the warm-up's snapshot count in the main process's RSS (a step of ~100 MB
+just after ``--warm`` with 140 KB sgemm kernels), so compare traced runs with traced runs.
+Each sample also records what the lexer's token caches hold (wgsl/lexer.py), when the
+tree has that bound.
 
     .venv/bin/python benchmarks/soak.py --candidates 400
     .venv/bin/python benchmarks/soak.py --candidates 400 --label before --out /tmp/soak.json
@@ -119,7 +123,7 @@ class Soak:
             "main_rss_mb": round(rss_mb(), 2), "main_fds": fds(),
             "worker_rss_mb": round(rss_mb(c.pid), 2), "worker_fds": fds(c.pid),
             "worker_restarts": c.restarts, "worker_recycles": getattr(c, "recycles", 0),
-            "worker_pid": c.pid, "at": where})
+            "worker_pid": c.pid, "lexer_kept_chars": _lexer_kept_chars(), "at": where})
         print(json.dumps(self.samples[-1]), file=sys.stderr, flush=True)
         if self.trace and self.snap0 is None and self.count >= self.warm:
             self.snap0 = tracemalloc.take_snapshot()
@@ -207,6 +211,14 @@ class Soak:
             "first": self.samples[0], "last": self.samples[-1], "samples": self.samples,
             "main_top_growth": top,
         }
+
+
+def _lexer_kept_chars() -> int | None:
+    """Characters of source whose tokens this process keeps (None: a tree before the bound)."""
+    from vajra_tui.engine.wgsl import lexer
+
+    kept_size = getattr(lexer, "kept_size", None)
+    return kept_size()[1] if kept_size else None
 
 
 def _growth(samples: list[dict]) -> dict:

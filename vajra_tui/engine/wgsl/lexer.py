@@ -64,9 +64,54 @@ def tokenize(src: str) -> list[Token]:
 
 
 KEEP = 64  # sources whose tokens are kept
+# ... and their total length: a library kernel runs to 140 KB, about 30k tokens of ~100+
+# bytes each (some 4-5 MB), so 64 of them held by count alone ran to hundreds of MB in
+# the main process and in the GPU worker alike. 1.5M characters keep ten such kernels
+# (a candidate's text behind two preludes, for the candidates admitted together), some
+# 50 MB per cache, and any number of short sources up to KEEP.
+KEEP_CHARS = 1_500_000
 SHARED_MIN = 2048  # shorter texts are lexed afresh: looking for a shared part costs more
-_KEPT: OrderedDict[str, tuple[Token, ...]] = OrderedDict()
 _LOCK = threading.Lock()  # the GPU worker builds pipelines on threads
+
+
+class _Recent:
+    """Sources and their tokens, most recent last, bounded by count and by total characters.
+
+    A source longer than the whole character budget is not kept: it would push out every
+    other (the caller still gets its tokens). Callers hold :data:`_LOCK`."""
+
+    def __init__(self) -> None:
+        self.items: OrderedDict[str, tuple[Token, ...]] = OrderedDict()
+        self.chars = 0
+
+    def get(self, src: str) -> tuple[Token, ...] | None:
+        kept = self.items.get(src)
+        if kept is not None:
+            self.items.move_to_end(src)
+        return kept
+
+    def put(self, src: str, tokens: tuple[Token, ...]) -> None:
+        if len(src) > KEEP_CHARS or src in self.items:
+            return
+        self.items[src] = tokens
+        self.chars += len(src)
+        while len(self.items) > KEEP or self.chars > KEEP_CHARS:
+            old, _ = self.items.popitem(last=False)
+            self.chars -= len(old)
+
+    def clear(self) -> None:
+        self.items.clear()
+        self.chars = 0
+
+
+_KEPT = _Recent()
+_SIGNIFICANT = _Recent()
+
+
+def kept_size() -> tuple[int, int]:
+    """(sources, characters) the two token caches hold together: what bounds their memory."""
+    with _LOCK:
+        return len(_KEPT.items) + len(_SIGNIFICANT.items), _KEPT.chars + _SIGNIFICANT.chars
 
 
 def _tokens_of(src: str) -> tuple[Token, ...]:
@@ -77,14 +122,11 @@ def _tokens_of(src: str) -> tuple[Token, ...]:
     with _LOCK:
         kept = _KEPT.get(src)
         if kept is not None:
-            _KEPT.move_to_end(src)
             return kept
-        others = list(_KEPT.items()) if len(src) >= SHARED_MIN else []
+        others = list(_KEPT.items.items()) if len(src) >= SHARED_MIN else []
     tokens = _from_shared(src, others) or _lex(src)
     with _LOCK:
-        _KEPT[src] = tokens
-        while len(_KEPT) > KEEP:
-            _KEPT.popitem(last=False)
+        _KEPT.put(src, tokens)
     return tokens
 
 
@@ -255,21 +297,15 @@ def _spans(src: str) -> list[tuple[str, int, int]]:
     return spans
 
 
-_SIGNIFICANT: OrderedDict[str, tuple[Token, ...]] = OrderedDict()
-
-
 def significant_tokens(src: str) -> list[Token]:
     """``significant(tokenize(src))``, kept for recent sources like their tokens."""
     with _LOCK:
         kept = _SIGNIFICANT.get(src)
         if kept is not None:
-            _SIGNIFICANT.move_to_end(src)
             return list(kept)
     kept = tuple(significant(list(_tokens_of(src))))
     with _LOCK:
-        _SIGNIFICANT[src] = kept
-        while len(_SIGNIFICANT) > KEEP:
-            _SIGNIFICANT.popitem(last=False)
+        _SIGNIFICANT.put(src, kept)
     return list(kept)
 
 
