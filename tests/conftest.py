@@ -75,3 +75,11 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
         terminalreporter.write_line(
             f"{len(browser)} browser-check tests skipped (Node.js/npm or Dawn unavailable here): "
             "install Node.js 18+ with npm, then run scripts/setup.sh to bring them back")
+
+
+def child_pythonpath() -> str:
+    """PYTHONPATH for a child process: this checkout first, then the parent's own entries
+    (a GPU host's carried packages live there; replacing them left the child without pydantic)."""
+    parts = [str(Path(__file__).resolve().parents[1])]
+    parts += [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    return os.pathsep.join(parts)

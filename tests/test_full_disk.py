@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import child_pythonpath
+
 from vajra_tui.engine.events import Notice, SessionStarted, StreamDelta, DeviceInfo, WorkloadInfo
 from vajra_tui.engine.store import damage
 from vajra_tui.engine.store.record import Recorder, Recording, RecordingError
@@ -43,7 +45,7 @@ def _limited(limit: int):
 def _cli(tmp_path: Path, limit: int, *args: str) -> subprocess.CompletedProcess:
     """``python -m vajra_tui.cli.main ARGS`` on a "disk" that takes ``limit`` bytes a file."""
     env = dict(os.environ, VAJRA_CACHE_DIR=str(tmp_path / "cache"), XDG_CACHE_HOME=str(tmp_path / "xdg"),
-               PYTHONPATH=str(ROOT))
+               PYTHONPATH=child_pythonpath())
     return subprocess.run([sys.executable, "-m", "vajra_tui.cli.main", *args], cwd=tmp_path, env=env,
                           preexec_fn=_limited(limit), capture_output=True, text=True, timeout=300)
 
@@ -194,7 +196,7 @@ def test_full_shader_cache_folder_turns_mesa_cache_off(tmp_path):
     code = ("import json, sys; from vajra_tui.engine.child import shader_cache_env; "
             "print(json.dumps(shader_cache_env({'XDG_CACHE_HOME': sys.argv[1]})))")
     done = subprocess.run([sys.executable, "-c", code, str(tmp_path / "xdg")], preexec_fn=_limited(1024),
-                          capture_output=True, text=True, timeout=120, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+                          capture_output=True, text=True, timeout=120, env=dict(os.environ, PYTHONPATH=child_pythonpath()))
     assert done.returncode == 0, done.stderr[-2000:]
     assert json.loads(done.stdout).get("MESA_SHADER_CACHE_DISABLE") == "true"
     assert list((tmp_path / "xdg").iterdir()) == []  # the probe cleans up after itself

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import child_pythonpath
+
 from vajra_tui.cli.main import main
 from vajra_tui.engine.sources.params import ParamsError, evaluate, read_space, ruled_out
 from vajra_tui.engine.workloads import loader
@@ -151,7 +153,7 @@ def _cli(kernel: Path) -> subprocess.CompletedProcess[str]:
     try:
         return subprocess.run([sys.executable, "-c", CHILD, *args], capture_output=True, text=True,
                               timeout=60, preexec_fn=_cap_memory, cwd=ROOT,
-                              env={**os.environ, "XDG_RUNTIME_DIR": "/tmp", "PYTHONPATH": str(ROOT)})
+                              env={**os.environ, "XDG_RUNTIME_DIR": "/tmp", "PYTHONPATH": child_pythonpath()})
     except subprocess.TimeoutExpired:
         pytest.fail("the CLI did not answer within 60 s")
 

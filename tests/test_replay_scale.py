@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import child_pythonpath
+
 from vajra_tui.cli.main import main
 from vajra_tui.engine.events import (
     CandidateFinished, CandidateQueued, CandidateResult, DeviceInfo, GenerationStarted, RankingReady,
@@ -191,7 +193,7 @@ asyncio.run(run(sys.argv[1]))
 
 def _pilot(path: Path, mode: str) -> str:
     """Run the app on ``path`` in a child process with a hard timeout (a hang fails, never blocks)."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": child_pythonpath()}
     try:
         done = subprocess.run([sys.executable, "-c", PILOT, str(path), mode], capture_output=True,
                               text=True, timeout=120, env=env, cwd=ROOT)

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import child_pythonpath
+
 from vajra_tui.cli.main import main
 from vajra_tui.engine.workloads import loader
 
@@ -429,7 +431,7 @@ def test_the_readme_example_runs_as_written(tmp_path):
     script = re.search(r"A complete script.*?```python\n(.*?)```", section, re.S).group(1)
     (tmp_path / "bias_gelu.py").write_text(script)
     proc = subprocess.run([sys.executable, "bias_gelu.py"], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])})
+                          text=True, timeout=300, env={**os.environ, "PYTHONPATH": child_pythonpath()})
     assert proc.returncode == 0, proc.stderr[-3000:]
     lines = proc.stdout.splitlines()
     assert len([ln for ln in lines if " verified " in ln]) == 10, proc.stdout  # baseline + 3x3
