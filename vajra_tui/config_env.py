@@ -50,6 +50,24 @@ PROCESS_VARIABLES: dict[str, tuple[Callable[[str], bool] | None, str]] = {
     "VAJRA_WORKER_RECYCLE_MB": (_positive_number, "a number of megabytes above 0"),
 }
 NEAR = 0.85  # how close a name must be to a known one to be taken for its typo
+MAX_JSON_DEPTH = 32  # a VAJRA_* JSON value (VAJRA_KEYS) nests no deeper; Python's own limit varies by build
+
+
+def json_depth(text: str) -> int:
+    """How deep ``[``/``{`` nest in a JSON text, outside strings: one pass, no recursion."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            escaped, in_string = (False, True) if escaped else (ch == "\\", ch != '"')
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth -= 1
+    return deepest
 
 
 class ConfigEnvError(UsageError):
@@ -73,6 +91,8 @@ def check_environment(environ: Mapping[str, str], known: set[str]) -> None:
     for name, value in environ.items():
         if not name.startswith(PREFIX):
             continue
+        if value.lstrip()[:1] in ("{", "[") and json_depth(value) > MAX_JSON_DEPTH:
+            raise ConfigEnvError(f"{name}: its JSON value is nested too deeply (more than {MAX_JSON_DEPTH} levels)")
         if name in PROCESS_VARIABLES:
             valid, want = PROCESS_VARIABLES[name]
             if valid is not None and not valid(value):
