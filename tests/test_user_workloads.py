@@ -257,9 +257,8 @@ def test_importing_the_registry_imports_no_workload_until_one_is_asked_for(tmp_p
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: vajra-hostile\nVersion: 1.0\n")
     (info / "entry_points.txt").write_text("[vajra_tui.workloads]\nhostile = vajra_hostile:WORKLOAD\n")
-    root = Path(__file__).resolve().parents[1]
     proc = subprocess.run([sys.executable, "-c", LAZY_PROBE], cwd=tmp_path, capture_output=True, text=True,
-                          timeout=120, env={**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(root)]),
+                          timeout=120, env={**os.environ, "PYTHONPATH": os.pathsep.join([str(site), child_pythonpath()]),
                                                   "VAJRA_HOSTILE_MARK": str(tmp_path / "mark")})
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = json.loads(proc.stdout.splitlines()[-1])

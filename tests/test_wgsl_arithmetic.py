@@ -10,6 +10,7 @@ that used to crash the run reject only their candidate.
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 
@@ -113,16 +114,28 @@ def _bench(path: Path, capsys) -> dict:
     return result
 
 
-def test_a_wrapped_length_is_refused_on_lavapipe_limit(capsys):
+def _limit_of_this_adapter() -> int:
+    from vajra_tui.engine.gpu.adapters import list_adapters
+
+    return int(list_adapters()[0]["device"]["limits"].get("max-compute-workgroup-storage-size", 16384))
+
+
+def test_a_wrapped_length_is_refused_on_the_adapters_limit(capsys):
+    """Sized at its real 8193 elements (132112 bytes with `red`), past any adapter's limit
+    (lavapipe: 32 KB, an H200: 48 KB), never guessed as one element."""
     result = _bench(KERNELS / "wrapped_length.wgsl", capsys)
     assert result["status"] != "verified"
-    assert "132112 bytes exceeds the adapter's limit of 32768 bytes" in result["reason"]  # with `red`
+    assert re.search(r"132112 bytes exceeds the adapter's limit of \d+ bytes", result["reason"]), result["reason"]
 
 
 def test_a_memoizing_kernel_sized_by_a_wrapped_expression_is_refused(capsys):
+    """32784 bytes: refused where the limit is 32 KB (lavapipe), never verified as fast."""
+    if _limit_of_this_adapter() >= 32784:
+        pytest.skip("this adapter's workgroup storage holds the array (an H200: 48 KB); the refusal is "
+                    "a 32 KB adapter's, and the whole-array zeroing is tested on its own above")
     result = _bench(KERNELS / "memoizing_wrapped_length.wgsl", capsys)
     assert result["status"] != "verified" and result["speedup"] is None
-    assert "32784 bytes exceeds the adapter's limit of 32768 bytes" in result["reason"]
+    assert "32784 bytes exceeds the adapter's limit of" in result["reason"]
 
 
 ONE_TOKEN = {
