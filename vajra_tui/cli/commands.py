@@ -152,13 +152,13 @@ def _partial(args: argparse.Namespace, run: Run, report: Report, why: str) -> No
     print(clean(f"incomplete: {why}"))
 
 
-def _recorded(path: Path) -> RecordedRun:
-    """The outcome of a recording, folded as it streams (memory does not grow with its length)."""
+def _recorded(path: Path) -> tuple[Recording, RecordedRun]:
+    """A recording and its outcome, folded as it streams (memory does not grow with its length)."""
     recording = Recording(path)  # a RecordingError is a usage error: one line, exit 2
     run = RecordedRun(recording)
     if recording.cut_note:
         print(f"vajra-tui: warning: {recording.shown}: {recording.cut_note}", file=sys.stderr)
-    return run
+    return recording, run
 
 
 def replay(args: argparse.Namespace, settings: Settings) -> int:
@@ -168,10 +168,7 @@ def replay(args: argparse.Namespace, settings: Settings) -> int:
 
         return run_app(settings, replay=args.file, speed=args.speed)
     check_csv(args.csv)
-    recording = Recording(args.file)  # a RecordingError is a usage error: one line, exit 2
-    rec = RecordedRun(recording)
-    if recording.cut_note:
-        print(f"vajra-tui: warning: {recording.shown}: {recording.cut_note}", file=sys.stderr)
+    recording, rec = _recorded(args.file)
     if rec.device is None or rec.workload is None:
         raise UsageError(f"{recording.shown}: the recording stops before its session started")
     label = str(recording.header.get("label", "")) if isinstance(recording.header, dict) else ""
@@ -180,7 +177,7 @@ def replay(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def export(args: argparse.Namespace, settings: Settings) -> int:
-    rec = _recorded(args.recording)
+    _, rec = _recorded(args.recording)
     result = rec.winner
     if args.kernel:
         result = next((r for r in rec.results.values() if args.kernel in (r.id, r.name)), None)
