@@ -122,7 +122,7 @@ def test_literals() -> None:
     ("#define F(x) (x * 2)", 1, "function-like macro `F(...)`"),
     ("a\n#version 450", 2, "`#version` is not a known directive"),
     ("#if 1\n#endif\n#endif", 3, "`#endif` without an `#if`"),
-    ("a\n#ifdef A\nb", 2, "`#ifdef` on line 2 has no `#endif`"),
+    ("a\n#ifdef A\nb", 2, "`#ifdef` has no `#endif` (line 2)"),
     ("#if 1\n#else\n#elif 1\n#endif", 3, "after the `#else` of line 2"),
     ("#if 1 +\n#endif", 1, "ends too soon"),
     ("#if 4 / (2 - 2)\n#endif", 1, "division by zero"),

@@ -1,17 +1,14 @@
-"""WGSL kernels as published projects write them: host-side templates.
-
-Projects fill ``{{NAME}}`` placeholders and run a small C-like preprocessor (``#define``,
-``#undef``, ``#ifdef``, ``#ifndef``, ``#if``, ``#elif``, ``#else``, ``#endif``) before handing
-the text to WebGPU. Vajra expands them itself so such a kernel can be read, tuned and exported
-as written. Every line keeps its number (directive and inactive lines become empty lines)
-because diagnostics point at the source the user wrote. Costs are bounded: a template is
-untrusted text, and a macro bomb must stop with a one-line error, not exhaust memory.
-"""
+"""WGSL kernels as published projects write them: host-side templates (``{{NAME}}`` and a small
+C-like preprocessor), expanded by Vajra itself so such a kernel is read, tuned and exported as
+written. Every line keeps its number (directive and inactive lines become empty lines) because
+diagnostics point at the source the user wrote. Costs are bounded: a template is untrusted
+text, and a macro bomb must stop with a one-line error, not exhaust memory."""
 
 from __future__ import annotations
 
 import math
 import numbers
+import operator
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -28,6 +25,10 @@ _CONDITIONALS = frozenset({"if", "ifdef", "ifndef", "elif", "else", "endif"})
 _UNSUPPORTED = frozenset({"include", "import", "pragma"})
 _LEVELS = (("||",), ("&&",), ("==", "!="), ("<", "<=", ">", ">="), ("<<", ">>"), ("+", "-"),
            ("*", "/", "%"))
+_OPS = {"||": lambda a, b: bool(a or b), "&&": lambda a, b: bool(a and b), "==": operator.eq,
+        "!=": operator.ne, "<": operator.lt, "<=": operator.le, ">": operator.gt,
+        ">=": operator.ge, "<<": operator.lshift, ">>": operator.rshift, "+": operator.add,
+        "-": operator.sub, "*": operator.mul}
 _NO_VALUE = "has no value (give it in the workload's defines, the size or a // tune: line)"
 
 
@@ -57,20 +58,14 @@ def placeholders(source: str) -> list[str]:
     order: dict[str, bool] = {}  # name -> used as {{NAME}}
     defined: set[str] = set()
     for line in source.split("\n"):
-        code = _code(line)
-        for m in _PLACEHOLDER.finditer(code):
-            order[m[1]] = True
-        d = _DIRECTIVE.match(code)
-        if not d:
-            continue
-        rest = _PLACEHOLDER.sub(" ", d[3])
-        names = [m[0] for m in _IDENT.finditer(rest)]
-        if d[2] == "define" and names:
+        order.update((m[1], True) for m in _PLACEHOLDER.finditer(_code(line)))
+        d = _DIRECTIVE.match(_code(line))
+        names = [m[0] for m in _IDENT.finditer(_PLACEHOLDER.sub(" ", d[3]))] if d else []
+        if d and d[2] == "define" and names:
             defined.add(names[0])
-        elif d[2] in ("ifdef", "ifndef", "if", "elif"):
-            for name in names:
-                if name not in ("defined", "true", "false"):
-                    order.setdefault(name, False)
+        elif d and d[2] in ("ifdef", "ifndef", "if", "elif"):
+            order.update((n, order.get(n, False)) for n in names
+                         if n not in ("defined", "true", "false"))
     return [name for name, braced in order.items() if braced or name not in defined]
 
 
@@ -80,19 +75,12 @@ def literal(value: object, name: str, line: int, column: int = 1) -> str:
         return "true" if value else "false"
     if isinstance(value, numbers.Integral):
         return str(int(value))
-    if isinstance(value, numbers.Real):
-        number = float(value)
-        if not math.isfinite(number):
-            raise TemplateError(f"{{{{{name}}}}} is {number}, which WGSL cannot write (line {line})",
-                                line, column)
-        return repr(number)
-    if isinstance(value, str):
-        if "\n" in value or "\r" in value:
-            raise TemplateError(f"{{{{{name}}}}}'s value spans lines, which would move every line "
-                                f"after it (line {line})", line, column)
+    if isinstance(value, numbers.Real) and math.isfinite(value):
+        return repr(float(value))
+    if isinstance(value, str) and "\n" not in value and "\r" not in value:
         return value
-    raise TemplateError(f"{{{{{name}}}}} is a {type(value).__name__}, not a number, bool or "
-                        f"string (line {line})", line, column)
+    why = "spans lines" if isinstance(value, str) else f"is {value!r}, not a WGSL literal"
+    raise TemplateError(f"{{{{{name}}}}}'s value {why} (line {line})", line, column)
 
 
 def expand(source: str, values: Mapping[str, int | float | bool | str]) -> str:
@@ -114,140 +102,128 @@ class _Frame:
 
 
 class _Expander:
-    """One expansion's state: macros, open conditionals and the spending against the bounds."""
+    """One expansion's state: macros, open conditionals, where it is, and spending against the
+    bounds."""
 
     def __init__(self, values: Mapping[str, object]) -> None:
         self.values = dict(values)
         self.macros: dict[str, str] = {}
         self.stack: list[_Frame] = []
-        self.budget, self.directives = MAX_OUTPUT, 0
+        self.budget, self.directives, self.number, self.column = MAX_OUTPUT, 0, 0, 1
 
     @property
     def active(self) -> bool:
         return not self.stack or self.stack[-1].active
 
+    def fail(self, problem: str, column: int = 0) -> TemplateError:
+        return TemplateError(f"{problem} (line {self.number})", self.number, column or self.column)
+
     def run(self, source: str) -> str:
         out = []
-        for number, line in enumerate(source.split("\n"), 1):
+        for self.number, line in enumerate(source.split("\n"), 1):
             d = _DIRECTIVE.match(line)
-            if d:
-                self.directive(d, number)
-                out.append("")
-            elif not self.active:
-                out.append("")
-            else:
-                code = _code(line)
-                comment = line[len(code):]
-                out.append(self.substitute(self.fill(code, number), number) + comment)
-                self.spend(len(comment) + 1, number)
+            self.column = len(d[1]) + 1 if d else 1
+            if d or not self.active:
+                out.append(self.directive(d) if d else "")
+                continue
+            code = _code(line)
+            out.append(self.substitute(self.fill(code)) + line[len(code):])
+            self.spend(len(line) - len(code) + 1)
         if self.stack:
             f = self.stack[-1]
-            raise TemplateError(f"`#{f.kind}` on line {f.line} has no `#endif`", f.line, f.column)
+            raise TemplateError(f"`#{f.kind}` has no `#endif` (line {f.line})", f.line, f.column)
         return "\n".join(out)
 
-    def spend(self, amount: int, number: int) -> None:
+    def spend(self, amount: int) -> None:
         self.budget -= amount
         if self.budget < 0:
-            raise TemplateError(f"the expansion grows past {MAX_OUTPUT // 1_000_000} MB "
-                                f"(line {number})", number)
+            raise self.fail(f"the expansion grows past {MAX_OUTPUT // 1_000_000} MB")
 
-    def fill(self, text: str, number: int, offset: int = 0) -> str:
+    def fill(self, text: str, offset: int = 0) -> str:
         """Replace ``{{NAME}}``: a ``#define`` made in the source first, then the given values."""
         def one(m: re.Match[str]) -> str:
             name, column = m[1], offset + m.start() + 1
             if name in self.macros:
                 return self.macros[name]
             if name not in self.values:
-                raise TemplateError(f"{{{{{name}}}}} on line {number} {_NO_VALUE}", number, column)
-            return literal(self.values[name], name, number, column)
+                raise TemplateError(f"{{{{{name}}}}} on line {self.number} {_NO_VALUE}",
+                                    self.number, column)
+            return literal(self.values[name], name, self.number, column)
         return _PLACEHOLDER.sub(one, text)
 
-    def substitute(self, text: str, number: int, depth: int = 0,
-                   hiding: frozenset[str] = frozenset()) -> str:
+    def substitute(self, text: str, depth: int = 0, hiding: frozenset[str] = frozenset()) -> str:
         """Replace macro names (whole identifiers, rescanned as C does, a macro never inside
         itself). Every character that reaches the output, and every expansion, is spent."""
         parts, pos = [], 0
         for m in _IDENT.finditer(text) if self.macros else ():
-            name = m[0]
-            if name not in self.macros or name in hiding:
+            if m[0] not in self.macros or m[0] in hiding:
                 continue
             if depth >= MAX_DEPTH:
-                raise TemplateError(f"macro `{name}` nests past {MAX_DEPTH} levels (line {number})",
-                                    number, m.start() + 1)
-            self.spend(m.start() - pos + 1, number)
-            parts.append(text[pos:m.start()])
-            parts.append(self.substitute(self.macros[name], number, depth + 1, hiding | {name}))
+                raise self.fail(f"macro `{m[0]}` nests past {MAX_DEPTH} levels", m.start() + 1)
+            self.spend(m.start() - pos + 1)
+            parts += [text[pos:m.start()], self.substitute(self.macros[m[0]], depth + 1,
+                                                           hiding | {m[0]})]
             pos = m.end()
-        self.spend(len(text) - pos, number)
-        parts.append(text[pos:])
-        return "".join(parts)
+        self.spend(len(text) - pos)
+        return "".join(parts) + text[pos:]
 
-    def directive(self, d: re.Match[str], number: int) -> None:
-        kind, column = d[2] or "", len(d[1]) + 1
-        rest, offset = _code(d[3]).strip(), d.start(3)
+    def directive(self, d: re.Match[str]) -> str:
+        """Act on one directive line; it leaves an empty line behind."""
+        kind, rest, offset = d[2] or "", _code(d[3]).strip(), d.start(3)
         self.directives += 1
         if self.directives > MAX_DIRECTIVES:
-            raise TemplateError(f"more than {MAX_DIRECTIVES} directive lines (line {number})",
-                                number, column)
+            raise self.fail(f"more than {MAX_DIRECTIVES} directive lines")
         if rest.endswith("\\"):
-            raise TemplateError(f"`#{kind}` continues onto the next line, which is not supported "
-                                f"(line {number})", number, column)
+            raise self.fail(f"`#{kind}` continues onto the next line, which is not supported")
         if kind in _CONDITIONALS:
-            self.conditional(kind, rest, number, column, offset)
+            self.conditional(kind, rest, offset)
         elif kind in _UNSUPPORTED:
-            raise TemplateError(f"`#{kind}` is not supported (line {number})", number, column)
+            raise self.fail(f"`#{kind}` is not supported")
         elif kind not in ("define", "undef"):
             if kind or rest:  # a lone `#` is C's null directive
-                word = kind or rest.split()[0]
-                raise TemplateError(f"`#{word}` is not a known directive (line {number})",
-                                    number, column)
+                raise self.fail(f"`#{kind or rest.split()[0]}` is not a known directive")
         elif self.active:
-            self.define(kind, rest, number, column, offset)
+            self.define(kind, rest, offset)
+        return ""
 
-    def define(self, kind: str, rest: str, number: int, column: int, offset: int) -> None:
+    def define(self, kind: str, rest: str, offset: int) -> None:
         m = _DEFINE.match(rest)
         if not m or (kind == "undef" and m[2] + m[3]):
-            raise TemplateError(f"`#{kind}` needs one name (line {number})", number, column)
+            raise self.fail(f"`#{kind}` needs one name")
         if kind == "undef":
             self.macros.pop(m[1], None)
             self.values.pop(m[1], None)
         elif m[2]:
-            raise TemplateError(f"function-like macro `{m[1]}(...)` is not supported "
-                                f"(line {number})", number, column)
+            raise self.fail(f"function-like macro `{m[1]}(...)` is not supported")
         else:
-            self.macros[m[1]] = self.fill(m[3], number, offset + m.start(3)).strip()
+            self.macros[m[1]] = self.fill(m[3], offset + m.start(3)).strip()
 
-    def conditional(self, kind: str, rest: str, number: int, column: int, offset: int) -> None:
+    def conditional(self, kind: str, rest: str, offset: int) -> None:
         if kind.startswith("if"):
             if len(self.stack) >= MAX_DEPTH:
-                raise TemplateError(f"conditionals nest past {MAX_DEPTH} levels (line {number})",
-                                    number, column)
-            live = self.active and self.test(kind, rest, number, column, offset)
-            self.stack.append(_Frame(number, column, kind, self.active, live, live))
+                raise self.fail(f"conditionals nest past {MAX_DEPTH} levels")
+            live = self.active and self.test(kind, rest, offset)
+            self.stack.append(_Frame(self.number, self.column, kind, self.active, live, live))
             return
         if not self.stack:
-            raise TemplateError(f"`#{kind}` without an `#if` before it (line {number})",
-                                number, column)
+            raise self.fail(f"`#{kind}` without an `#if` before it")
         frame = self.stack[-1]
         if kind == "endif":
             self.stack.pop()
         elif frame.else_line:
-            raise TemplateError(f"`#{kind}` after the `#else` of line {frame.else_line} "
-                                f"(line {number})", number, column)
+            raise self.fail(f"`#{kind}` after the `#else` of line {frame.else_line}")
         elif kind == "else":
-            frame.else_line, frame.active = number, frame.parent and not frame.taken
+            frame.else_line, frame.active = self.number, frame.parent and not frame.taken
             frame.taken = True
         else:
-            frame.active = (frame.parent and not frame.taken
-                            and self.test("if", rest, number, column, offset))
+            frame.active = frame.parent and not frame.taken and self.test("if", rest, offset)
             frame.taken = frame.taken or frame.active
 
-    def test(self, kind: str, rest: str, number: int, column: int, offset: int) -> bool:
+    def test(self, kind: str, rest: str, offset: int) -> bool:
         if kind == "if":
-            where = f"`#{kind}` on line {number}"
-            return _Eval(self, where, number, column).run(self.fill(rest, number, offset)) != 0
+            return _Eval(self).run(self.fill(rest, offset)) != 0
         if not re.fullmatch(r"[A-Za-z_]\w*", rest):
-            raise TemplateError(f"`#{kind}` needs one name (line {number})", number, column)
+            raise self.fail(f"`#{kind}` needs one name")
         return (rest in self.macros or rest in self.values) == (kind == "ifdef")
 
 
@@ -260,15 +236,14 @@ class _Eval:
     """Recursive descent over one ``#if`` expression, C's precedence and truncating division;
     a name is a macro (evaluated as its own expression), a value, or 0."""
 
-    def __init__(self, ex: _Expander, where: str, number: int, column: int, depth: int = 0,
-                 hiding: frozenset[str] = frozenset(), steps: list[int] | None = None) -> None:
-        self.ex, self.where, self.number, self.column = ex, where, number, column
-        self.depth, self.hiding, self.steps = depth, hiding, steps or [0]
+    def __init__(self, ex: _Expander, depth: int = 0, hiding: frozenset[str] = frozenset(),
+                 steps: list[int] | None = None, skip: int = 0) -> None:
+        self.ex, self.depth, self.hiding, self.steps = ex, depth, hiding, steps or [0]
         self.tokens: list[int | str] = []
-        self.pos = self.skip = 0
+        self.pos, self.skip = 0, skip
 
     def fail(self, problem: str) -> TemplateError:
-        return TemplateError(f"{self.where}: {problem}", self.number, self.column)
+        return self.ex.fail(f"`#if`: {problem}")
 
     def run(self, text: str) -> int:
         if len(text) > MAX_EXPR:
@@ -302,27 +277,20 @@ class _Eval:
         left = self.binary(level + 1)
         while isinstance(op := self.peek(), str) and op in _LEVELS[level]:
             self.next()
-            cut = (op == "&&" and not left) or (op == "||" and left)  # C never evaluates it
+            cut = (op == "&&" and not left) or (op == "||" and bool(left))  # C skips the right
             self.skip += cut
-            right = self.binary(level + 1)
-            self.skip -= cut
-            left = _wrap(self.apply(op, left, right))
+            left, self.skip = _wrap(self.apply(op, left, self.binary(level + 1))), self.skip - cut
         return left
 
     def apply(self, op: str, a: int, b: int) -> int:
-        if op in ("/", "%", "<<", ">>") and (b == 0 if op in "/%" else not 0 <= b < 64):
+        if op in ("/", "%") and b == 0 or op in ("<<", ">>") and not 0 <= b < 64:
             if self.skip:
                 return 0
             raise self.fail("division by zero" if op in "/%" else f"shift by {b}")
-        if op in ("/", "%"):
+        if op in ("/", "%"):  # C truncates toward zero
             q = abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1)
             return q if op == "/" else a - b * q
-        table = {"||": lambda: a or b, "&&": lambda: a and b, "==": lambda: a == b,
-                 "!=": lambda: a != b, "<": lambda: a < b, "<=": lambda: a <= b,
-                 ">": lambda: a > b, ">=": lambda: a >= b, "<<": lambda: a << b,
-                 ">>": lambda: a >> b, "+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b}
-        result = table[op]()
-        return int(bool(result)) if op in ("||", "&&") else int(result)
+        return int(_OPS[op](a, b))
 
     def unary(self) -> int:
         token = self.next()
@@ -347,18 +315,14 @@ class _Eval:
         return self.name(token)
 
     def name(self, name: str) -> int:
-        if name in ("true", "false"):
-            return int(name == "true")
         value = self.ex.macros.get(name, self.ex.values.get(name, 0))
-        if name in self.hiding or isinstance(value, (bool, numbers.Integral)):
-            return 0 if name in self.hiding else int(value)
-        if isinstance(value, numbers.Real) and not float(value).is_integer():
-            raise self.fail(f"`{name}` is {value}, not an integer")
+        if name in ("true", "false") or name in self.hiding:
+            return int(name == "true")
         if isinstance(value, numbers.Real):
+            if not float(value).is_integer():
+                raise self.fail(f"`{name}` is {value}, not an integer")
             return _wrap(int(value))
         if self.depth >= MAX_DEPTH:
             raise self.fail(f"`{name}` nests past {MAX_DEPTH} levels")
-        inner = _Eval(self.ex, self.where, self.number, self.column, self.depth + 1,
-                      self.hiding | {name}, self.steps)
-        inner.skip = self.skip
-        return inner.run(str(value))
+        return _Eval(self.ex, self.depth + 1, self.hiding | {name}, self.steps,
+                     self.skip).run(str(value))
