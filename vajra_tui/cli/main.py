@@ -17,7 +17,7 @@ from vajra_tui.settings import Settings, config_path, load_settings
 EXIT_USAGE = 2
 EXIT_PIPE = 141  # what a shell reports for a program its reader left (128 + SIGPIPE)
 # Commands that run with a broken config: the ones a user reaches for to find and fix it.
-NO_SETTINGS = {"doctor", "completion", "setup-node"}
+NO_SETTINGS = {"doctor", "completion", "setup-node", "new-workload"}
 
 
 def _timing_args(p: argparse.ArgumentParser) -> None:
@@ -135,6 +135,13 @@ def build_parser() -> argparse.ArgumentParser:
     setup_node = sub.add_parser("setup-node", help="install the browser (Tint/Dawn) check into the user cache")
     setup_node.add_argument("--timeout", type=positive_seconds, default=300.0,
                             help="give up after this many seconds (default 300)")
+    scaffold = sub.add_parser("new-workload", help="write a workload file from a kernel's bindings and "
+                                                   "entry points, for you to complete")
+    scaffold.add_argument("kernels", nargs="+", type=Path, metavar="kernel.wgsl",
+                          help="the kernel (more files: the modules of further passes)")
+    scaffold.add_argument("--out", "-o", type=Path, help="the new workload file (default: beside the "
+                                                         "first kernel, named after it, .py)")
+    scaffold.add_argument("--name", help="the workload's name (default: the first kernel's file name)")
     completion = sub.add_parser("completion", help="print a shell completion script (shtab)")
     completion.add_argument("shell", choices=["bash", "zsh", "tcsh"])
     _file_completion(parser)
@@ -207,6 +214,9 @@ def _recording_path(path: Path) -> Path:
 
 
 def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
+    if args.command == "new-workload":  # reads WGSL only: never the GPU stack
+        from vajra_tui.cli.scaffold import new_workload
+        return new_workload(args)
     from vajra_tui.cli import commands
 
     if args.command is None:
