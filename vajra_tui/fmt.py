@@ -31,15 +31,21 @@ def ms(value: float | None) -> str:
     magnitude = abs(value)
     if magnitude < 0.9995:  # 0.99999 ms reads as 1.00 ms, not 1000 µs
         return f"{_sig3(value * 1e3)} µs"
-    if magnitude < 1000.0:
+    if magnitude < 999.5:  # 999.7 ms reads as 1.00 s, not 1000 ms
         return f"{_sig3(value)} ms"
-    return f"{value / 1e3:,.3g} s" if magnitude < 1e5 else f"{value / 1e3:,.0f} s"
+    # seconds keep three significant digits too: 1000 ms is "1.00 s" beside "1.13 s" (the
+    # old "3g" dropped the zeros, so one view read "1 s" next to "1.13 s")
+    seconds = value / 1e3
+    return f"{_sig3(seconds)} s" if abs(seconds) < 99.95 else f"{seconds:,.0f} s"
 
 
 def _sig3(value: float) -> str:
     """Three significant digits, trailing zeros kept (19.80 → '19.8', 0.04 → '0.0400')."""
     digits = max(0, 2 - int(math.floor(math.log10(abs(value))))) if value else 0
-    return f"{value:.{digits}f}"
+    text = f"{value:.{digits}f}"
+    if digits and abs(float(text)) >= 10 ** (3 - digits):  # rounded up a decade: 9.999 is "10.0"
+        text = f"{value:.{digits - 1}f}"
+    return text
 
 
 def speedup(value: float | None) -> str:

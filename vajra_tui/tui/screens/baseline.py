@@ -9,11 +9,12 @@ from __future__ import annotations
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Header, Static
 
 from vajra_tui.tui.state import CandidateView, RunState
 from vajra_tui import fmt
 from vajra_tui.tui.widgets.banner import Banner
+from vajra_tui.tui.widgets.footer import FittingFooter
 from vajra_tui.tui.widgets.lanes import lanes_text
 from vajra_tui.tui.widgets.sparkline import DispatchSpark
 from vajra_tui.tui.widgets.stats import result_table
@@ -64,7 +65,7 @@ class BaselineScreen(StateScreen):
             yield DispatchSpark(id="baseline-spark", classes="box")
             yield Static(id="baseline-stats", classes="box")
             yield Static(id="baseline-notices")
-        yield Footer(compact=True, show_command_palette=False)
+        yield FittingFooter()
 
     def on_mount(self) -> None:
         self.title, self.sub_title = "Vajra", "baseline"
@@ -99,7 +100,7 @@ class BaselineScreen(StateScreen):
             done = view.result if view.result is not None and view.result.times_ms else None
             self.query_one(DispatchSpark).sync(
                 view.warmup_ms, done.times_ms if done else view.dispatch_ms, view.method,
-                warmups_run=_warmups(done, session), batch=done.batch if done else None)
+                warmups_run=_warmups(view, done, session), batch=done.batch if done else None)
         stats = self.query_one("#baseline-stats", Static)
         result = view.result if view is not None else None
         if result is not None and result.status == "verified":
@@ -113,10 +114,17 @@ class BaselineScreen(StateScreen):
         self.query_one("#baseline-notices", Static).update(notices)
 
 
-def _warmups(result, session) -> int | None:
-    """Warm-ups that ran before the shown samples (older recordings only have the setting)."""
+def _warmups(view: CandidateView, result, session) -> int | None:
+    """Warm-ups that ran before the shown samples (older recordings only have the setting).
+
+    Mid-run, a batched submission runs its warm-ups without timestamps of their own, so no
+    warm-up samples arrive: once timed dispatches do, the configured warm-ups have run (it
+    read "0 warm-up + 9 timed" while they had).
+    """
     if result is None:
-        return None
+        if view.warmup_ms or not view.dispatch_ms:
+            return len(view.warmup_ms)
+        return session.warmup if session is not None else None
     if result.warmup is not None:
         return result.warmup
     return session.warmup if session is not None else None

@@ -23,11 +23,18 @@ class DispatchSpark(Vertical):
         In a batched submission the warm-ups run on the GPU without timestamps of their
         own, so their count comes from the result (``warmups_run``), not from the samples.
         """
-        self.query_one(Sparkline).data = list(timed) or [0.0]
-        if not timed:
-            return
-        warm = warmups_run if warmups_run is not None else len(warmup)
-        which = f"batch {batch}: " if batch is not None else ""
-        label = (f"{which}{warm} warm-up + {len(timed)} timed dispatches · last {fmt.ms(timed[-1])}"
-                 f" · min {fmt.ms(min(timed))} · max {fmt.ms(max(timed))} ({method or 'wall'})")
-        self.query_one(".spark-label", Static).update(label)
+        # no samples draw as a flat line: Textual draws a one-value series as a full block,
+        # and the old [0.0] stand-in filled the box under "no dispatches yet"
+        self.query_one(Sparkline).data = list(timed)
+        self.query_one(".spark-label", Static).update(spark_label(warmup, timed, method, warmups_run, batch))
+
+
+def spark_label(warmup: list[float], timed: list[float], method: str,
+                warmups_run: int | None = None, batch: int | None = None) -> str:
+    """The line above the sparkline; always redrawn, so a new batch never keeps the last one's."""
+    warm = warmups_run if warmups_run is not None else len(warmup)
+    if not timed:
+        return f"{warm} warm-up dispatches run; timing next" if warm else "no dispatches yet"
+    which = f"batch {batch}: " if batch is not None else ""
+    return (f"{which}{warm} warm-up + {len(timed)} timed dispatches · last {fmt.ms(timed[-1])}"
+            f" · min {fmt.ms(min(timed))} · max {fmt.ms(max(timed))} ({method or 'wall'})")
