@@ -13,12 +13,13 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Container, VerticalScroll
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 
 from vajra_tui.safe_text import plain
 from vajra_tui.tui.state import CandidateView, RunState
 from vajra_tui import fmt
 from vajra_tui.tui.widgets.banner import Banner
+from vajra_tui.tui.widgets.footer import FittingFooter
 from vajra_tui.tui.widgets.lists import ListTable
 from vajra_tui.tui.widgets.source_view import KernelSource, source_renderable
 from vajra_tui.tui.screens import ListScreen
@@ -65,7 +66,7 @@ class GraveyardScreen(ListScreen):
             yield ListTable(id="graves")
             with VerticalScroll(id="grave-detail"):
                 yield KernelSource(id="grave-text")
-        yield Footer(compact=True, show_command_palette=False)
+        yield FittingFooter()
 
     def on_mount(self) -> None:
         self.title, self.sub_title = "Vajra", "failure graveyard"

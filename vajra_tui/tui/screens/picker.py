@@ -15,7 +15,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import (
-    Button, DataTable, Footer, Header, Input, Label, OptionList, RadioButton, RadioSet, Static,
+    Button, DataTable, Header, Input, Label, OptionList, RadioButton, RadioSet, Static,
 )
 from textual.widgets.option_list import Option
 
@@ -26,6 +26,7 @@ from vajra_tui.safe_text import clean, plain
 from vajra_tui.shipped import shipped_recordings  # package data: in a wheel too
 from vajra_tui import fmt
 from vajra_tui.tui.widgets.banner import Banner
+from vajra_tui.tui.widgets.footer import FittingFooter
 from vajra_tui.tui.widgets.lists import ListTable
 from vajra_tui.tui.screens import StateScreen
 
@@ -63,7 +64,7 @@ class PickerScreen(StateScreen):
                          "(recorded elsewhere, not measured on this machine):", id="no-adapter")
             yield OptionList(id="recording-list")
         yield Button("Run ▶", id="run", variant="primary")
-        yield Footer(compact=True, show_command_palette=False)
+        yield FittingFooter()
 
     def on_mount(self) -> None:
         self.title, self.sub_title = "Vajra", "pick a workload"

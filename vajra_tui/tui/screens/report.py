@@ -6,16 +6,18 @@ and arrived inside CandidateResult.
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 
 from vajra_tui.engine.events import CandidateResult
 from vajra_tui.safe_text import plain
 from vajra_tui.tui.state import CandidateView, RunState
 from vajra_tui import fmt
 from vajra_tui.tui.widgets.banner import Banner
+from vajra_tui.tui.widgets.footer import FittingFooter
 from vajra_tui.tui.widgets.lists import ListTable
 from vajra_tui.tui.widgets.chart import Bar, GflopsChart
 from vajra_tui.tui.screens import ListScreen
@@ -23,6 +25,10 @@ from vajra_tui.tui.screens import ListScreen
 CROWN = "👑"
 COLUMNS = ("", "kernel", "median", "GFLOP/s", "speedup", "GB/s", "roofline", "regime",
            "FLOP/B", "workgroup", "grid", "IQR", "timing", "origin")
+# Too narrow for every column (80 columns over SSH cut the table at "workgroup"), the
+# first of these are left out, whole, until the rest fit; the others always show.
+DROP_FIRST = ("origin", "timing", "IQR", "FLOP/B", "grid", "workgroup", "GB/s", "regime", "roofline")
+CELL_PADDING = 2  # a DataTable cell's one cell of padding on each side
 
 
 def report_row(view: CandidateView, r: CandidateResult, rank: str) -> tuple[object, ...]:
@@ -33,6 +39,22 @@ def report_row(view: CandidateView, r: CandidateResult, rank: str) -> tuple[obje
             fmt.num(r.intensity), fmt.dims(r.workgroup_size), fmt.dims(r.grid), fmt.ms(r.iqr_ms),
             plain(r.timing or fmt.DASH, single_line=True),
             plain(view.origin or view.strategy, single_line=True))
+
+
+def cell_width(value: object) -> int:
+    return value.cell_len if isinstance(value, Text) else cell_len(str(value))
+
+
+def shown_columns(rows: list[tuple[object, ...]], width: int) -> tuple[int, ...]:
+    """Indexes into COLUMNS that fit ``width`` cells whole (0: unknown, all of them)."""
+    widths = [max([cell_width(label)] + [cell_width(row[i]) for row in rows]) + CELL_PADDING
+              for i, label in enumerate(COLUMNS)]
+    shown = list(range(len(COLUMNS)))
+    for label in DROP_FIRST:
+        if not width or sum(widths[i] for i in shown) <= width:
+            break
+        shown.remove(COLUMNS.index(label))
+    return tuple(shown)
 
 
 def provenance(state: RunState) -> Text:
@@ -77,16 +99,43 @@ class ReportScreen(ListScreen):
         yield Static(id="provenance")
         yield ListTable(id="ranking")
         yield GflopsChart(id="chart")
-        yield Footer(compact=True, show_command_palette=False)
+        yield FittingFooter()
 
     def on_mount(self) -> None:
         self.title, self.sub_title = "Vajra", "report card"
         table = self.query_one("#ranking", DataTable)
-        for label in COLUMNS:
-            table.add_column(label, key=label or "rank")
+        self._columns: tuple[int, ...] = ()
+        self._set_columns(table, tuple(range(len(COLUMNS))))
         table.focus()
         self._drawn: tuple[object, ...] = ()
         self.mounted()
+
+    def on_resize(self) -> None:
+        """Another width may fit more (or fewer) columns: draw the table again."""
+        self._drawn = ()
+        self.redraw()
+
+    def _set_columns(self, table: DataTable, shown: tuple[int, ...]) -> None:
+        if shown == self._columns:
+            return
+        table.clear(columns=True)
+        for index in shown:
+            table.add_column(COLUMNS[index], key=COLUMNS[index] or "rank")
+        self._columns = shown
+
+    def _fill(self, rows: list[tuple[CandidateView, CandidateResult, str]]) -> None:
+        """The ranking's rows, in the columns this width fits whole."""
+        table = self.query_one("#ranking", DataTable)
+        cells = [report_row(view, result, rank) for view, result, rank in rows]
+        # less the table's margins and a vertical scrollbar's column (a long ranking scrolls)
+        width = (self.size.width or self.app.size.width) - 2 - 1
+        cursor = table.cursor_row
+        table.clear()
+        self._set_columns(table, shown_columns(cells, width))
+        for (view, _, _), row in zip(rows, cells):
+            table.add_row(*(row[i] for i in self._columns), key=view.id)
+        if rows:
+            table.move_cursor(row=min(cursor, len(rows) - 1))
 
     def sync(self, state: RunState) -> None:
         winner = state.winner
@@ -102,7 +151,7 @@ class ReportScreen(ListScreen):
         listed = any(view.id == "baseline" for view, _, _ in rows)
         if not listed and base is not None and base.result is not None and base.result.status == "verified":
             rows.append((base, base.result, "ref"))  # recordings from before the baseline ranked
-        signature = (id(state.session), id(state.calibration), id(state.ranking),
+        signature = (self.size.width, id(state.session), id(state.calibration), id(state.ranking),
                      tuple((v.id, id(r), r.browser, rank) for v, r, rank in rows))
         if signature == self._drawn:
             return
@@ -128,13 +177,7 @@ class ReportScreen(ListScreen):
             headline.append(f"\nshoot-out batch {state.ranking.batch}: every number below was timed "
                             "in it, beside one baseline sample", style="dim")
         self.query_one("#report-winner", Static).update(headline)
-        table = self.query_one("#ranking", DataTable)
-        cursor = table.cursor_row
-        table.clear()
-        for view, result, rank in rows:
-            table.add_row(*report_row(view, result, rank), key=view.id)
-        if rows:
-            table.move_cursor(row=min(cursor, len(rows) - 1))
+        self._fill(rows)
         self.query_one(GflopsChart).sync([
             Bar(view.label, result.gflops or 0.0, baseline=view.id == "baseline", winner=view is winner)
             for view, result, _ in rows],

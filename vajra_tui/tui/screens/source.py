@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import ScrollableContainer
+from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
@@ -22,9 +22,10 @@ class SourceScreen(ModalScreen[None]):
         self.view = view
 
     def compose(self) -> ComposeResult:
-        with ScrollableContainer(id="source-modal", classes="modal-box"):  # both ways: no line is cut
+        # long lines wrap under their line number: no sideways scroll that took the gutter away
+        with VerticalScroll(id="source-modal", classes="modal-box"):
             yield KernelSource(id="source-text")
-        yield Static("esc closes · arrows, PgUp/PgDn, Home/End scroll (← → sideways) · c copies it",
+        yield Static("esc closes · arrows/PgUp/PgDn/Home/End scroll · long lines wrap · c copies",
                      classes="modal-hint")
 
     def on_mount(self) -> None:
@@ -35,7 +36,7 @@ class SourceScreen(ModalScreen[None]):
         title = f"{view.label} — {kind}"
         # diagnostics are located in the candidate's own source, not the stitched one
         self.query_one(KernelSource).show(source, [] if stitched else view.diagnostics, title,
-                                          full_width=True)
+                                          wrap=True)
         box = self.query_one("#source-modal")
         box.border_title = plain(view.label, single_line=True)
         box.focus()

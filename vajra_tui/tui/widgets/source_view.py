@@ -26,8 +26,11 @@ def diagnostic_excerpt(source: str, diag: Diagnostic) -> Text:
 
 
 def source_renderable(source: str, diagnostics: list[Diagnostic] | None = None,
-                      dark: bool = True, title: str = "") -> RenderableType:
+                      dark: bool = True, title: str = "", wrap: bool = False) -> RenderableType:
     """Excerpts of each diagnostic, then the whole source with those lines highlighted.
+
+    ``wrap``: a long line continues on the next row under its own number, so the line
+    numbers stay put (scrolled sideways, they scrolled away with the code).
 
     A source is shown as data: a control character in it (an escape sequence in a
     comment, say) is drawn as U+FFFD, so it never reaches the terminal and columns hold.
@@ -41,7 +44,7 @@ def source_renderable(source: str, diagnostics: list[Diagnostic] | None = None,
     parts.extend(diagnostic_excerpt(source, d) for d in diagnostics)
     if source.strip():
         parts.append(Syntax(source.rstrip("\n"), "wgsl", theme="ansi_dark" if dark else "ansi_light",
-                            line_numbers=True, word_wrap=False,
+                            line_numbers=True, word_wrap=wrap,
                             highlight_lines={d.line for d in diagnostics}))
     else:
         parts.append(Text("(no source)", style="dim"))
@@ -52,11 +55,7 @@ class KernelSource(Static):
     """A static view of a kernel; put it in a scroll container for long sources."""
 
     def show(self, source: str, diagnostics: list[Diagnostic] | None = None, title: str = "",
-             full_width: bool = False) -> None:
-        """``full_width``: as wide as the longest line, so a scroll container scrolls sideways
-        to it (Textual's auto width stops at the container's, and cut the lines)."""
-        self.update(source_renderable(source, diagnostics, self.app.current_theme.dark, title))
-        if full_width:
-            lines = source.expandtabs(4).splitlines() or [""]
-            gutter = len(str(len(lines))) + 3  # line numbers, the marker column and a space
-            self.styles.width = max(Text(line).cell_len for line in lines) + gutter + 1
+             wrap: bool = False) -> None:
+        """``wrap``: long lines wrap beside a fixed gutter (the source modal); otherwise they
+        are cut at the widget's width (the graveyard, which shows the failing line apart)."""
+        self.update(source_renderable(source, diagnostics, self.app.current_theme.dark, title, wrap))
