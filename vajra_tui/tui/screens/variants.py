@@ -17,13 +17,14 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Grid, VerticalScroll
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 from textual.widgets.data_table import ColumnKey
 
 from vajra_tui.safe_text import plain
 from vajra_tui.tui.state import CandidateView, RunState
 from vajra_tui import fmt
 from vajra_tui.tui.widgets.banner import Banner
+from vajra_tui.tui.widgets.footer import FittingFooter
 from vajra_tui.tui.widgets.lanes import lanes_text
 from vajra_tui.tui.widgets.lists import ListTable
 from vajra_tui.tui.widgets.stream import CandidatePanel
@@ -76,6 +77,24 @@ def grounding_lines(state: RunState, most: int = 3) -> Text:
     return text
 
 
+NO_TEMPLATES = "library: no templates for "  # the library source's note (engine/sources/library)
+
+
+def empty_note(state: RunState, busy: bool) -> Text:
+    """Why the list is empty, once a generation has nothing in it: a user workload has no
+    library templates, and the screen used to show an empty table with no word of it."""
+    if not state.generation or state.variants:
+        return Text("")
+    name = state.workload.name if state.workload is not None else "this workload"
+    if any(n.message.startswith(NO_TEMPLATES) for n in state.notices):
+        return Text(f"\nno library templates for {name}: bring kernels with --kernel FILE, or use the "
+                    "params source (vajra-tui tune --source params) / an LLM key (Nemotron)",
+                    style="bold yellow")
+    if busy:
+        return Text("")
+    return Text(f"\ngeneration {state.generation} proposed no candidates", style="bold yellow")
+
+
 class VariantsScreen(ListScreen):
     LIST_ID = "variant-list"
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
@@ -89,7 +108,7 @@ class VariantsScreen(ListScreen):
             yield Grid(id="panels")
         # outside the scrolling panels, so it never leaves the screen; the panels follow it
         yield ListTable(id="variant-list")
-        yield Footer(compact=True, show_command_palette=False)
+        yield FittingFooter()
 
     def on_mount(self) -> None:
         self.title, self.sub_title = "Vajra", "variants"
@@ -118,6 +137,7 @@ class VariantsScreen(ListScreen):
         if lanes:
             heading.append("\n").append_text(lanes)
         heading.append_text(grounding_lines(state))
+        heading.append_text(empty_note(state, driver is not None and driver.busy))
         variants = len(state.candidates) - ("baseline" in state.candidates)
         if variants > MAX_PANELS:
             heading.append(f"\npanels for the latest {MAX_PANELS} of {variants} candidates; "
