@@ -175,10 +175,12 @@ async def test_layout_at_80x24_software_flag_chart_labels_and_source_scroll():
         assert named[0] == app.state.winner.label and "baseline" in named
         await keys(pilot, "home", "s")
         box = app.screen.query_one("#source-modal")
-        assert box.max_scroll_x > 0, "long lines are wider than the view"
+        longest = max(len(line) for line in app.screen.view.stitched_source.splitlines())
+        assert longest > box.size.width, "long lines are wider than the view"
+        assert box.max_scroll_x == 0, "and wrap beside their line numbers (no sideways scroll took them away)"
         await keys(pilot, "end")
         await keys(pilot, "right", "right", "right")
-        assert box.scroll_x > 0, "and scroll sideways"
+        assert box.scroll_x == 0 and box.max_scroll_y > 0, "scrolled down, never sideways"
 
 
 async def test_cards_keep_their_verdict_at_120_columns():
