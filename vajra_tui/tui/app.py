@@ -16,7 +16,7 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import ModalScreen, Screen
 
-from vajra_tui.tui.driver import EngineEvent, LiveDriver, ReplayDriver, RunConfig
+from vajra_tui.tui.driver import EngineEvent, LiveDriver, ReplayDriver, RunConfig, next_recording
 from vajra_tui.engine.events import DeviceInfo, Event, GenerationStarted, Notice, RankingReady, SessionFinished
 from vajra_tui.engine.events import SessionStarted
 from vajra_tui.engine.store import damage
@@ -125,8 +125,9 @@ class VajraApp(RunControls, App[int]):
         if self.driver is not None:
             self.notify("a run is already in progress", severity="warning")
             return
+        record = next_recording(self.record) if self.record is not None else None
         config = RunConfig(workload=workload, size=size, source=source, adapter=self.adapter,
-                           record=self.record, extra_kernels=self.kernels, timing=self.settings.timing,
+                           record=record, extra_kernels=self.kernels, timing=self.settings.timing,
                            gpus=self.gpus)
         driver = LiveDriver(self, config, self.settings)
         try:
@@ -135,6 +136,9 @@ class VajraApp(RunControls, App[int]):
             self.notify(str(exc), severity="error")
             return
         self.driver = driver
+        if record is not None and record != self.record:  # --record FILE was this session's first run's
+            self.notify(f"recording this run to {record} ({self.record.name} has the earlier one)",
+                        timeout=10)
         self.refresh_bindings()
         self.goto("baseline")
 

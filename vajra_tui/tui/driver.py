@@ -70,6 +70,25 @@ def default_recording(workload: str) -> Path:
     return data_dir() / "recordings" / f"{stamp}-{name or 'workload'}.jsonl"
 
 
+def next_recording(path: Path) -> Path:
+    """``path``, or the first free ``<stem>-2<suffix>``, ``-3`` … beside it.
+
+    ``vajra-tui --record FILE`` names one file, but Escape back to the picker starts
+    another run in the same session: that run records to FILE-2.jsonl (and says so)
+    instead of being refused because FILE, the first run's recording, exists.
+    """
+    def taken(candidate: Path) -> bool:
+        partial = candidate.with_name(candidate.name + ".partial")
+        return candidate.exists() or candidate.is_symlink() or partial.exists()
+
+    if not taken(path):
+        return path
+    number = 2
+    while taken(path.with_name(f"{path.stem}-{number}{path.suffix}")):
+        number += 1
+    return path.with_name(f"{path.stem}-{number}{path.suffix}")
+
+
 class LiveDriver:
     """Runs calibrate → baseline → A/B/C, then one generation per ``evolve()``."""
 
