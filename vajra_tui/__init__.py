@@ -3,7 +3,7 @@
 The public Python API (Kernel Tuner-style: your kernel, your parameters, your
 reference answer)::
 
-    from vajra_tui import Binding, Workload, bench, tune
+    from vajra_tui import Binding, Pass, Workload, bench, tune
 
 Names load on first use, so ``vajra-tui --version`` never imports numpy or the engine.
 """
@@ -17,6 +17,7 @@ __version__ = "0.1.0"
 _PUBLIC = {
     "Workload": "vajra_tui.engine.workloads.base",
     "Binding": "vajra_tui.engine.workloads.base",
+    "Pass": "vajra_tui.engine.workloads.base",
     "WorkloadError": "vajra_tui.engine.workloads.base",
     "bench": "vajra_tui.api",
     "tune": "vajra_tui.api",
@@ -25,7 +26,7 @@ _PUBLIC = {
 
 if TYPE_CHECKING:
     from vajra_tui.api import Report, bench, tune
-    from vajra_tui.engine.workloads.base import Binding, Workload, WorkloadError
+    from vajra_tui.engine.workloads.base import Binding, Pass, Workload, WorkloadError
 
 
 def __getattr__(name: str) -> Any:

@@ -186,6 +186,11 @@ class CandidateResult(_Model):
     # with several GPUs, a kernel's timings never mix adapters.
     lane: str = ""
     adapter_index: int | None = None
+    # A multi-pass result's passes in order ({label, entry, source, grid, own}), and each
+    # pass's median device time; a uniform's contents (hex) by binding name.
+    passes: list[dict[str, Any]] = Field(default_factory=list)
+    pass_ms: list[float] = Field(default_factory=list)
+    uniforms: dict[str, str] = Field(default_factory=dict)
 
 
 class WorkloadInfo(_Model):

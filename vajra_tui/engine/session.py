@@ -32,7 +32,7 @@ from vajra_tui.engine.events import (
     Calibration, CalibrationReady, CandidateFinished, CandidateQueued, CandidateResult, DeviceInfo,
     Diagnostic, Event, Notice, RankingReady, SessionStarted, StageChanged,
 )
-from vajra_tui.engine.gpu.protocol import Calibrate, Compile, Drop, Prepare, QuickCopy, Verify, WorkerTimeout
+from vajra_tui.engine.gpu.protocol import Calibrate, Drop, Prepare, QuickCopy, Verify, WorkerTimeout
 from vajra_tui.engine.scale.lane import Lane
 from vajra_tui.engine.timing.ranking import Ranking, rank
 from vajra_tui.engine.store.result_cache import ResultCache, result_key
@@ -351,8 +351,7 @@ class Session:
         survivors = []
         for cid in ids:
             st = self.stitched[cid]
-            await self.client.request(Compile(cid=cid, source=st.source, dispatch=list(st.dispatch),
-                                              constants=st.constants), max(COMPILE_TIMEOUT_S, self.deadline_s))
+            await self.client.request(st.compile_request(cid), max(COMPILE_TIMEOUT_S, self.deadline_s))
             verdict = await self.client.request(Verify(cid=cid, seed=self.fresh_seed), self.deadline_for(cid))
             if verdict.passed:
                 survivors.append(cid)

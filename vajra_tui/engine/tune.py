@@ -35,10 +35,10 @@ def output_axes(workload: Workload, size: Size) -> list[str]:
     probe = {d: _PROBE[i % len(_PROBE)] + 64 * (i // len(_PROBE))
              for i, d in enumerate(workload.dims)}
     try:
-        at_probe = list(workload.output_grid(probe))
+        at_probe = list(workload.grid_of_output(probe))
     except Exception:  # noqa: BLE001 - a grid that needs real sizes: fall back to numbers
         at_probe = [0, 0]
-    real = list(workload.output_grid(size))
+    real = list(workload.grid_of_output(size))
     names = []
     for value, actual in zip(at_probe, real):
         name = next((d for d, v in probe.items() if v == value), None)

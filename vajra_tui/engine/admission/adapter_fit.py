@@ -30,7 +30,7 @@ def missing_features(workload: Workload, device: DeviceInfo) -> str | None:
 def binding_bytes(workload: Workload, size: Size) -> dict[str, int]:
     """Each binding's buffer at ``size``, in bytes, as the worker allocates it (whole words)."""
     lengths = workload.checked_lengths(size)
-    return {b.name: padded(b.width * lengths[b.name]) for b in workload.bindings}
+    return {b.name: padded(b.width * lengths[b.name]) for b in workload.storage}
 
 
 def oversized(workload: Workload, size: Size, device: DeviceInfo) -> str | None:

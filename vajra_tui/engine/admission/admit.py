@@ -22,7 +22,7 @@ from vajra_tui.engine.events import (
     Notice, SanitizerRewrite, StageChanged, VerificationFinished,
 )
 from vajra_tui.engine.gpu.client import WorkerCrashed, WorkerError, WorkerTimeout
-from vajra_tui.engine.gpu.protocol import Compile, Parse, Prebuild, PrebuildItem, Verify
+from vajra_tui.engine.gpu.protocol import Parse, Prebuild, PrebuildItem, Verify
 from vajra_tui.engine.admission.screening import duplicate_of, over_dispatch
 from vajra_tui.engine.admission.staging import Limits, Staged, stage_futures
 from vajra_tui.engine.scale.lane import Lane
@@ -127,7 +127,8 @@ class Admission:
     async def prebuild(self, stitched: list[Stitched], more: bool = False) -> None:
         """Best effort: a failure here costs only time, as admission compiles each again.
         ``more``: these join the batch's earlier prebuilds (otherwise their leftovers go)."""
-        items = [PrebuildItem(source=st.source, constants=st.constants) for st in stitched]
+        items = [PrebuildItem(source=p.source, constants=p.constants or None, entry=p.entry)
+                 for st in stitched for p in (st.passes or [])]
         try:  # a compile that hangs costs about one compile's deadline, not one per kernel
             await self.client.request(Prebuild(items=items, more=more),
                                       COMPILE_TIMEOUT_S + PREBUILD_S_PER_KERNEL * len(items))
@@ -186,6 +187,11 @@ class Admission:
         result.stitched_source, result.source_sha256 = st.source, st.sha256
         result.workgroup_size, result.grid = list(st.workgroup_size), list(st.dispatch)
         result.enables = list(st.enables)
+        result.constants = dict(st.constants)
+        result.uniforms = {name: data.hex() for name, data in st.uniforms.items()}
+        result.passes = ([{"label": p.label, "entry": p.entry, "source": "" if p.own else p.source,
+                           "grid": list(p.dispatch), "own": p.own} for p in st.passes]
+                         if len(st.passes) > 1 else [])
         self.session.emit(CandidateSource(id=result.id, source=source, stitched_source=st.source,
                                           workgroup_size=result.workgroup_size, grid=result.grid))
 
@@ -222,7 +228,7 @@ class Admission:
             return True
         tile = (st.tile[0] * fx, st.tile[1] * fy)
         result.over_dispatch = [fx, fy]
-        resized = self.stitch(source, tile, constants=st.constants)
+        resized = self.stitch(source, tile, constants=st.given)
         self.session.emit(Notice(level="warning", message=(
             f"{result.name}: dispatched {fx * fy}x over: {st.dispatch[0]}x{st.dispatch[1]} workgroups "
             f"planned from its tile {st.tile[0]}x{st.tile[1]}, but {resized.dispatch[0]}x"
@@ -264,7 +270,7 @@ class Admission:
         loop = asyncio.get_running_loop()
         began = loop.time()
         try:
-            request = Compile(cid=result.id, source=st.source, dispatch=list(st.dispatch), constants=st.constants)
+            request = st.compile_request(result.id)
             reply = await self.client.request(request, max(COMPILE_TIMEOUT_S, self.session.deadline_s))
         except WorkerTimeout:
             return self.session.fail(result, "timeout", "compilation ran past its deadline")

@@ -14,13 +14,19 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from vajra_tui.engine.admission import dispatch as dispatch_plan
+from vajra_tui.engine.admission.resources import check_bindings as resource_check
+from vajra_tui.engine.admission.resources import declarations, module_names, uniform_bytes
+from vajra_tui.engine.admission.templates import fill as fill_template
 from vajra_tui.engine.events import Diagnostic
+from vajra_tui.engine.gpu.protocol import Compile, PassSpec
 from vajra_tui.engine.wgsl.expr import ConstEvalError
 from vajra_tui.engine.wgsl.memory import workgroup_memory_problem
+from vajra_tui.engine.wgsl.template import TemplateError
 from vajra_tui.engine.wgsl.tokens import (
-    TILE_HEADER, has_compute_entry, module_consts, override_names, read_workgroup_size, storage_bindings,
+    compute_entries, module_consts, override_names, read_workgroup_size, storage_bindings,
 )
-from vajra_tui.engine.workloads.base import Size, Workload, ceil_div
+from vajra_tui.engine.workloads.base import Size, Workload, WorkloadError
 
 PRELUDE_END = "// ---- candidate source starts on the next line ----"
 
@@ -44,14 +50,42 @@ class Stitched:
     declared: set[int] = field(default_factory=set)
     enables: list[str] = field(default_factory=list)  # hoisted `enable` directives
     constants: dict[str, int | float | bool] = field(default_factory=dict)  # pipeline overrides
+    entry: str = "main"  # this module's (first) entry point
+    passes: list["PassPlan"] = field(default_factory=list)  # every pass, in order
+    uniforms: dict[str, bytes] = field(default_factory=dict)  # uniform contents by binding name
+    given: dict[str, int | float | bool] = field(default_factory=dict)  # constants as given (templates too)
 
     @property
     def sha256(self) -> str:
-        return kernel_identity(self.source, self.constants)
+        others = "".join(f"\n// pass {p.entry}\n{p.source}" for p in self.passes if not p.own)
+        return kernel_identity(self.source + others, self.constants)
 
     def to_candidate_line(self, line: int) -> int:
         """Map a line of the stitched source to the candidate's own numbering (0: prelude)."""
         return max(0, line - self.prelude_lines)
+
+    def compile_request(self, cid: str) -> "Compile":
+        """What the worker builds for this kernel: its own passes, then the workload's."""
+        own = [p for p in self.passes if p.own] or [PassPlan("", self.entry, self.source, self.dispatch,
+                                                             dict(self.constants), 0, True)]
+        first = own[0]
+        more = [PassSpec(source=p.source, entry=p.entry, dispatch=list(p.dispatch),
+                         constants=p.constants or None, index=p.index) for p in self.passes if p is not first]
+        return Compile(cid=cid, source=self.source, dispatch=list(first.dispatch), constants=self.constants,
+                       entry=first.entry, more=more, uniforms=dict(self.uniforms), first=first.index)
+
+
+@dataclass
+class PassPlan:
+    """One pass of a stitched result: the module it is built from and its grid."""
+
+    label: str
+    entry: str
+    source: str
+    dispatch: tuple[int, int, int]
+    constants: dict[str, int | float | bool]
+    index: int
+    own: bool  # the candidate's module (False: the workload's, for a pass it leaves alone)
 
 
 def kernel_identity(source: str, constants: dict[str, int | float | bool] | None = None) -> str:
@@ -67,69 +101,28 @@ def kernel_identity(source: str, constants: dict[str, int | float | bool] | None
 
 def tile_of(body: str, size: Size, wg: tuple[int, int, int],
             consts: dict[str, int] | None = None) -> tuple[int, int]:
-    """The ``// tile: AxB`` header (numbers, size constants or the kernel's own
-    ``const``s, such as ``// tile: TILE x TILE``) or the workgroup shape.
+    """The ``// tile:`` header (numbers, size constants, the kernel's own constants and
+    arithmetic over them: ``// tile: 4*WX x 4*WY``) or the workgroup shape.
 
-    A comment such as ``// Tile: load A and B`` is prose, not a header: a lower-case
-    word that names no size constant is skipped, while an unknown upper-case name
-    (``// tile: TM x TN``) is a mistake worth reporting.
+    A comment such as ``// Tile: load A and B`` is prose, not a header; a header that
+    names an unknown value or cannot be evaluated is refused, naming it.
     """
-    for number, text in enumerate(body.splitlines(), 1):
-        comment = text.strip()
-        match = TILE_HEADER.match(comment[2:]) if comment.startswith("//") else None
-        if not match:
-            continue
-        known = {**(consts or {}), **size}
-        values = [_tile_value(part, known, number) for part in (match.group(1), match.group(2) or "1")]
-        if None in values:
-            continue
-        if min(values) < 1:  # type: ignore[type-var]
-            raise ContractError("tile header: sizes must be positive", number, 1)
-        return values[0], values[1]  # type: ignore[return-value]
-    return wg[0], wg[1]
+    return dispatch_plan.tile_of(body, {**(consts or {}), **size}, wg, ContractError)
 
 
-MAX_TILE_SIDE = 1 << 24
-"""The largest tile side a header may declare: far past any output grid, and small enough
-that every number derived from it prints (Python refuses ints over 4300 digits)."""
-
-
-def _tile_value(part: str, known: dict[str, int], line: int) -> int | None:
-    if part.lstrip("-").isdigit():
-        if len(part.lstrip("-").lstrip("0")) > len(str(MAX_TILE_SIDE)) or int(part) > MAX_TILE_SIDE:
-            raise ContractError(f"tile header: {part[:20]}{'...' if len(part) > 20 else ''} is over "
-                                f"the largest tile side, {MAX_TILE_SIDE}", line, 1)
-        return int(part)
-    for name in (part, part.upper()):
-        if name in known:
-            if not -MAX_TILE_SIDE <= known[name] <= MAX_TILE_SIDE:
-                raise ContractError(f"tile header: {name} is {known[name]}, over the largest tile side, "
-                                    f"{MAX_TILE_SIDE}", line, 1)
-            return known[name]
-    if part.islower():
-        return None
-    raise ContractError(f"tile header: unknown value {part!r}", line, 1)
-
-
-def plan_dispatch(
-    grid: tuple[int, int], tile: tuple[int, int], max_dim: int
-) -> tuple[tuple[int, int], tuple[int, int, int]]:
+def plan_dispatch(grid: tuple[int, int], tile: tuple[int, int],
+                  max_dim: int) -> tuple[tuple[int, int], tuple[int, int, int]]:
     """Tiles needed to cover the output, and a dispatch within the per-dimension limit."""
-    tiles = (ceil_div(grid[0], tile[0]), ceil_div(grid[1], tile[1]))
-    if tiles[0] <= max_dim and tiles[1] <= max_dim:
-        return tiles, (tiles[0], tiles[1], 1)
-    total = tiles[0] * tiles[1]
-    dx = min(total, max_dim)
-    dy = ceil_div(total, dx)
-    if dy > max_dim:
-        raise ContractError(f"grid of {total} workgroups exceeds the adapter's limit")
-    return tiles, (dx, dy, 1)
+    return dispatch_plan.plan_dispatch(grid, tile, max_dim, ContractError)
 
 
 def prelude(workload: Workload, size: Size, tiles: tuple[int, int], dispatch_x: int,
-            skip: set[int]) -> str:
+            skip: set, taken: set[str] | None = None) -> str:
+    """The generated lines in front of a kernel: size constants, tile helpers, and the
+    bindings (``skip``: the slots it declares itself; ``taken``: names it declares)."""
+    taken = taken or set()
     lines = [f"// ---- vajra prelude: {workload.name} {workload.label(size)} (generated) ----"]
-    lines += [f"const {dim}: u32 = {size[dim]}u;" for dim in workload.dims]
+    lines += [f"const {dim}: u32 = {size[dim]}u;" for dim in workload.dims if dim not in taken]
     lines += [
         f"const TILES_X: u32 = {tiles[0]}u;",
         f"const TILES_Y: u32 = {tiles[1]}u;",
@@ -139,36 +132,16 @@ def prelude(workload: Workload, size: Size, tiles: tuple[int, int], dispatch_x: 
         "    return vec2<u32>(i % TILES_X, i / TILES_X);",
         "}",
     ]
-    for b in workload.bindings:
-        if b.index not in skip:
-            lines.append(
-                f"@group(0) @binding({b.index}) var<storage, {b.access}> {b.name}: array<{b.dtype}>;"
-            )
+    slots = {s if isinstance(s, tuple) else (0, s) for s in skip}
+    lines += declarations(workload, slots, taken)
     lines.append(PRELUDE_END)
     return "\n".join(lines) + "\n"
 
 
-def check_bindings(workload: Workload, body: str) -> set[int]:
-    """Indices the candidate declares itself; an input declared writable is refused."""
-    by_index = {b.index: b for b in workload.bindings}
-    declared: set[int] = set()
-    for decl in storage_bindings(body):
-        if decl.group != 0 or decl.binding not in by_index:
-            raise ContractError(
-                f"binding @group({decl.group}) @binding({decl.binding}) `{decl.name}` is not part "
-                f"of {workload.name}'s contract (group 0: "
-                + ", ".join(f"{b.index} {b.name}" for b in workload.bindings) + ")",
-                decl.line,
-            )
-        expected = by_index[decl.binding]
-        if not expected.is_output and decl.access != "read":
-            raise ContractError(
-                f"input binding {decl.binding} `{expected.name}` is declared {decl.access}; "
-                "inputs must be read-only",
-                decl.line,
-            )
-        declared.add(decl.binding)
-    return declared
+def check_bindings(workload: Workload, body: str) -> set[tuple[int, int]]:
+    """Slots (group, binding) the candidate declares itself, each checked against the
+    workload's (admission/resources.py)."""
+    return resource_check(workload, body, lambda message, line: ContractError(message, line))
 
 
 def check_workgroup_memory(body: str, consts: dict[str, int], limit: int | None) -> None:
@@ -229,39 +202,155 @@ def stitch(workload: Workload, size: Size, body: str, max_dim: int = 65535,
            max_workgroup_bytes: int | None = None,
            tile: tuple[int, int] | None = None,
            constants: dict[str, int | float | bool] | None = None) -> Stitched:
-    """Prelude plus body, with the dispatch planned; ``tile`` overrides the header.
+    """Prelude plus body, with the dispatch of every pass planned; ``tile`` overrides the header.
 
-    ``constants`` are the values of the kernel's ``override`` declarations the pipeline
-    will be built with (never substituted into the text): the workgroup size, workgroup
-    memory and tile header are read with them.
+    A template body is expanded first (its values from the size, the workload's
+    ``defines`` and ``constants``). ``constants`` that set the kernel's ``override``
+    declarations are pipeline constants (never substituted into the text): the
+    workgroup size, workgroup memory and tile header are read with them.
     """
-    if not body.strip() or not has_compute_entry(body, "main"):
-        raise ContractError("no @compute entry point named `main`")
-    constants = dict(constants or {})
+    given = dict(constants or {})
+    try:
+        body, constants, filled = fill_template(workload, size, body, given)
+    except TemplateError as exc:
+        raise ContractError(str(exc), exc.line, exc.column) from None
+    if not body.strip():
+        raise ContractError(f"no @compute entry point named `{workload.entries[0]}`")
     enables, rest = hoist_enables(body)
+    own = own_passes(workload, rest)
     declared = check_bindings(workload, rest)
     check_constants(rest, constants)
+    constants = {**_overrides_from_size(workload, size, rest), **constants}
     consts = {dim: size[dim] for dim in workload.dims}
     consts.update({k: int(v) for k, v in constants.items() if isinstance(v, int) and not isinstance(v, bool)})
     check_workgroup_memory(rest, consts, max_workgroup_bytes)
+    params = {**filled, **constants}
+    plans = [_plan(workload, size, rest, index, entry, consts, params, max_dim, tile) for index, entry in own]
+    first = plans[0]
+    head = directives_for(workload, enables) + prelude(workload, size, first.tiles, first.dispatch[0],
+                                                      declared, module_names(rest))
+    source = head + rest
     try:
-        wg = read_workgroup_size(rest, consts)
-    except ConstEvalError as exc:
-        raise ContractError(f"cannot read @workgroup_size of `main`: {exc}") from None
-    tile = tile or tile_of(rest, size, wg, _own_consts(rest, consts))
-    tiles, dispatch = plan_dispatch(workload.output_grid(size), tile, max_dim)
-    head = directives_for(workload, enables) + prelude(workload, size, tiles, dispatch[0], declared)
+        uniforms = uniform_bytes(workload, size, params)
+    except WorkloadError as exc:
+        raise ContractError(f"workload {exc}") from None
+    passes = [PassPlan(p.label, p.entry, source, p.dispatch, dict(constants), p.index, True) for p in plans]
+    passes += _default_passes(workload, size, {i for i, _ in own}, max_dim, max_workgroup_bytes)
     return Stitched(
-        source=head + rest,
+        source=source,
         prelude_lines=head.count("\n"),
-        workgroup_size=wg,
-        tile=tile,
-        tiles=tiles,
-        dispatch=dispatch,
+        workgroup_size=first.workgroup_size,
+        tile=first.tile,
+        tiles=first.tiles,
+        dispatch=first.dispatch,
         declared=declared,
         enables=enables,
         constants=constants,
+        entry=first.entry,
+        passes=sorted(passes, key=lambda p: p.index),
+        uniforms=uniforms,
+        given=given,
     )
+
+
+@dataclass
+class _Planned:
+    index: int
+    entry: str
+    label: str
+    workgroup_size: tuple[int, int, int]
+    tile: tuple[int, int]
+    tiles: tuple[int, int]
+    dispatch: tuple[int, int, int]
+
+
+def _plan(workload: Workload, size: Size, rest: str, index: int, entry: str, consts: dict[str, int],
+          params: dict, max_dim: int, tile: tuple[int, int] | None) -> _Planned:
+    """One of the kernel's own passes: its workgroup size, and the grid it is dispatched on."""
+    try:
+        wg = read_workgroup_size(rest, consts, entry)
+    except ConstEvalError as exc:
+        raise ContractError(f"cannot read @workgroup_size of `{entry}`: {exc}") from None
+    label = workload.passes[index].label if workload.passes else entry
+    try:
+        groups = workload.workgroups(size, params, index)
+    except WorkloadError as exc:
+        raise ContractError(f"workload {exc}") from None
+    if groups is None:
+        tile = tile or tile_of(rest, size, wg, _own_consts(rest, consts))
+        tiles, dispatch = plan_dispatch(workload.grid_of_output(size), tile, max_dim)
+    else:
+        tile, tiles = (wg[0], wg[1]), (groups[0], groups[1])
+        dispatch = dispatch_plan.fold(groups, max_dim, ContractError)
+    problem = dispatch_plan.folding_problem(rest, dispatch, tiles)
+    if problem is not None:
+        raise ContractError(problem)
+    return _Planned(index, entry, label, wg, tile, tiles, dispatch)
+
+
+def _overrides_from_size(workload: Workload, size: Size, rest: str) -> dict[str, int | float | bool]:
+    """An ``override`` named like a size constant or a define takes that value: a published
+    kernel sized by its host (``override ELEMENT_COUNT: u32;``) gets it as a pipeline constant."""
+    try:
+        names = override_names(rest)
+    except Exception:  # noqa: BLE001 - the compiler will say what is wrong with the text
+        return {}
+    if not any(n in size or workload.defines is not None for n in names):
+        return {}
+    known = workload.template_values(size)
+    return {n: known[n] for n in names if isinstance(known.get(n), (int, float, bool))}
+
+
+def own_passes(workload: Workload, rest: str) -> list[tuple[int, str]]:
+    """(pass index, entry point) of the passes this module defines, in order.
+
+    A single-pass workload takes its ``entry``, or the module's only compute entry
+    point whatever its name; a multi-pass one, every pass whose entry it defines.
+    """
+    try:
+        found = compute_entries(rest)
+    except Exception:  # noqa: BLE001 - a body we cannot read: the compiler will say why
+        found = []
+    wanted = workload.entries
+    if not workload.passes:
+        if wanted[0] in found:
+            return [(0, wanted[0])]
+        if len(found) == 1:
+            return [(0, found[0])]
+        raise ContractError(f"no @compute entry point named `{wanted[0]}`"
+                            + (f" (it has {', '.join(found)})" if found else ""))
+    own = [(i, name) for i, name in enumerate(wanted) if name in found]
+    if not own:
+        raise ContractError(f"defines none of {workload.name}'s passes: want @compute fn "
+                            + " or ".join(f"`{n}`" for n in wanted) + (f" (it has {', '.join(found)})" if found else ""))
+    return own
+
+
+def _default_passes(workload: Workload, size: Size, own: set[int], max_dim: int,
+                    max_workgroup_bytes: int | None) -> list["PassPlan"]:
+    """The passes a candidate leaves to the workload: each from its own module (the
+    pass's ``source``, else the baseline), stitched the same way."""
+    out = []
+    for index, p in enumerate(workload.passes):
+        if index in own:
+            continue
+        module = stitch(_SinglePass.of(workload, index), size, p.source or workload.baseline, max_dim,
+                        max_workgroup_bytes)
+        out.append(PassPlan(p.label, p.entry, module.source, module.dispatch, dict(module.constants), index,
+                            False))
+    return out
+
+
+class _SinglePass:
+    """A multi-pass workload seen as pass ``index`` alone, to stitch that pass's module."""
+
+    @staticmethod
+    def of(workload: Workload, index: int) -> Workload:
+        from dataclasses import replace
+
+        p = workload.passes[index]
+        return replace(workload, passes=(), entry=p.entry,
+                       grid=lambda size, params, _fn=p.grid: _fn(size, params))
 
 
 def _own_consts(body: str, sizes: dict[str, int]) -> dict[str, int]:
@@ -283,12 +372,17 @@ def parse_only_source(workload: Workload, size: Size, body: str) -> Stitched:
     Used when the contract's own reading fails: a kernel with a syntax error should
     hear the compiler's parse error at its line, not "no entry point" at 1:1.
     """
+    try:
+        body = fill_template(workload, size, body, {})[0]
+    except (TemplateError, WorkloadError):
+        pass  # the compiler then reads the template as it is
     enables, rest = hoist_enables(body)
     directives = directives_for(workload, enables)
     try:  # bindings the body declares itself must not be declared twice
-        own = {decl.binding for decl in storage_bindings(rest) if decl.group == 0}
+        own = {(decl.group, decl.binding) for decl in storage_bindings(rest, include_all=True)}
+        taken = module_names(rest)
     except Exception:  # noqa: BLE001 - the body may not even tokenize; the compiler will say why
-        own = set()
-    head = directives + prelude(workload, size, (1, 1), 1, own)
+        own, taken = set(), set()
+    head = directives + prelude(workload, size, (1, 1), 1, own, taken)
     return Stitched(source=head + rest, prelude_lines=head.count("\n"), workgroup_size=(1, 1, 1),
                     tile=(1, 1), tiles=(1, 1), dispatch=(1, 1, 1), enables=enables)

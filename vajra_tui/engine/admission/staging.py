@@ -85,7 +85,7 @@ def stage_text(workload: Workload, size: Size, source: str, generated: bool, san
         staged.contract = unreadable(exc)  # a front-end gap: this candidate is refused, the run goes on
         return staged
     staged.stitched = st
-    staged.tile_warnings = check_tile_header(staged.source, workload.output_grid(size), st.workgroup_size,
+    staged.tile_warnings = check_tile_header(staged.source, workload.grid_of_output(size), st.workgroup_size,
                                              tile=st.tile, folds_large_grids=True)
     staged.probe = probe_applies(st, staged.source)
     return staged

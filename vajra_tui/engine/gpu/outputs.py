@@ -109,13 +109,25 @@ class Outputs:
     """Every output buffer of the prepared workload, in binding order."""
 
     def __init__(self, device: wgpu.GPUDevice, buffers: dict[str, wgpu.GPUBuffer],
-                 dtypes: dict[str, str]) -> None:
+                 dtypes: dict[str, str], starts: dict[str, str | float] | None = None,
+                 pristine: dict[str, wgpu.GPUBuffer] | None = None,
+                 extra: dict[str, wgpu.GPUBuffer] | None = None) -> None:
+        """``starts``: per writable buffer, "poison" (the default), "input" (restored from its
+        ``pristine`` copy: in-place buffers) or a fill value (outputs that accumulate);
+        ``extra``: scratch buffers, started the same way but never judged."""
         if len(buffers) > MAX_OUTPUTS:
             raise ValueError(f"{len(buffers)} outputs: at most {MAX_OUTPUTS} are supported")
         self.device = device
+        self.starts = dict(starts or {})
+        self.pristine = dict(pristine or {})
         self.items = [_Output(n, dtypes.get(n, "f32"), b) for n, b in buffers.items()]
+        self.scratch = [_Output(n, dtypes.get(n, "f32"), b) for n, b in (extra or {}).items()]
         self._modules: dict[int, wgpu.GPUShaderModule] = {}
         self.set_seed(0)
+
+    def poisoned(self, name: str) -> bool:
+        """Whether this output starts from the poison (so "never written" can be told)."""
+        return self.starts.get(name, "poison") == "poison"
 
     @property
     def names(self) -> list[str]:
@@ -128,8 +140,11 @@ class Outputs:
     # ---- poison --------------------------------------------------------------
     def set_seed(self, index: int) -> None:
         """Poison words for the seed at ``index`` (integer outputs change pattern with it)."""
-        for o in self.items:
-            word = poison_word(o.dtype, index)
+        for o in [*self.items, *self.scratch]:
+            start = self.starts.get(o.name, "poison")
+            if start == "input":
+                continue
+            word = poison_word(o.dtype, index) if start == "poison" else fill_word(o.dtype, float(start))
             if o.fill is None or word != o.word:
                 o.word, o.fill = word, self._fill(o.buffer, word)
 
@@ -142,9 +157,17 @@ class Outputs:
             layout=pipe.get_bind_group_layout(0), entries=[{"binding": 0, "resource": {"buffer": out}}])
         return pipe, group, _grid(out.size // 4)
 
-    def poison(self, enc: wgpu.GPUCommandEncoder) -> None:
-        for o in self.items:
-            pipe, group, (gx, gy) = o.fill  # type: ignore[misc]
+    def poison(self, enc: wgpu.GPUCommandEncoder, word: int | None = None) -> None:
+        """Start every writable buffer for a run; ``word``: poisoned outputs get that
+        pattern instead (a second fill, to tell unwritten elements from stale reads)."""
+        for o in [*self.items, *self.scratch]:
+            if o.name in self.pristine:
+                enc.copy_buffer_to_buffer(self.pristine[o.name], 0, o.buffer, 0, o.buffer.size)
+                continue
+            fill = o.fill
+            if word is not None and self.poisoned(o.name) and o in self.items:
+                fill = self._fill(o.buffer, word)
+            pipe, group, (gx, gy) = fill  # type: ignore[misc]
             cp = enc.begin_compute_pass()
             cp.set_pipeline(pipe)
             cp.set_bind_group(0, group)
@@ -234,6 +257,16 @@ class Outputs:
 
 
 _NUMPY = {"f32": np.float32, "f16": np.float16, "i32": np.int32, "u32": np.uint32}
+
+
+def fill_word(dtype: str, value: float) -> int:
+    """The 32-bit word that fills a buffer of ``dtype`` elements with ``value``."""
+    if dtype == "f16":
+        half = int(np.array(value, np.float16).view(np.uint16))
+        return half << 16 | half
+    if dtype in ("i32", "u32"):
+        return int(np.array(int(value)).astype(np.int64).astype(np.uint32))
+    return int(np.array(value, np.float32).view(np.uint32))
 
 
 def _grid(items: int) -> tuple[int, int]:

@@ -40,6 +40,7 @@ class PipelineStore:
         self.recent: OrderedDict[str, Any] = OrderedDict()
         self.prebuilt: dict[tuple[str, str], Future] = {}  # builds prebuild() started, by source
         self.finalists: dict[str, tuple[str, Any]] = {}  # cid -> (key, pipeline), kept for shoot-outs
+        self.modules: dict[str, str] = {}  # cid -> the module it was built from (its layout's)
 
     def clear(self) -> None:
         """A new workload: every pipeline was built against the previous buffers' layout."""
@@ -48,6 +49,7 @@ class PipelineStore:
         self.recent.clear()
         self.prebuilt.clear()
         self.finalists.clear()
+        self.modules.clear()
 
     def __getitem__(self, cid: str) -> tuple[Any, tuple[int, int, int]]:
         return self.by_cid[cid]
@@ -57,7 +59,7 @@ class PipelineStore:
 
     # ---- building ------------------------------------------------------------
     def compile(self, cid: str, source: str, dispatch: Sequence[int],
-                constants: dict[str, Any] | None = None) -> Compiled:
+                constants: dict[str, Any] | None = None, entry: str = "main") -> Compiled:
         """Compile what runs: ``source`` with its workgroup memory zeroed (WebGPU's rule).
 
         A kernel over the adapter's workgroup-memory limit, or one whose workgroup
@@ -68,15 +70,16 @@ class PipelineStore:
         """
         self.by_cid.pop(cid, None)  # a recompile replaces (and releases) the old pipeline
         self.keys.pop(cid, None)
-        built = self._prebuilt(source, constants)
-        problem, guarded, prebuilt = built if built is not None else (*self._read(source, constants), None)
+        self.modules[cid] = source
+        built = self._prebuilt(source, constants, entry)
+        problem, guarded, prebuilt = built if built is not None else (*self._read(source, constants, entry), None)
         if problem is not None:
-            own = self._compile_error(source, constants)
+            own = self._compile_error(source, constants, entry)
             if own:  # the compiler's own complaint first, at its own line
                 return Compiled(compiled=False, error=own)
             message, line, column = problem
             return Compiled(compiled=False, error=located(message, source, line, column))
-        key = _key(guarded, constants)
+        key = _key(guarded, constants, entry)
         reused = prebuilt or self.recent.pop(key, None) or self._kept(key) or next(
             (self.by_cid[c][0] for c, k in self.keys.items() if k == key and c in self.by_cid), None)
         if reused is not None:  # built before (prebuilt, a finalist timed again, a copy)
@@ -85,9 +88,9 @@ class PipelineStore:
             return Compiled(compiled=True, zero_init=guarded is not source, reused=True,
                             built=prebuilt is not None)
         try:
-            pipeline = self.rt.compile(guarded, constants)
+            pipeline = self.rt.compile(guarded, constants, entry)
         except Exception as exc:  # wgpu raises GPUValidationError and friends
-            own = str(exc) if guarded is source else self._compile_error(source, constants)
+            own = str(exc) if guarded is source else self._compile_error(source, constants, entry)
             if own:  # located in the caller's text, not in the zero-initialised one
                 return Compiled(compiled=False, error=own)
             first = (str(exc).strip().splitlines() or ["?"])[0]
@@ -110,33 +113,34 @@ class PipelineStore:
         """
         if not more:
             self.prebuilt.clear()
-        jobs = {_index(item.source, item.constants or None): item for item in items}
+        jobs = {_index(item.source, item.constants or None, item.entry): item for item in items}
         if not jobs:
             return Prebuilt(queued=0)
         known = set(self.recent) | set(self.keys.values()) | {k for k, _ in self.finalists.values()}
         threads = max(1, min(build_threads(), len(jobs)))
         pool = ThreadPoolExecutor(threads, thread_name_prefix="vajra-build")
         for index, item in jobs.items():
-            self.prebuilt[index] = pool.submit(self._build, item.source, item.constants or None, known)
+            self.prebuilt[index] = pool.submit(self._build, item.source, item.constants or None, known, item.entry)
         pool.shutdown(wait=False)  # its threads end when the queue is built
         return Prebuilt(queued=len(jobs), threads=threads)
 
     def _build(self, source: str, constants: dict[str, Any] | None,
-               known: set[str]) -> tuple[tuple | None, str, Any | None]:
+               known: set[str], entry: str = "main") -> tuple[tuple | None, str, Any | None]:
         """On a build thread: the front end's reading, then the pipeline unless it is refused,
         already built, or fails (compile() then reports why, on the worker's own thread)."""
-        problem, guarded = self._read(source, constants)
-        if problem is not None or _key(guarded, constants) in known:
+        problem, guarded = self._read(source, constants, entry)
+        if problem is not None or _key(guarded, constants, entry) in known:
             return problem, guarded, None
         try:
-            return problem, guarded, self.rt.compile(guarded, constants)
+            return problem, guarded, self.rt.compile(guarded, constants, entry)
         except Exception:  # noqa: BLE001 - compiled again where its message is located
             return problem, guarded, None
 
-    def _prebuilt(self, source: str, constants: dict[str, Any] | None) -> tuple[tuple | None, str, Any | None] | None:
+    def _prebuilt(self, source: str, constants: dict[str, Any] | None,
+                  entry: str = "main") -> tuple[tuple | None, str, Any | None] | None:
         """What a prebuild made of this kernel (waiting for it if it is still being built):
         (why it is refused, its guarded source, its pipeline or None); None if not prebuilt."""
-        future = self.prebuilt.pop(_index(source, constants), None)
+        future = self.prebuilt.pop(_index(source, constants, entry), None)
         if future is None:
             return None
         try:
@@ -150,6 +154,8 @@ class PipelineStore:
         finalist (``keep``); it stays among the recent few for a shoot-out. True when
         something was released."""
         entry, key = self.by_cid.pop(cid, None), self.keys.pop(cid, None)
+        if not keep:
+            self.modules.pop(cid, None)
         if entry is None:
             return False
         if keep and key is not None:
@@ -176,19 +182,19 @@ class PipelineStore:
             self.recent.popitem(last=False)
 
     # ---- helpers ---------------------------------------------------------------
-    def _read(self, source: str, constants: dict[str, Any] | None) -> tuple[tuple | None, str]:
+    def _read(self, source: str, constants: dict[str, Any] | None, entry: str = "main") -> tuple[tuple | None, str]:
         ints = {k: int(v) for k, v in (constants or {}).items() if isinstance(v, int) and not isinstance(v, bool)}
         limit = self.rt.info.limits.get("max-compute-workgroup-storage-size")
         try:
             problem = workgroup_memory_problem(source, limit, ints)
-            return problem, (zero_init_source(source, ints) if problem is None else source)
+            return problem, (zero_init_source(source, ints, entry) if problem is None else source)
         except Exception as exc:  # noqa: BLE001 - a declaration this front end cannot follow
             return (f"cannot read its workgroup memory ({exc})", 1, 1), source
 
-    def _compile_error(self, source: str, constants: dict[str, Any] | None = None) -> str:
+    def _compile_error(self, source: str, constants: dict[str, Any] | None = None, entry: str = "main") -> str:
         """The compiler's error for ``source`` as given, or '' when it compiles."""
         try:
-            self.rt.compile(source, constants)
+            self.rt.compile(source, constants, entry)
         except Exception as exc:  # noqa: BLE001
             return str(exc) or exc.__class__.__name__
         return ""
@@ -207,13 +213,13 @@ def build_threads() -> int:
     return max(1, min(MAX_BUILD_THREADS, cores))
 
 
-def _index(source: str, constants: dict[str, Any] | None) -> tuple[str, str]:
-    """A prebuild's kernel as compile() will name it: its source as sent, and its constants."""
-    return source, json.dumps(constants or {}, sort_keys=True)
+def _index(source: str, constants: dict[str, Any] | None, entry: str = "main") -> tuple[str, str]:
+    """A prebuild's kernel as compile() will name it: its source as sent, its constants and entry."""
+    return source, json.dumps(constants or {}, sort_keys=True) + "@" + entry
 
 
-def _key(guarded: str, constants: dict[str, Any] | None) -> str:
-    return hashlib.sha256((guarded + json.dumps(constants or {}, sort_keys=True)).encode(
+def _key(guarded: str, constants: dict[str, Any] | None, entry: str = "main") -> str:
+    return hashlib.sha256((guarded + json.dumps(constants or {}, sort_keys=True) + "@" + entry).encode(
         "utf-8", "surrogatepass")).hexdigest()
 
 

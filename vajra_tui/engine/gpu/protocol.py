@@ -16,7 +16,7 @@ dicts and the pydantic models of events.py). Requests are frozen: the client kee
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, Literal, Sequence, TypeVar
 
 from vajra_tui.engine.errors import RunFailed
@@ -151,6 +151,7 @@ class StreamTimed(Reply):
     wall_ms: float  # the whole submission
     verdicts: list[Checked]  # per kernel
     telemetry: BatchTelemetry | None = None
+    pass_ms: list[list[list[float]]] | None = None  # multi-pass: per kernel, per round, per pass
 
 
 @dataclass(frozen=True)
@@ -208,6 +209,21 @@ class Compile(Request[Compiled]):
     source: str
     dispatch: Sequence[int]
     constants: dict[str, Any] | None = None
+    entry: str = "main"
+    more: Sequence["PassSpec"] = ()  # a multi-pass result's other passes, in order after this one
+    uniforms: dict[str, bytes] = field(default_factory=dict)  # uniform contents by binding name
+    first: int = 0  # where this pass sits among the result's passes (0: the first)
+
+
+@dataclass(frozen=True)
+class PassSpec:
+    """One more pass of a result: its module, entry point, grid, constants, and place."""
+
+    source: str
+    entry: str
+    dispatch: Sequence[int]
+    constants: dict[str, Any] | None = None
+    index: int = 0
 
 
 @dataclass(frozen=True)
@@ -216,6 +232,7 @@ class PrebuildItem:
 
     source: str
     constants: dict[str, Any] | None = None
+    entry: str = "main"
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Any, Sequence
 
 import numpy as np
 import wgpu
@@ -17,6 +18,8 @@ from vajra_tui.engine.gpu.adapters import pick
 from vajra_tui.engine.gpu.flush import CacheFlusher
 from vajra_tui.engine.workloads.base import padded
 from vajra_tui.engine.gpu.outputs import Outputs, as_words
+from vajra_tui.engine.gpu.resources import Program, Resources, Step
+from vajra_tui.engine.workloads.bindings import Binding
 
 # Poisoning before, and checking after, every dispatch live in outputs.py: per output and dtype.
 # Requested whenever the adapter offers them: the prompt advertises exactly these to a model.
@@ -28,6 +31,7 @@ class Timing:
     wall_ms: float
     ts_ms: float | None
     bad: tuple[int, int, int] | None = None  # (wrong elements, first wrong, its output) when checked
+    pass_ms: list[float] | None = None  # each pass's device time (timestamps)
 
 
 @dataclass
@@ -38,6 +42,7 @@ class StreamTiming:
     wall_ms: float
     snapshots: list[list[wgpu.GPUBuffer]]  # per entry: a copy of each output after its last dispatch
     bad: list[list[tuple[int, int, int]]] | None = None  # per entry, per timed dispatch (when checked)
+    pass_ms: list[list[list[float]]] | None = None  # per entry, per round, per pass (multi-pass only)
 
 
 class Runtime:
@@ -56,9 +61,8 @@ class Runtime:
         self.period = _timestamp_period(self.queue) if self.timestamps else 1.0
         self.buffers: dict[str, wgpu.GPUBuffer] = {}
         self.flusher: CacheFlusher | None = None  # set for --cache cold
-        self.layout: wgpu.GPUBindGroupLayout | None = None
-        self.bind_group: wgpu.GPUBindGroup | None = None
-        self.pipeline_layout: wgpu.GPUPipelineLayout | None = None
+        self.pristine: dict[str, wgpu.GPUBuffer] = {}  # inout buffers' inputs, restored per dispatch
+        self.resources = Resources(self.device)
         self.outs: Outputs | None = None  # poison and per-dispatch checks of every output
         self.dtypes: dict[str, str] = {}
         self._one_slot: wgpu.GPUBuffer | None = None
@@ -69,42 +73,39 @@ class Runtime:
             )
 
     # ---- buffers -------------------------------------------------------------
-    def allocate(self, lengths: dict[str, int], outputs: set[str], order: list[str],
-                 dtypes: dict[str, str] | None = None) -> None:
-        """Create one storage buffer per binding, in binding order (the previous ones released).
+    def allocate(self, bindings: Sequence[Binding], lengths: dict[str, int]) -> None:
+        """Create one storage buffer per storage binding (the previous ones released).
 
-        ``dtypes`` gives each binding's element type (f32 when absent): f16 buffers hold
-        two elements per word, and integer outputs are poisoned per seed.
+        Each binding keeps its own group and number (gaps and ``@group(1)`` included);
+        layouts come per module (gpu/resources.py). f16 buffers hold two elements per
+        word, integer outputs are poisoned per seed, an ``inout`` buffer is restored from
+        a copy of its input before every dispatch and a ``fill`` output starts from its value.
         """
-        for old in self.buffers.values():
+        for old in [*self.buffers.values(), *self.pristine.values()]:
             old.destroy()
         self.buffers.clear()
+        self.pristine.clear()
         if self.outs is not None:
             self.outs.destroy_checks()
-        self.dtypes = {n: (dtypes or {}).get(n, "f32") for n in order}
+        storage = [b for b in bindings if b.is_storage]
+        self.dtypes = {b.name: b.dtype for b in storage}
         usage = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_DST | wgpu.BufferUsage.COPY_SRC
-        for name in order:
-            width = 2 if self.dtypes[name] == "f16" else 4
-            self.buffers[name] = self.device.create_buffer(size=padded(width * lengths[name]), usage=usage)
-        entries = []
-        for index, name in enumerate(order):
-            kind = (wgpu.BufferBindingType.storage if name in outputs
-                    else wgpu.BufferBindingType.read_only_storage)
-            entries.append({"binding": index, "visibility": wgpu.ShaderStage.COMPUTE,
-                            "buffer": {"type": kind}})
-        self.layout = self.device.create_bind_group_layout(entries=entries)
-        self.pipeline_layout = self.device.create_pipeline_layout(bind_group_layouts=[self.layout])
-        self.bind_group = self.device.create_bind_group(
-            layout=self.layout,
-            entries=[{"binding": i, "resource": {"buffer": self.buffers[n]}} for i, n in enumerate(order)],
-        )
-        self._output = next(n for n in order if n in outputs)
-        self.outs = Outputs(self.device, {n: self.buffers[n] for n in order if n in outputs}, self.dtypes)
+        for b in storage:
+            self.buffers[b.name] = self.device.create_buffer(size=padded(b.width * lengths[b.name]), usage=usage)
+            if b.access == "inout":
+                self.pristine[b.name] = self.device.create_buffer(size=self.buffers[b.name].size, usage=usage)
+        self.resources.reset(bindings, self.buffers)
+        self._output = next(b.name for b in storage if b.is_output)
+        self.outs = Outputs(self.device, {b.name: self.buffers[b.name] for b in storage if b.is_output},
+                            self.dtypes, starts={b.name: _start_of(b) for b in storage if b.writable},
+                            pristine=self.pristine, extra={b.name: self.buffers[b.name] for b in storage
+                                                           if b.access == "scratch"})
 
     def upload(self, arrays: dict[str, np.ndarray]) -> None:
-        """Inputs as given (each already of its binding's dtype), padded to whole words."""
+        """Inputs as given (each already of its binding's dtype), padded to whole words; an
+        in-place buffer's input goes to its pristine copy, restored before every dispatch."""
         for name, data in arrays.items():
-            self.queue.write_buffer(self.buffers[name], 0, as_words(data))
+            self.queue.write_buffer(self.pristine.get(name, self.buffers[name]), 0, as_words(data))
 
     def set_seed(self, index: int) -> None:
         """Integer outputs are poisoned with another pattern on each seed."""
@@ -112,16 +113,27 @@ class Runtime:
             self.outs.set_seed(index)
 
     # ---- pipelines -----------------------------------------------------------
-    def compile(self, source: str, constants: dict[str, float] | None = None) -> wgpu.GPUComputePipeline:
+    def compile(self, source: str, constants: dict[str, float] | None = None,
+                entry: str = "main") -> wgpu.GPUComputePipeline:
         """Raises the wgpu error (with Naga's located message) when the source is bad.
 
-        ``constants`` set the kernel's ``override`` declarations (pipeline constants).
+        ``constants`` set the kernel's ``override`` declarations (pipeline constants);
+        the layout is the one this module's declarations ask for.
         """
         module = self.device.create_shader_module(code=source)
-        stage: dict = {"module": module, "entry_point": "main"}
+        stage: dict = {"module": module, "entry_point": entry}
         if constants:
             stage["constants"] = {k: float(v) for k, v in constants.items()}
-        return self.device.create_compute_pipeline(layout=self.pipeline_layout, compute=stage)
+        layout, _ = self.resources.layout(source)
+        return self.device.create_compute_pipeline(layout=layout, compute=stage)
+
+    def program(self, passes: Sequence[tuple[Any, str, Sequence[int]]], uniforms: dict[str, bytes]) -> Program:
+        """A result's passes, each (pipeline, its module's source, grid), bound for running."""
+        steps = []
+        for pipeline, source, grid in passes:
+            _, signature = self.resources.layout(source)
+            steps.append(Step(pipeline, tuple(grid), self.resources.groups(signature, uniforms)))  # type: ignore[arg-type]
+        return Program(steps)
 
     # ---- checking every dispatch -----------------------------------------------
     def prepare_check(self, counts: dict[str, int], atol: float, rtol: float) -> None:
@@ -149,68 +161,94 @@ class Runtime:
         else:  # another backend: a buffer read cannot finish before earlier work
             self.queue.read_buffer(self.resolve if self.timestamps else self.buffers[self._output], 0, 4)
 
-    def poison_output(self) -> None:
-        """Fill every output with its poison so an unwritten element can never pass."""
+    def poison_output(self, word: int | None = None) -> None:
+        """Start every output as its binding says (poison, fill, or its input) so an
+        unwritten element can never pass; ``word`` fills poisoned outputs with another
+        pattern (the second fill that tells "never written" from "reads old contents")."""
         enc = self.device.create_command_encoder()
-        self._poison_pass(enc)
+        self._poison_pass(enc, word)
         self.queue.submit([enc.finish()])
 
-    def dispatch(self, pipeline: wgpu.GPUComputePipeline, grid: tuple[int, int, int],
-                 group: wgpu.GPUBindGroup | None = None, check: bool = False) -> Timing:
-        """Poison (workload dispatches only), then one timed dispatch; waits for the GPU.
+    def dispatch(self, target: "Program | wgpu.GPUComputePipeline", grid: tuple[int, int, int] | None = None,
+                 group: wgpu.GPUBindGroup | None = None, check: bool = False,
+                 word: int | None = None) -> Timing:
+        """Poison (workload programs only), then one timed run; waits for the GPU.
 
-        ``check``: the output is then checked on the GPU against the reference, after
-        the clock stopped, and ``Timing.bad`` says how many elements were wrong.
+        ``target`` is a workload's Program (its passes; ``grid`` overrides the first pass's
+        grid, for coverage probes) or a bare pipeline with its ``group`` (calibration).
+        ``check``: the outputs are then checked on the GPU against the reference, after the
+        clock stopped, and ``Timing.bad`` says how many elements were wrong.
         """
-        if group is None:
-            self.poison_output()
+        program = target if isinstance(target, Program) else Program([Step(target, grid or (1, 1, 1), [group])])
+        if isinstance(target, Program) and grid is not None:
+            first = program.steps[0]
+            program = Program([Step(first.pipeline, tuple(grid), first.groups), *program.steps[1:]])  # type: ignore[arg-type]
+        workload = isinstance(target, Program)
+        if workload:
+            self.poison_output(word)
             if self.flusher is not None:
                 flush = self.device.create_command_encoder()
                 self.flusher.record(flush)
                 self.queue.submit([flush.finish()])
             self.wait()
+        count = len(program.steps)
+        queries = self._queries(count)
         enc = self.device.create_command_encoder()
-        writes = None
-        if self.timestamps:
-            writes = {"query_set": self.query_set, "beginning_of_pass_write_index": 0,
-                      "end_of_pass_write_index": 1}
-        cp = enc.begin_compute_pass(timestamp_writes=writes)
-        cp.set_pipeline(pipeline)
-        cp.set_bind_group(0, group or self.bind_group)
-        cp.dispatch_workgroups(*grid)
-        cp.end()
-        if self.timestamps:
-            enc.resolve_query_set(self.query_set, 0, 2, self.resolve, 0)
+        self._run(enc, program, queries, 0)
+        if queries is not None:
+            enc.resolve_query_set(queries[0], 0, 2 * count, queries[1], 0)
         command = enc.finish()
         start = time.perf_counter()
         self.queue.submit([command])
         self.wait()
         wall = (time.perf_counter() - start) * 1e3
-        ts = None
-        if self.timestamps:
-            stamps = np.frombuffer(self.queue.read_buffer(self.resolve), dtype=np.uint64)
-            ts = float(int(stamps[1]) - int(stamps[0])) * self.period / 1e6 if stamps[1] > stamps[0] else 0.0
+        ts, passes = None, None
+        if queries is not None:
+            spans = self._spans(queries[1], 2 * count)
+            ts, passes = float(sum(spans)), [float(x) for x in spans]
+            queries[0].destroy()
+            queries[1].destroy()
         bad = None
-        if check and group is None and self.checks and self._one_slot is not None:
+        if check and workload and self.checks and self._one_slot is not None:
             assert self.outs is not None
             self.outs.reset(self.queue, self._one_slot)
             enc = self.device.create_command_encoder()
             self.outs.check(enc, self.outs.groups(self._one_slot), 0)
             self.queue.submit([enc.finish()])
             bad = self.outs.read(self.queue, self._one_slot)[0]
-        return Timing(wall_ms=wall, ts_ms=ts, bad=bad)
+        return Timing(wall_ms=wall, ts_ms=ts, bad=bad, pass_ms=passes)
 
+    def _queries(self, count: int) -> tuple[Any, Any] | None:
+        if not self.timestamps:
+            return None
+        queries = self.device.create_query_set(type="timestamp", count=2 * count)
+        resolve = self.device.create_buffer(size=16 * count,
+                                            usage=wgpu.BufferUsage.QUERY_RESOLVE | wgpu.BufferUsage.COPY_SRC)
+        return queries, resolve
 
-    def _pass(self, enc, pipeline, grid, writes=None) -> None:
-        cp = enc.begin_compute_pass(timestamp_writes=writes)
-        cp.set_pipeline(pipeline)
-        cp.set_bind_group(0, self.bind_group)
-        cp.dispatch_workgroups(*grid)
-        cp.end()
+    def _spans(self, resolve: wgpu.GPUBuffer, count: int) -> list[float]:
+        """Each pass's milliseconds from a resolved run of begin/end timestamp pairs."""
+        stamps = np.frombuffer(self.queue.read_buffer(resolve), dtype=np.uint64).astype(np.int64)[:count]
+        return [max(float(e - b), 0.0) * self.period / 1e6 for b, e in zip(stamps[0::2], stamps[1::2])]
 
-    def _poison_pass(self, enc) -> None:
+    def _run(self, enc, program: Program, queries: tuple[Any, Any] | None, first: int) -> None:
+        """Record a program's passes; with ``queries``, each pass writes its begin and end
+        timestamps from index ``first`` on (two per pass)."""
+        for k, step in enumerate(program.steps):
+            writes = None
+            if queries is not None:
+                writes = {"query_set": queries[0], "beginning_of_pass_write_index": first + 2 * k,
+                          "end_of_pass_write_index": first + 2 * k + 1}
+            cp = enc.begin_compute_pass(timestamp_writes=writes)
+            cp.set_pipeline(step.pipeline)
+            for index, group in enumerate(step.groups):
+                cp.set_bind_group(index, group)
+            cp.dispatch_workgroups(*step.grid)
+            cp.end()
+
+    def _poison_pass(self, enc, word: int | None = None) -> None:
         assert self.outs is not None
-        self.outs.poison(enc)
+        self.outs.poison(enc, word)
 
     def set_cache_state(self, state: str) -> None:
         """"cold": flush the GPU's caches before every dispatch, outside its timestamps."""
@@ -224,16 +262,16 @@ class Runtime:
         if self.flusher is not None:
             self.flusher.record(enc)
 
-    def time_stream(self, entries: list[tuple[wgpu.GPUComputePipeline, tuple[int, int, int]]],
-                    warmup: int, reps: int) -> StreamTiming:
+    def time_stream(self, entries: list[Program], warmup: int, reps: int) -> StreamTiming:
         """Warm-ups and rotating timed rounds for several kernels in ONE submission.
 
         A GPU left idle between dispatches (while the host waits, reads back and
         loops) lowers its clocks within a few hundred milliseconds, which once made
         kernels look 3-6x slower than they are. Back to back, it stays at speed.
-        Each dispatch still follows its own NaN poisoning; every timed dispatch is
-        checked on the GPU right after it (outside its timestamps), and the output of
-        every entry's last timed dispatch is copied aside so it can be verified in full.
+        Each run still follows its own NaN poisoning; every timed run is checked on
+        the GPU right after it (outside its timestamps), and the outputs of every
+        entry's last timed run are copied aside so they can be verified in full. A
+        program of several passes is timed pass by pass; its time is their sum.
         """
         n = len(entries)
         assert self.outs is not None
@@ -242,20 +280,25 @@ class Runtime:
         if slots is not None:
             self.outs.reset(self.queue, slots)
             group = self.outs.groups(slots)
-        queries = self.device.create_query_set(type="timestamp", count=2 * n * reps)
+        starts, total = [], 0
+        for program in entries:
+            starts.append(total)
+            total += len(program.steps)
+        width = 2 * total  # timestamps per round
+        queries = self.device.create_query_set(type="timestamp", count=width * reps)
         resolve = self.device.create_buffer(
-            size=16 * n * reps, usage=wgpu.BufferUsage.QUERY_RESOLVE | wgpu.BufferUsage.COPY_SRC)
+            size=8 * width * reps, usage=wgpu.BufferUsage.QUERY_RESOLVE | wgpu.BufferUsage.COPY_SRC)
         outs = [self.buffers[name] for name in self.outs.names]
         snapshots = [[self.device.create_buffer(  # STORAGE: the GPU judge reads them where they are
             size=out.size, usage=wgpu.BufferUsage.COPY_DST | wgpu.BufferUsage.COPY_SRC
             | wgpu.BufferUsage.STORAGE) for out in outs]
             for _ in entries]
         enc = self.device.create_command_encoder()
-        for pipeline, grid in entries:
+        for program in entries:
             for _ in range(warmup):
                 self._poison_pass(enc)
                 self._flush(enc)
-                self._pass(enc, pipeline, grid)
+                self._run(enc, program, None, 0)
         owned: list[list[int]] = [[] for _ in entries]
         slot = -1
         for rnd in range(reps):
@@ -264,22 +307,19 @@ class Runtime:
                 owned[e].append(slot)
                 self._poison_pass(enc)
                 self._flush(enc)
-                self._pass(enc, *entries[e], writes={
-                    "query_set": queries, "beginning_of_pass_write_index": 2 * slot,
-                    "end_of_pass_write_index": 2 * slot + 1})
+                self._run(enc, entries[e], (queries, resolve), rnd * width + 2 * starts[e])
                 if group is not None:
                     self.outs.check(enc, group, slot)
                 if rnd == reps - 1:
                     for out, snap in zip(outs, snapshots[e]):
                         enc.copy_buffer_to_buffer(out, 0, snap, 0, out.size)
-        enc.resolve_query_set(queries, 0, 2 * n * reps, resolve, 0)
+        enc.resolve_query_set(queries, 0, width * reps, resolve, 0)
         command = enc.finish()
         start = time.perf_counter()
         self.queue.submit([command])
         self.wait()
         wall = (time.perf_counter() - start) * 1e3
-        stamps = np.frombuffer(self.queue.read_buffer(resolve), dtype=np.uint64).astype(np.int64)
-        spans = (stamps[1::2] - stamps[0::2]) * self.period / 1e6
+        spans = self._spans(resolve, width * reps)
         queries.destroy()
         resolve.destroy()
         bad = None
@@ -287,7 +327,10 @@ class Runtime:
             counts = self.outs.read(self.queue, slots)
             bad = [[counts[s] for s in ss] for ss in owned]
             slots.destroy()
-        return StreamTiming([[float(max(spans[s], 0.0)) for s in ss] for ss in owned], wall, snapshots, bad)
+        per_pass = [[spans[rnd * total + starts[e]: rnd * total + starts[e] + len(entries[e].steps)]
+                     for rnd in range(reps)] for e in range(n)]
+        return StreamTiming([[float(sum(p)) for p in runs] for runs in per_pass], wall, snapshots, bad,
+                            per_pass if any(len(p.steps) > 1 for p in entries) else None)
 
     def read(self, buffer: wgpu.GPUBuffer, dtype: str = "f32") -> np.ndarray:
         return np.frombuffer(self.queue.read_buffer(buffer), dtype={
@@ -303,3 +346,10 @@ def _timestamp_period(queue: wgpu.GPUQueue) -> float:
         return period if period > 0 else 1.0
     except Exception:  # an older wgpu-native without the extension
         return 1.0
+
+
+def _start_of(b: Binding) -> str | float:
+    """How a writable buffer starts each run: "poison", "input" (inout) or its fill value."""
+    if b.access == "inout":
+        return "input"
+    return "poison" if b.fill is None else float(b.fill)

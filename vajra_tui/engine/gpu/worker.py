@@ -28,9 +28,13 @@ from vajra_tui.engine.gpu.protocol import (
     Timed, TimeStream, Verify,
 )
 from vajra_tui.engine.gpu.references import ReferenceStore
+from vajra_tui.engine.gpu.resources import Program
 from vajra_tui.engine.gpu.runtime import Runtime
 from vajra_tui.engine.gpu.telemetry import Telemetry
 from vajra_tui.engine.gpu.telemetry import summarize as summarize_telemetry
+
+
+SECOND_FILL = 0x00000000  # the second fill of a failed verification: zeros, in every dtype
 
 
 class Worker:
@@ -42,6 +46,7 @@ class Worker:
         self.workload = None
         self.size: dict[str, int] = {}
         self.pipelines = PipelineStore(self.rt)
+        self.programs: dict[str, tuple[list[str], dict[str, bytes]]] = {}  # cid -> its passes, uniforms
         self.inputs: dict[int, dict[str, np.ndarray]] = {}
         self.refs: dict[int, dict[str, np.ndarray]] = {}  # per seed, per output: float64
         self.seeds: list[int] = []  # in order: integer outputs are poisoned per seed's place
@@ -81,10 +86,8 @@ class Worker:
         self.refs.clear()
         self.loaded_seed = None
         self.seeds = list(seeds)
-        order = [b.name for b in self.workload.bindings]
-        outputs = {b.name for b in self.workload.outputs}
-        self.rt.allocate(self.workload.checked_lengths(size), outputs, order,
-                         {b.name: b.dtype for b in self.workload.bindings})
+        self.programs.clear()
+        self.rt.allocate(self.workload.bindings, self.workload.checked_lengths(size))
         clock = _Clock()
         self._new_judge()
         for seed in seeds:  # inputs and float64 references once per seed; references to the GPU
@@ -136,8 +139,35 @@ class Worker:
         return self.seeds.index(seed) if seed in self.seeds else 0
 
     def compile(self, request: Compile) -> Compiled:
-        """See PipelineStore.compile: what runs is ``source`` with its workgroup memory zeroed."""
-        return self.pipelines.compile(request.cid, request.source, request.dispatch, request.constants)
+        """See PipelineStore.compile: what runs is ``source`` with its workgroup memory zeroed.
+
+        A multi-pass result's other passes (``more``) are built under ``cid#k``; the
+        result runs them all, in their order, with its uniform contents bound.
+        """
+        cid = request.cid
+        got = self.pipelines.compile(cid, request.source, request.dispatch, request.constants, request.entry)
+        order = [(request.first, cid)]
+        for k, spec in enumerate(request.more, 1):
+            if not got.compiled:
+                break
+            sub = f"{cid}#{k}"
+            other = self.pipelines.compile(sub, spec.source, spec.dispatch, spec.constants, spec.entry)
+            if not other.compiled:
+                return Compiled(compiled=False, error=f"pass {spec.entry} (the workload's own module): "
+                                                      f"{other.error}")
+            order.append((spec.index, sub))
+        if got.compiled:
+            self.programs[cid] = ([c for _, c in sorted(order)], dict(request.uniforms))
+        return got
+
+    def program(self, cid: str, grid: Any = None) -> Program:
+        """The passes a result runs, bound with its uniforms (``grid`` overrides the first's)."""
+        cids, uniforms = self.programs.get(cid, ([cid], {}))
+        program = self.rt.program([(self.pipelines[c][0], self.pipelines.modules[c], self.pipelines[c][1])
+                                   for c in cids], uniforms)
+        if grid is not None:
+            program.steps[0].grid = tuple(grid)
+        return program
 
     def prebuild(self, request: Prebuild) -> Prebuilt:
         """A generation's kernels built on threads while it is admitted (PipelineStore.prebuild)."""
@@ -176,9 +206,39 @@ class Worker:
         """One poisoned dispatch, checked; ``grid`` overrides the planned one (coverage probes);
         ``judge`` ("gpu" or "cpu") overrides who judges it (the tests cross-check the two)."""
         self._load(request.seed)
-        pipeline, planned = self.pipelines[request.cid]
-        self.rt.dispatch(pipeline, tuple(request.grid) if request.grid else planned)
-        return Checked(**self._check(request.seed, request.judge))
+        program = self.program(request.cid, request.grid or None)
+        self.rt.dispatch(program)
+        verdict = self._check(request.seed, request.judge)
+        if not verdict["passed"] and verdict.get("unwritten"):
+            verdict = self._second_fill(program, request.seed, verdict)
+        return Checked(**verdict)
+
+    def _second_fill(self, program: Program, seed: int, verdict: dict) -> dict:
+        """Run again from another fill: an element left as the fill both times was never
+        written; one that changed with the fill was computed from the output's old contents
+        (an in-place or accumulating kernel whose workload declares a plain output)."""
+        first = {n: self.rt.read(self.rt.buffers[n], self.rt.dtypes[n]).copy() for n in self.rt.outs.names}
+        self.rt.dispatch(program, word=SECOND_FILL)
+        stale = 0
+        for b in self.workload.outputs:
+            if not self.rt.outs.poisoned(b.name):
+                continue
+            word = poison_word(b.dtype, self._seed_index(seed))
+            bits = first[b.name].view(np.uint16 if b.dtype == "f16" else np.uint32)
+            mark = word & 0xFFFF if b.dtype == "f16" else word
+            again = self.rt.read(self.rt.buffers[b.name], b.dtype).view(bits.dtype)[: bits.size]
+            at_fill = bits == mark
+            second = SECOND_FILL & 0xFFFF if b.dtype == "f16" else SECOND_FILL
+            stale += int(np.count_nonzero(at_fill & (again != second)))
+        if stale:
+            name = ", ".join(b.name for b in self.workload.outputs if self.rt.outs.poisoned(b.name))
+            verdict = {**verdict, "reason": (
+                f"reads its output's old contents: {stale} elements changed with what {name} held before the "
+                "dispatch (the poison the first time, zeros the second), so the kernel computes from them; "
+                "declare the binding 'inout' (its start in make_inputs) or give it fill=0 if it accumulates "
+                f"from zero ({verdict['reason']})")}
+        self.rt.dispatch(program)  # leave the first fill's outputs for whoever reads them next
+        return verdict
 
     def parse(self, request: Parse) -> Parsed:
         """Only the compiler's front end: does this text parse and validate as a module?"""
@@ -194,8 +254,8 @@ class Worker:
         seed = request.seed
         self._load(seed)
         self.rt.set_cache_state(request.cache)
-        pipeline, grid = self.pipelines[request.cid]
-        runs = [self.rt.dispatch(pipeline, grid, check=True) for _ in range(request.n)]
+        program = self.program(request.cid)
+        runs = [self.rt.dispatch(program, check=True) for _ in range(request.n)]
         verdict = self._check(seed) if request.check else None
         bad = [r.bad for r in runs if r.bad is not None]
         failed = _with_dispatches(verdict, bad, self._total(seed), "dispatch", self.rt.outs.names)
@@ -211,7 +271,7 @@ class Worker:
         self._load(seed)
         self.rt.set_cache_state(request.cache)
         first = self.telemetry.sample()
-        timing = self.rt.time_stream([self.pipelines[c] for c in request.cids], request.warmup, request.reps)
+        timing = self.rt.time_stream([self.program(c) for c in request.cids], request.warmup, request.reps)
         telemetry = summarize_telemetry(first, self.telemetry.sample(), self.telemetry.reason)
         verdicts = []
         names = self.rt.outs.names
@@ -223,21 +283,29 @@ class Worker:
                 verdict = _with_dispatches(verdict, timing.bad[index], self._total(seed),
                                            "timed dispatch", names) or verdict
             verdicts.append(Checked(**verdict))
-        return StreamTimed(ts_ms=timing.ts_ms, wall_ms=timing.wall_ms, verdicts=verdicts, telemetry=telemetry)
+        return StreamTimed(ts_ms=timing.ts_ms, wall_ms=timing.wall_ms, verdicts=verdicts, telemetry=telemetry,
+                           pass_ms=timing.pass_ms)
 
     def drop(self, request: Drop) -> Dropped:
         """Finished candidates: their pipelines (and the module, layout and JIT code under
         them) go. ``cids`` drops a whole batch with one poll and one trim. ``keep``: the
         session's finalists now, whose pipelines stay for the next shoot-out."""
-        finalists = set(request.keep or [])
-        cids = ([request.cid] if request.cid else []) + list(request.cids or [])
+        finalists = {sub for c in (request.keep or []) for sub in self._passes_of(c)}
+        cids = [sub for c in ([request.cid] if request.cid else []) + list(request.cids or [])
+                for sub in self._passes_of(c)]
         released = [self.pipelines.drop(c, c in finalists) for c in cids]
+        for c in cids:
+            if c not in finalists:
+                self.programs.pop(c, None)
         if request.keep is not None:
             released.append(self.pipelines.keep_only(finalists))
         if any(released):
             self.rt.wait()  # wgpu-native frees released objects when the device is polled
             _trim()
         return Dropped(rss_mb=_rss_mb())
+
+    def _passes_of(self, cid: str) -> list[str]:
+        return self.programs.get(cid, ([cid], {}))[0] if cid in self.programs else [cid]
 
     def calibrate(self, request: Calibrate) -> Calibrated:
         return Calibrated(calibration=roofline(self.rt))

@@ -154,7 +154,7 @@ def _invocation_index(toks: list[Token], src: str, entry, mod: Module) -> str | 
     return None
 
 
-def zero_init_source(src: str, consts: dict[str, int] | None = None) -> str:
+def zero_init_source(src: str, consts: dict[str, int] | None = None, entry_name: str = "main") -> str:
     """``src`` with every workgroup variable zeroed at the top of ``main`` (WebGPU's rule).
 
     Invocations share the work (a strided loop over the outermost array), then
@@ -171,12 +171,12 @@ def zero_init_source(src: str, consts: dict[str, int] | None = None) -> str:
         if var.type is None:
             raise ValueError(f"cannot size workgroup variable `{var.name}` ({var.problem})")
     toks = split_shifts(significant_tokens(src))
-    entry = find_entry_point(toks)
+    entry = find_entry_point(toks, entry_name)
     if entry is None:
-        raise ValueError("no @compute entry point named `main`")
+        raise ValueError(f"no @compute entry point named `{entry_name}`")
     mod = read_module(toks, typed_consts(src, consts))
     try:
-        wg = read_workgroup_size(src, consts)
+        wg = read_workgroup_size(src, consts, entry_name)
         total: int | None = wg[0] * wg[1] * wg[2]
     except ConstEvalError:  # stitching refuses these; were one to get here, it is still zeroed right
         total = None

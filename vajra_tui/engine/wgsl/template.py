@@ -83,10 +83,15 @@ def literal(value: object, name: str, line: int, column: int = 1) -> str:
     raise TemplateError(f"{{{{{name}}}}}'s value {why} (line {line})", line, column)
 
 
-def expand(source: str, values: Mapping[str, int | float | bool | str]) -> str:
+def expand(source: str, values: Mapping[str, int | float | bool | str],
+           macros: Mapping[str, int | float | bool | str] | None = None) -> str:
     """The WGSL the template stands for under ``values`` (which also count as defined macros
-    for conditionals, but never rewrite the kernel's own identifiers), line for line."""
-    return _Expander(values).run(source)
+    for conditionals, but never rewrite the kernel's own identifiers), line for line.
+    ``macros`` are defined as if by ``#define`` before the first line (a host's ``-D``):
+    they do replace identifiers."""
+    expander = _Expander({**values, **(macros or {})})
+    expander.macros.update({k: literal(v, k, 1) for k, v in (macros or {}).items()})
+    return expander.run(source)
 
 
 @dataclass(slots=True)

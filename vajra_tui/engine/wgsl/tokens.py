@@ -220,7 +220,8 @@ MAX_WORKGROUP_INVOCATIONS = 65536
 more than a few thousand, and a larger product is only a number too big to carry around."""
 
 
-def workgroup_size(src: str, consts: dict[str, int] | None = None) -> tuple[int, int, int] | None:
+def workgroup_size(src: str, consts: dict[str, int] | None = None,
+                   entry: str = "main") -> tuple[int, int, int] | None:
     """``@workgroup_size`` of the compute entry ``main`` (or the first compute entry).
 
     Arguments may be literals or constant expressions over ``const`` names declared
@@ -229,21 +230,28 @@ def workgroup_size(src: str, consts: dict[str, int] | None = None) -> tuple[int,
     callers that rule such configurations out themselves.
     """
     try:
-        dims = _evaluated_dims(src, consts) + [1, 1]
+        dims = _evaluated_dims(src, consts, entry) + [1, 1]
     except ConstEvalError:
         return None
     return dims[0], dims[1], dims[2]
 
 
-def read_workgroup_size(src: str, consts: dict[str, int] | None = None) -> tuple[int, int, int]:
-    """The workgroup size, evaluated as WGSL does; raises ConstEvalError saying what is wrong
-    (absent, not evaluable, a dimension below 1, over MAX_WORKGROUP_INVOCATIONS)."""
-    return _checked_dims(_evaluated_dims(src, consts))
+def read_workgroup_size(src: str, consts: dict[str, int] | None = None,
+                        entry: str = "main") -> tuple[int, int, int]:
+    """The workgroup size of the compute entry ``entry`` (the first compute entry when the
+    module has no ``entry``), evaluated as WGSL does; raises ConstEvalError saying what is
+    wrong (absent, not evaluable, a dimension below 1, over MAX_WORKGROUP_INVOCATIONS)."""
+    return _checked_dims(_evaluated_dims(src, consts, entry))
 
 
-def _evaluated_dims(src: str, consts: dict[str, int] | None) -> list[int]:
+def compute_entries(src: str | list[Token]) -> list[str]:
+    """The names of the module's ``@compute`` functions, in source order."""
+    return [f.name for f in find_functions(src) if "compute" in f.attributes]
+
+
+def _evaluated_dims(src: str, consts: dict[str, int] | None, name: str = "main") -> list[int]:
     toks = significant_tokens(src)
-    entry = find_entry_point(toks) or find_entry_point(toks, name="")
+    entry = find_entry_point(toks, name) or find_entry_point(toks, name="")
     if entry is None:
         raise ConstEvalError("no @compute entry point")
     known = typed_consts(toks, consts)

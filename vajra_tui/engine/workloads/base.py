@@ -17,21 +17,18 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal, Mapping, Union
+from typing import Any, Callable, Mapping, Union
 
 import numpy as np
 
 from vajra_tui.engine.errors import UsageError
 from vajra_tui.engine.events import WorkloadInfo
 
-Size = dict[str, int]
-Access = Literal["read", "read_write"]
-DType = Literal["f32", "f16", "i32", "u32"]
+from vajra_tui.engine.workloads.bindings import (
+    DTYPES, Access, Binding, DType, Params, Pass, Size, check_binding, check_pass, checked_grid,
+)
 
-# element type -> (numpy dtype, bytes per element)
-DTYPES: dict[str, tuple[type, int]] = {
-    "f32": (np.float32, 4), "f16": (np.float16, 2), "i32": (np.int32, 4), "u32": (np.uint32, 4),
-}
+__all__ = ["DTYPES", "Access", "Binding", "DType", "Params", "Pass", "Size", "Workload", "WorkloadError"]
 
 
 def padded(nbytes: int) -> int:
@@ -69,29 +66,6 @@ class WorkloadError(UsageError):
         return WorkloadError(self.field, self.problem, where)
 
 
-@dataclass(frozen=True)
-class Binding:
-    """One group-0 storage buffer: ``access`` is "read" (an input) or "read_write" (an output)."""
-
-    index: int
-    name: str
-    access: Access
-    dtype: DType = "f32"
-
-    @property
-    def is_output(self) -> bool:
-        return self.access == "read_write"
-
-    @property
-    def numpy_dtype(self) -> np.dtype:
-        return np.dtype(DTYPES[self.dtype][0])
-
-    @property
-    def width(self) -> int:
-        """Bytes per element."""
-        return DTYPES[self.dtype][1]
-
-
 Tolerance = Union[float, Callable[[Size], float]]
 
 
@@ -114,13 +88,17 @@ class Workload:
     make_inputs: Callable[[Size, np.random.Generator], dict[str, np.ndarray]]
     reference: Callable[[Size, dict[str, np.ndarray]], Any]  # float64 array, or {output: array}
     flops: Callable[[Size], float]
-    output_grid: Callable[[Size], tuple[int, int]]  # (x, y) output elements
     baseline: str  # WGSL under the contract; sizes come from the prelude
     atol: Tolerance
+    output_grid: Callable[[Size], tuple[int, int]] | None = None  # (x, y) output elements
     rtol: float = 1e-4
     bytes: Callable[[Size], float] | None = None
     broadcast: tuple[str, ...] = ()  # dims that one bare number sets together
     defaults: Size = field(default_factory=dict)  # dims a shorter --size leaves alone
+    entry: str = "main"  # the baseline's @compute entry point
+    grid: Callable[[Size, Params], tuple[int, ...]] | None = None  # workgroups (x, y, z), explicit
+    passes: tuple[Pass, ...] = ()  # several dispatches, verified and timed as one result
+    defines: Callable[[Size], Mapping[str, Any]] | None = None  # template values beyond dims/params
 
     def __post_init__(self) -> None:
         _check_declaration(self)
@@ -184,7 +162,53 @@ class Workload:
     # ---- derived -----------------------------------------------------------
     @property
     def inputs(self) -> tuple[Binding, ...]:
-        return tuple(b for b in self.bindings if not b.is_output)
+        """What ``make_inputs`` gives: inputs and in-place buffers."""
+        return tuple(b for b in self.bindings if b.is_input)
+
+    @property
+    def storage(self) -> tuple[Binding, ...]:
+        """Every storage buffer (``buffer_len`` gives each one's length)."""
+        return tuple(b for b in self.bindings if b.is_storage)
+
+    @property
+    def uniforms(self) -> tuple[Binding, ...]:
+        return tuple(b for b in self.bindings if not b.is_storage)
+
+    @property
+    def multipass(self) -> bool:
+        return len(self.passes) > 1
+
+    @property
+    def entries(self) -> tuple[str, ...]:
+        """The entry point of every pass, in order (one for a single-pass workload)."""
+        return tuple(p.entry for p in self.passes) or (self.entry,)
+
+    def grid_of_output(self, size: Size) -> tuple[int, int]:
+        """The output grid the dispatch is planned over: ``output_grid``, or the first
+        output's elements along x when the workload gives its grid explicitly."""
+        if self.output_grid is not None:
+            return tuple(self.output_grid(size))  # type: ignore[return-value]
+        return int(self.checked_lengths(size)[self.output.name]), 1
+
+    def workgroups(self, size: Size, params: Params, index: int = 0) -> tuple[int, int, int] | None:
+        """Pass ``index``'s explicit grid (workgroups along x, y, z), or None when it is
+        planned from the output grid and the kernel's tile."""
+        fn = self.passes[index].grid if self.passes else self.grid
+        if fn is None:
+            return None
+        where = f"passes[{index}].grid" if self.passes else "grid"
+        return checked_grid(_call(self, where, fn, size, dict(params)), where, WorkloadError)
+
+    def template_values(self, size: Size) -> dict[str, Any]:
+        """Values a template kernel is filled with, before the tuning parameters: the dims,
+        then ``defines(size)``."""
+        values: dict[str, Any] = dict(size)
+        if self.defines is not None:
+            got = _call(self, "defines", self.defines, size)
+            if not isinstance(got, Mapping):
+                raise WorkloadError("defines", f"returned {type(got).__name__}, not a dict of values")
+            values.update(got)
+        return values
 
     @property
     def outputs(self) -> tuple[Binding, ...]:
@@ -210,7 +234,7 @@ class Workload:
         if self.bytes is not None:
             return float(self.bytes(size))
         lengths = self.buffer_len(size)
-        return float(sum(b.width * int(lengths[b.name]) for b in self.bindings))
+        return float(sum(b.width * int(lengths[b.name]) for b in self.storage if b.access != "scratch"))
 
     def info(self, size: Size) -> WorkloadInfo:
         lengths = self.buffer_len(size)
@@ -219,12 +243,12 @@ class Workload:
             size=size,
             flops=float(self.flops(size)),
             min_bytes=self.min_bytes(size),
-            output_grid=[int(v) for v in self.output_grid(size)],
+            output_grid=[int(v) for v in self.grid_of_output(size)],
             atol=self.tolerance(size),
             rtol=float(self.rtol),
             summary=self.summary,
             bindings=[{"index": b.index, "name": b.name, "access": b.access, "dtype": b.dtype,
-                       "elements": int(lengths[b.name])} for b in self.bindings],
+                       "group": b.group, "elements": int(lengths.get(b.name, 0))} for b in self.bindings],
         )
 
     def label(self, size: Size) -> str:
@@ -236,7 +260,7 @@ class Workload:
         got = _call(self, "buffer_len", self.buffer_len, size)
         if not isinstance(got, Mapping):
             raise WorkloadError("buffer_len", f"returned {type(got).__name__}, not a dict of lengths")
-        names = [b.name for b in self.bindings]
+        names = [b.name for b in self.storage]
         for name in names:
             if name not in got:
                 raise WorkloadError("buffer_len", f"returns no length for binding {name!r}")
@@ -340,13 +364,14 @@ def _check_declaration(w: Workload) -> None:
         if not isinstance(size, Mapping) or any(not isinstance(size.get(d), int) or size[d] < 1 for d in dims):
             raise WorkloadError("presets", f"{key!r} must give every dim ({', '.join(dims)}) a positive int")
     _check_bindings(w.bindings, set(dims))
-    for name in ("buffer_len", "make_inputs", "reference", "flops", "output_grid"):
+    for name in ("buffer_len", "make_inputs", "reference", "flops"):
         if not callable(getattr(w, name)):
             raise WorkloadError(name, "want a function")
+    _check_dispatch(w)
     if w.bytes is not None and not callable(w.bytes):
         raise WorkloadError("bytes", "want a function of the size (or leave it out)")
-    if not isinstance(w.baseline, str) or "fn main" not in w.baseline.replace("fn  ", "fn "):
-        raise WorkloadError("baseline", "want the WGSL source of a kernel with `@compute fn main`")
+    if not isinstance(w.baseline, str) or "@compute" not in w.baseline.replace("@ compute", "@compute"):
+        raise WorkloadError("baseline", f"want the WGSL source of a kernel with `@compute fn {w.entry}`")
     if not callable(w.atol) and (isinstance(w.atol, bool) or not isinstance(w.atol, (int, float))
                                  or not math.isfinite(w.atol) or w.atol < 0):
         raise WorkloadError("atol", f"{w.atol!r}: want a non-negative number or a function of the size")
@@ -357,27 +382,36 @@ def _check_declaration(w: Workload) -> None:
             raise WorkloadError(name, f"names a dim that is not in dims ({', '.join(dims)})")
 
 
+def _check_dispatch(w: Workload) -> None:
+    """Entry points, passes and grids: how the workload's kernel is dispatched."""
+    if not isinstance(w.entry, str) or not re.match(r"[A-Za-z_]\w*\Z", w.entry):
+        raise WorkloadError("entry", f"{w.entry!r} is not a WGSL function name")
+    if not isinstance(w.passes, (tuple, list)):
+        raise WorkloadError("passes", "want a tuple of vajra_tui.Pass(entry, grid)")
+    for p in w.passes:
+        check_pass(p, WorkloadError)
+    if len({p.label for p in w.passes}) != len(w.passes):
+        raise WorkloadError("passes", "two passes have one name: give each pass a name=")
+    for name in ("grid", "defines", "output_grid"):
+        if getattr(w, name) is not None and not callable(getattr(w, name)):
+            raise WorkloadError(name, "want a function (or leave it out)")
+    if w.output_grid is None and w.grid is None and not w.passes:
+        raise WorkloadError("output_grid", "missing: give output_grid (planned with the kernel's "
+                            "// tile:) or grid=lambda size, params: (x, y, z) workgroups")
+
+
 def _check_bindings(bindings: Any, dims: set[str]) -> None:
     if not isinstance(bindings, (tuple, list)) or not bindings:
         raise WorkloadError("bindings", "want a tuple of Binding(index, name, access, dtype)")
-    seen_index, seen_name = set(), set()
+    seen_slot, seen_name = set(), set()
     for b in bindings:
-        if not isinstance(b, Binding):
-            raise WorkloadError("bindings", f"{b!r} is not a vajra_tui.Binding")
-        if isinstance(b.index, bool) or not isinstance(b.index, int) or b.index < 0:
-            raise WorkloadError("bindings", f"{b.name!r}: index {b.index!r} is not a binding number")
-        if not isinstance(b.name, str) or not _IDENT.match(b.name) or b.name in RESERVED or b.name in dims:
-            raise WorkloadError("bindings", f"{b.name!r} is not a usable WGSL name (or clashes with a dim)")
-        if b.access not in ("read", "read_write"):
-            raise WorkloadError("bindings", f"{b.name!r}: access {b.access!r}: want 'read' or 'read_write'")
-        if b.dtype not in DTYPES:
-            raise WorkloadError("bindings", f"{b.name!r}: dtype {b.dtype!r}: want one of {', '.join(DTYPES)}")
-        if b.index in seen_index or b.name in seen_name:
-            raise WorkloadError("bindings", f"{b.name!r} (binding {b.index}) is declared twice")
-        seen_index.add(b.index)
+        check_binding(b, dims | RESERVED, WorkloadError)
+        if b.slot in seen_slot or b.name in seen_name:
+            raise WorkloadError("bindings", f"{b.name!r} ({b.where}) is declared twice")
+        seen_slot.add(b.slot)
         seen_name.add(b.name)
     if not any(b.is_output for b in bindings):
-        raise WorkloadError("bindings", "no output: at least one binding must be 'read_write'")
+        raise WorkloadError("bindings", "no output: at least one binding must be 'read_write' or 'inout'")
 
 
 def ceil_div(a: int, b: int) -> int:

@@ -46,7 +46,7 @@ _FALLBACK = {n: f"vajra_tui.engine.workloads.{n}:WORKLOAD"
              for n in ("sgemm", "softmax", "conv1d", "sobel", "layernorm", "gemv")}
 _FIELDS = ("name", "summary", "dims", "presets", "bindings", "buffer_len", "make_inputs",
            "reference", "flops", "output_grid", "baseline", "atol", "rtol", "bytes", "broadcast",
-           "defaults")
+           "defaults", "entry", "grid", "passes", "defines")
 
 
 class UnknownWorkload(UsageError, KeyError):
@@ -388,10 +388,11 @@ def _static_check(w: Workload, where: str) -> Workload:
     try:
         seed = w.size("seed")
         w.checked_lengths(seed)
-        grid = _value(w, "output_grid", w.output_grid, seed)
-        if (not isinstance(grid, (tuple, list)) or len(grid) != 2
-                or not all(isinstance(v, (int,)) and not isinstance(v, bool) and v >= 1 for v in grid)):
-            raise WorkloadError("output_grid", f"returned {grid!r}: want (x, y), two positive integers")
+        if w.output_grid is not None:
+            grid = _value(w, "output_grid", w.output_grid, seed)
+            if (not isinstance(grid, (tuple, list)) or len(grid) != 2
+                    or not all(isinstance(v, (int,)) and not isinstance(v, bool) and v >= 1 for v in grid)):
+                raise WorkloadError("output_grid", f"returned {grid!r}: want (x, y), two positive integers")
         for field_name, fn in (("flops", w.flops), ("atol", w.tolerance), ("bytes", w.bytes)):
             if fn is None:
                 continue

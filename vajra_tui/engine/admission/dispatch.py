@@ -1,0 +1,121 @@
+"""How a kernel is dispatched: its tile header read with arithmetic, or an explicit grid.
+
+A workload either plans the grid from its output and the kernel's ``// tile:`` header
+(``// tile: 4*WX x 4*WY``: each side an expression over numbers, size constants and the
+kernel's constants), or gives the workgroups along each axis itself (``grid``). A grid
+past the adapter's per-dimension limit is folded into two dimensions, which only a
+kernel that finds its tile with ``vajra_tile(workgroup_id)`` survives: one that indexes
+by ``global_invocation_id`` or ``workgroup_id`` is told so instead of computing the
+wrong elements.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable
+
+from vajra_tui.engine.wgsl.consteval import ConstEvalError, evaluate
+from vajra_tui.engine.wgsl.tokens import significant_tokens
+from vajra_tui.engine.workloads.base import ceil_div
+
+MAX_TILE_SIDE = 1 << 24
+"""The largest tile side a header may declare: far past any output grid, and small enough
+that every number derived from it prints (Python refuses ints over 4300 digits)."""
+Fail = Callable[[str, int], Exception]
+
+_HEADER = re.compile(r"^\s*//\s*tile\s*:(.*)$", re.I)
+_SPLIT = re.compile(r"\s+[xX×]\s+|\s*[×,]\s*|(?<=\d)[xX](?=\d)|(?<=[\w)])\s*[xX]\s*(?=[\d(])")
+_WORD = re.compile(r"[A-Za-z_]\w*")
+
+
+def header_sides(text: str, known: dict[str, int]) -> list[str] | None:
+    """The one or two sides of a tile header's text, or None when it reads as prose."""
+    body = text.split("//")[0].strip()
+    body = re.split(r"\s{2,}|\s+\(|\s+-\s+|;", body)[0].strip()
+    if not body:
+        return None
+    sides = [s.strip() for s in _SPLIT.split(body, maxsplit=1)]
+    if any(not s for s in sides):
+        return None
+    for side in sides:  # prose: a lower-case word that names nothing ("// Tile: load A and B")
+        words = _WORD.findall(side)
+        first = words[0] if words and side.startswith(words[0]) else ""
+        if first.islower() and first not in known and first.upper() not in known:
+            return None
+        if re.search(r"[\w)]\s+[\w(]", side):  # words side by side: a sentence, not an expression
+            return None
+    return sides
+
+
+def tile_of(body: str, known: dict[str, int], wg: tuple[int, int, int], fail: Fail) -> tuple[int, int]:
+    """The first ``// tile:`` header's (x, y), or the workgroup shape without one."""
+    for number, text in enumerate(body.splitlines(), 1):
+        match = _HEADER.match(text)
+        if not match:
+            continue
+        sides = header_sides(match.group(1), known)
+        if sides is None:
+            continue
+        values = [_side(side, known, number, match.group(1).strip(), fail) for side in sides] + [1]
+        if min(values[:2]) < 1:
+            raise fail("tile header: sizes must be positive", number)
+        return values[0], values[1]
+    return wg[0], wg[1]
+
+
+def _side(side: str, known: dict[str, int], line: int, header: str, fail: Fail) -> int:
+    """One side's value: an integer expression over numbers and known names."""
+    shown = header if len(header) <= 60 else header[:57] + "..."
+    for name in _WORD.findall(side):
+        if name not in known and name.upper() in known and name.lower() == name:
+            side = re.sub(rf"\b{name}\b", name.upper(), side)  # "// tile: cols x 1" names COLS
+    unknown = [w for w in _WORD.findall(side) if w not in known]
+    if unknown:
+        raise fail(f"tile header `// tile: {shown}`: unknown value {unknown[0]!r} (use numbers, size "
+                   "constants or the kernel's own constants)", line)
+    try:
+        value = evaluate(significant_tokens(side), {k: int(v) for k, v in known.items()}).value
+    except (ConstEvalError, ValueError, ArithmeticError) as exc:
+        raise fail(f"tile header `// tile: {shown}` cannot be read: {exc}", line) from None
+    if not -MAX_TILE_SIDE <= value <= MAX_TILE_SIDE:
+        raise fail(f"tile header: {side[:20]} is {value}, over the largest tile side, {MAX_TILE_SIDE}", line)
+    return int(value)
+
+
+def plan_dispatch(grid: tuple[int, int], tile: tuple[int, int], max_dim: int,
+                  fail: Fail | None = None) -> tuple[tuple[int, int], tuple[int, int, int]]:
+    """Tiles needed to cover the output, and a dispatch within the per-dimension limit."""
+    tiles = (ceil_div(grid[0], tile[0]), ceil_div(grid[1], tile[1]))
+    return tiles, fold((tiles[0], tiles[1], 1), max_dim, fail)
+
+
+def fold(groups: tuple[int, int, int], max_dim: int, fail: Fail | None = None) -> tuple[int, int, int]:
+    """Workgroups within the per-dimension limit: as they are, or folded into x and y."""
+    if all(g <= max_dim for g in groups):
+        return groups
+    total = groups[0] * groups[1]
+    problem = None
+    if groups[2] != 1:
+        problem = f"a grid of {groups[0]}x{groups[1]}x{groups[2]} workgroups exceeds the adapter's limit"
+    dx = min(total, max_dim)
+    dy = ceil_div(total, dx)
+    if dy > max_dim:
+        problem = f"grid of {total} workgroups exceeds the adapter's limit"
+    if problem is not None:
+        if fail is None:
+            raise ValueError(problem)
+        raise fail(problem, 1)
+    return dx, dy, 1
+
+
+def folding_problem(body: str, dispatch: tuple[int, int, int], tiles: tuple[int, int]) -> str | None:
+    """Why a kernel would compute the wrong elements on a folded grid, or None."""
+    if (dispatch[0], dispatch[1]) == tiles or "vajra_tile" in body:
+        return None
+    for builtin in ("global_invocation_id", "workgroup_id"):
+        if re.search(rf"@builtin\(\s*{builtin}\s*\)", body):
+            return (f"its grid of {tiles[0]}x{tiles[1]} workgroups is over the adapter's limit per "
+                    f"dimension, so Vajra folds it to {dispatch[0]}x{dispatch[1]}, and this kernel "
+                    f"indexes by {builtin}, which folding changes: find the tile with "
+                    "vajra_tile(workgroup_id) (README: the kernel contract), or use a smaller size")
+    return None

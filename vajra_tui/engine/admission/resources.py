@@ -1,0 +1,110 @@
+"""A kernel's resources against its workload's: bindings as declared, uniforms filled.
+
+A published kernel declares its own bindings, at any group and binding number, as
+storage or uniform buffers. Each declaration must name a binding of the workload at
+that slot, in the same address space; an input may not be declared writable; a texture
+or sampler is refused in one line (storage and uniform buffers only, for now). The
+prelude declares what the kernel leaves out, and a uniform's bytes are the workload's
+``values(size, params)`` laid out by WGSL's uniform rules.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from vajra_tui.engine.wgsl.tokens import storage_bindings
+from vajra_tui.engine.workloads.base import Size, Workload, WorkloadError
+from vajra_tui.engine.workloads.bindings import Binding
+from vajra_tui.engine.workloads.uniforms import UniformError, pack, struct_wgsl
+
+Slot = tuple[int, int]
+ContractFail = Callable[[str, int], Exception]
+
+
+def _space(b: Binding) -> str:
+    return "uniform" if b.access == "uniform" else "storage"
+
+
+def check_bindings(workload: Workload, body: str, fail: ContractFail) -> set[Slot]:
+    """The slots the kernel declares itself, each checked against the workload's binding there."""
+    by_slot = {b.slot: b for b in workload.bindings}
+    declared: set[Slot] = set()
+    for decl in storage_bindings(body, include_all=True):
+        slot = (decl.group, decl.binding)
+        where = f"@group({decl.group}) @binding({decl.binding}) `{decl.name}`"
+        if decl.address_space not in ("storage", "uniform"):
+            raise fail(f"{where} is a {decl.type_text.split('<')[0] or 'texture or sampler'}: Vajra binds "
+                       "storage and uniform buffers only (textures and samplers are not supported yet)",
+                       decl.line)
+        if slot not in by_slot:
+            raise fail(f"binding {where} is not part of {workload.name}'s contract ("
+                       + ", ".join(f"{b.where} {b.name}" for b in workload.bindings) + ")", decl.line)
+        want = by_slot[slot]
+        if decl.address_space != _space(want):
+            raise fail(f"binding {where} is declared var<{decl.address_space}>, but {workload.name} binds "
+                       f"{want.name} there as a {_space(want)} buffer ({want.access!r})", decl.line)
+        if want.access == "read" and decl.access not in ("read", ""):
+            raise fail(f"input binding {decl.binding} `{want.name}` is declared {decl.access}; "
+                       "inputs must be read-only", decl.line)
+        declared.add(slot)
+    return declared
+
+
+def declarations(workload: Workload, skip: set[Slot], taken: set[str]) -> list[str]:
+    """Prelude lines for the bindings the kernel does not declare (and the struct of a
+    uniform it does not declare either); a name the kernel uses for something else is
+    left out, since declaring it twice would not compile."""
+    lines: list[str] = []
+    for b in workload.bindings:
+        if b.slot in skip or b.name in taken:
+            continue
+        if b.is_storage:
+            access = "read" if b.access == "read" else "read_write"
+            lines.append(f"{b.where} var<storage, {access}> {b.name}: array<{b.dtype}>;")
+            continue
+        struct = b.struct or f"{b.name[0].upper()}{b.name[1:]}Uniform"
+        if struct not in taken:
+            lines.extend(struct_wgsl(struct, b.fields).splitlines())
+        lines.append(f"{b.where} var<uniform> {b.name}: {struct};")
+    return lines
+
+
+def uniform_bytes(workload: Workload, size: Size, params: dict[str, Any]) -> dict[str, bytes]:
+    """Each uniform's contents for this size and these tuning parameters."""
+    out: dict[str, bytes] = {}
+    for b in workload.uniforms:
+        try:
+            values = b.values(dict(size), dict(params))  # type: ignore[misc]
+        except Exception as exc:  # noqa: BLE001 - the user's function: one line naming it
+            text = (str(exc).strip().splitlines() or [""])[0]
+            raise WorkloadError("bindings", f"{b.name}: values raised {type(exc).__name__}"
+                                + (f": {text}" if text else "")) from None
+        try:
+            out[b.name] = pack(b.name, b.fields, values)
+        except UniformError as exc:
+            raise WorkloadError("bindings", str(exc)) from None
+    return out
+
+
+def module_names(body: str) -> set[str]:
+    """Names the kernel declares at module scope (functions, structs, constants, variables,
+    aliases): the prelude must not declare them again."""
+    from vajra_tui.engine.wgsl.tokens import significant_tokens
+
+    toks = significant_tokens(body)
+    names: set[str] = set()
+    depth = 0
+    for i, t in enumerate(toks):
+        if t.text in ("{", "(", "["):
+            depth += 1
+        elif t.text in ("}", ")", "]"):
+            depth -= 1
+        elif depth == 0 and t.text in ("fn", "struct", "const", "override", "alias", "var"):
+            j = i + 1
+            if t.text == "var" and j < len(toks) and toks[j].text == "<":
+                while j < len(toks) and toks[j].text not in (">", ">>"):
+                    j += 1
+                j += 1
+            if j < len(toks):
+                names.add(toks[j].text)
+    return names
