@@ -9,7 +9,8 @@ its timing is that many times worse; the model and the user need to hear why.
 
 from __future__ import annotations
 
-from typing import Awaitable, Callable
+import weakref
+from typing import Awaitable, Callable, NamedTuple
 
 from vajra_tui.engine.admission.contract import Stitched
 from vajra_tui.engine.events import CandidateResult
@@ -23,9 +24,15 @@ CoversWith = Callable[[tuple[int, int, int]], Awaitable[bool]]
 
 def duplicate_of(sha256: str, cid: str, stitched: dict[str, Stitched],
                  results: dict[str, CandidateResult]) -> CandidateResult | None:
-    """The earlier candidate of this session with byte-identical stitched source, if any."""
+    """The earlier candidate of this session with byte-identical stitched source, if any.
+
+    Every admission asks this of all the session's kernels, and ``Stitched.sha256`` hashes
+    its whole source (library kernels run to 140 KB): asked afresh, a long run's hashing
+    grew with the square of its candidates. Each kernel is hashed once (:func:`identity`);
+    what remains per call is a pass over the dict that compares references.
+    """
     for other, st in stitched.items():
-        if other == cid or st.sha256 != sha256:
+        if other == cid or identity(st) != sha256:
             continue
         earlier = results.get(other)
         # A result still in flight reads "crashed" with no reason; one that really crashed
@@ -33,6 +40,44 @@ def duplicate_of(sha256: str, cid: str, stitched: dict[str, Stitched],
         if earlier is not None and not (earlier.status == "crashed" and earlier.reason):
             return earlier
     return None
+
+
+class _Known(NamedTuple):
+    """A kernel's sha256 and what it was computed from (a Stitched is mutable)."""
+
+    source: str
+    constants: dict
+    sha256: str
+
+
+# id of a live Stitched -> its identity; an entry leaves with its kernel (a weak reference's
+# callback), so this holds no kernel longer than the session does.
+_KNOWN: dict[int, tuple[weakref.ref, _Known]] = {}
+
+
+def identity(st: Stitched) -> str:
+    """``st.sha256``, hashed once per kernel while its source and constants stay the same."""
+    key = id(st)
+    entry = _KNOWN.get(key)
+    if entry is not None and entry[0]() is st:
+        known = entry[1]
+        if known.source is st.source and known.constants == st.constants:
+            return known.sha256
+    sha = st.sha256
+    _KNOWN[key] = (weakref.ref(st, lambda _ref, key=key: _forget(key, _ref)),
+                   _Known(st.source, dict(st.constants), sha))
+    return sha
+
+
+def _forget(key: int, ref: weakref.ref) -> None:
+    entry = _KNOWN.get(key)
+    if entry is not None and entry[0] is ref:  # not a later kernel's entry at a reused id
+        del _KNOWN[key]
+
+
+def known_count() -> int:
+    """How many kernels' identities are remembered (tests: it follows the live kernels)."""
+    return len(_KNOWN)
 
 
 def probe_applies(st: Stitched, source: str) -> bool:

@@ -64,12 +64,14 @@ def tokenize(src: str) -> list[Token]:
 
 
 KEEP = 64  # sources whose tokens are kept
-# ... and their total length: a library kernel runs to 140 KB, about 30k tokens of ~100+
-# bytes each (some 4-5 MB), so 64 of them held by count alone ran to hundreds of MB in
-# the main process and in the GPU worker alike. 1.5M characters keep ten such kernels
-# (a candidate's text behind two preludes, for the candidates admitted together), some
-# 50 MB per cache, and any number of short sources up to KEEP.
-KEEP_CHARS = 1_500_000
+# ... and their total length. A token costs some 30 bytes per source character (a 140 KB
+# library kernel's 30k tokens are 4-5 MB), and evolve's kernels grow generation after
+# generation, so a bound the caches reach late is growth in a long run: at 1.5M characters
+# each they were still filling 300 candidates in (~90 MB). 400k keep a 140 KB kernel behind
+# both preludes (its own text, pushed out, is re-made from either: _from_shared), or some
+# 15 kernels of 26 KB (a small sgemm's): all that one candidate's admission reads again.
+# Staging 48 distinct sgemm kernels lexed the same 3.7M characters under either bound.
+KEEP_CHARS = 400_000
 SHARED_MIN = 2048  # shorter texts are lexed afresh: looking for a shared part costs more
 _LOCK = threading.Lock()  # the GPU worker builds pipelines on threads
 
