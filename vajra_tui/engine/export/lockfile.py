@@ -17,6 +17,8 @@ from typing import Any
 from vajra_tui import __version__
 from vajra_tui.safe_text import deeper_than, one_line
 from vajra_tui.engine.events import CandidateResult, DeviceInfo, WorkloadInfo
+from vajra_tui.engine.export.names import passes as checked_passes
+from vajra_tui.engine.export.program import lock_fields
 
 LOCK_NAME = "vajra.lock.json"
 LOCK_SCHEMA = "vajra.lock"
@@ -76,7 +78,10 @@ def verified_sha(result: CandidateResult) -> str:
         raise ValueError(f"{result.name!r} has no dispatch grid (got {result.grid})")
     from vajra_tui.engine.admission.contract import kernel_identity
 
-    sha = kernel_identity(result.stitched_source, result.constants)  # source (and override values)
+    # source (and override values); a multi-pass result's identity holds its other modules too
+    others = "".join(f"\n// pass {p['entry']}\n{p['source']}" for p in checked_passes(list(result.passes))
+                     if not p["own"])
+    sha = kernel_identity(result.stitched_source + others, result.constants)
     if result.source_sha256 and result.source_sha256 != sha:
         raise ValueError(f"{result.name!r}: stitched source does not match its sha256 "
                          f"{result.source_sha256[:12]}…")
@@ -115,6 +120,7 @@ def lock_entry(result: CandidateResult, device: DeviceInfo, workload: WorkloadIn
             **({"constants": dict(result.constants), "source_sha256": _sha256(result.stitched_source),
                 "params": {k: v for k, v in result.params.items() if k != "key"}}
                if result.constants else {}),
+            **lock_fields(result),
         },
         "timing": {
             **{f: _finite(getattr(result, f)) for f in _TIMING_FIELDS},

@@ -41,7 +41,11 @@ MAX_COMMENT_TEXT = 160
 # as its raw bits (Float16Array is not in every engine yet).
 TYPED_ARRAYS = {"f32": ("Float32Array", 4), "f16": ("Uint16Array", 2), "i32": ("Int32Array", 4),
                 "u32": ("Uint32Array", 4)}
-ACCESS_MODES = ("read", "read_write")
+ACCESS_MODES = ("read", "read_write", "inout", "scratch", "uniform")
+# Bind group numbers a binding may have: the engine's own cap (WebGPU's default maxBindGroups is 4).
+MAX_GROUP = 3
+# A uniform's recorded contents: at most the default maxUniformBufferBindingSize.
+MAX_UNIFORM_BYTES = 65536
 
 # What may not stand in comment text: C0/C1 controls and DEL (CR, LF, NEL among them), the
 # JS line terminators U+2028/U+2029, zero-width and bidi controls (they reorder what a
@@ -97,7 +101,8 @@ def _choice(value: object, field: str, allowed: tuple[str, ...]) -> str:
 
 
 def binding_row(row: object, number: int) -> dict[str, Any]:
-    """One recorded binding, checked field by field: index, name, access, dtype, elements."""
+    """One recorded binding, checked field by field: index, group (0 when a recording from
+    before groups has none), name, access, dtype, elements."""
     where = f"workload.bindings[{number}]"
     if not isinstance(row, dict):
         raise refuse(where, row, "is not an object")
@@ -108,21 +113,86 @@ def binding_row(row: object, number: int) -> dict[str, Any]:
             "name": identifier(row["name"], f"{where}.name"),
             "access": _choice(row["access"], f"{where}.access", ACCESS_MODES),
             "dtype": _choice(row["dtype"], f"{where}.dtype", tuple(TYPED_ARRAYS)),
-            "elements": _count(row["elements"], f"{where}.elements", MAX_ELEMENTS)}
+            "elements": _count(row["elements"], f"{where}.elements", MAX_ELEMENTS),
+            "group": _count(row.get("group", 0), f"{where}.group", MAX_GROUP)}
 
 
 def bindings(rows: list[Any]) -> list[dict[str, Any]]:
-    """The group-0 bindings, checked: each row, no name or index twice, one output at least."""
+    """The bindings, checked: each row, no name or (group, binding) slot twice, one output at least."""
     checked = [binding_row(row, n) for n, row in enumerate(rows)]
-    for key in ("name", "index"):
+    for key, field in (("name", "name"), ("slot", "index")):
         seen: set[Any] = set()
         for n, row in enumerate(checked):
-            if row[key] in seen:
-                raise refuse(f"workload.bindings[{n}].{key}", row[key], "is used by an earlier binding")
-            seen.add(row[key])
-    if not any(row["access"] == "read_write" for row in checked):
+            value = row["name"] if key == "name" else (row["group"], row["index"])
+            if value in seen:
+                raise refuse(f"workload.bindings[{n}].{field}", row[field], "is used by an earlier binding")
+            seen.add(value)
+    if not any(row["access"] in ("read_write", "inout") for row in checked):
         raise refuse("workload.bindings", [row["name"] for row in checked],
                      "has no read_write binding (the kernel's output)")
+    return checked
+
+
+def uniform_bytes(values: object, rows: list[dict[str, Any]]) -> dict[str, bytes]:
+    """``result.uniforms`` checked: each uniform binding's recorded contents, as bytes.
+
+    Every uniform binding needs its contents (the module fills its buffer with them), each
+    a hex string of at most :data:`MAX_UNIFORM_BYTES` bytes; a name that is no uniform
+    binding is refused."""
+    if not isinstance(values, dict):
+        raise refuse("result.uniforms", values, "is not an object of hex strings")
+    wanted = [r["name"] for r in rows if r["access"] == "uniform"]
+    for name in values:
+        if name not in wanted:
+            raise refuse("result.uniforms", name, "is no uniform binding of the workload")
+    out: dict[str, bytes] = {}
+    for name in wanted:
+        text = values.get(name)
+        if not isinstance(text, str) or not re.fullmatch(r"(?:[0-9a-fA-F]{2}){1,%d}" % MAX_UNIFORM_BYTES, text):
+            raise refuse(f"result.uniforms.{name}", text, f"is not the hex of 1 to {MAX_UNIFORM_BYTES} bytes")
+        out[name] = bytes.fromhex(text)
+    return out
+
+
+# A pass label becomes part of a file name, <workload>.<label>.wgsl: never a path.
+PASS_LABEL = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
+
+
+def pass_row(row: object, number: int) -> dict[str, Any]:
+    """One of ``result.passes``, checked: label (a file name part), entry (an identifier),
+    grid (three workgroup counts), own (bool) and source (a string, "" for an own pass)."""
+    where = f"result.passes[{number}]"
+    if not isinstance(row, dict):
+        raise refuse(where, row, "is not an object")
+    label = row.get("label")
+    if not isinstance(label, str) or not PASS_LABEL.fullmatch(label):
+        raise refuse(f"{where}.label", label, "is not a pass label (a letter or '_', then letters, "
+                     "digits, '_' or '-', at most 64 in all)")
+    grid = row.get("grid")
+    if not isinstance(grid, list) or len(grid) != 3 or any(
+            isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 2 ** 31 for v in grid):
+        raise refuse(f"{where}.grid", grid, "is not three workgroup counts from 1 to 2^31")
+    own, source = row.get("own"), row.get("source", "")
+    if not isinstance(own, bool):
+        raise refuse(f"{where}.own", own, "is not true or false")
+    if not isinstance(source, str) or (not own and not source.strip()):
+        raise refuse(f"{where}.source", one_line(str(source), 20), "is no WGSL module for a pass of the workload's")
+    return {"label": label, "entry": identifier(row.get("entry"), f"{where}.entry"), "grid": list(grid),
+            "own": own, "source": "" if own else source}
+
+
+def passes(rows: object) -> list[dict[str, Any]]:
+    """``result.passes`` checked row by row; labels are file names, so none twice."""
+    if not isinstance(rows, list):
+        raise refuse("result.passes", rows, "is not a list")
+    checked = [pass_row(row, n) for n, row in enumerate(rows)]
+    seen: set[str] = set()
+    for n, row in enumerate(checked):
+        if row["label"].lower() in seen:  # one file on a case-insensitive disk
+            raise refuse(f"result.passes[{n}].label", row["label"], "is used by an earlier pass")
+        seen.add(row["label"].lower())
+    if checked and not any(row["own"] for row in checked):
+        raise refuse("result.passes", [r["label"] for r in checked], "has no pass of the result's own module")
     return checked
 
 
@@ -172,3 +242,27 @@ def comment_text(text: object, limit: int = MAX_COMMENT_TEXT) -> str:
     value = _NOT_IN_COMMENT.sub(" ", text if isinstance(text, str) else str(text))
     value = " ".join(value.split()).replace("*/", "* /")
     return value if len(value) <= limit else value[: limit - 1] + "…"
+
+
+def template_literal(text: str) -> str:
+    """``text`` as a JS template literal whose value is exactly ``text``.
+
+    Every line terminator but LF is escaped (a literal CR is read back as LF), so are C1
+    controls, and ``</`` and ``<!--`` become ``<\\/`` and ``<\\!--`` (the same value), so the
+    module may also be inlined in an HTML ``<script>``.
+    """
+    out = []
+    for ch in text:
+        if ch == "\\":
+            out.append("\\\\")
+        elif ch == "`":
+            out.append("\\`")
+        elif ch == "$":
+            out.append("\\$")
+        elif ch == "\n" or ch == "\t":
+            out.append(ch)
+        elif ord(ch) < 0x20 or 0x7F <= ord(ch) <= 0x9F or ch in "\u2028\u2029":
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+    return "`" + "".join(out).replace("</", "<\\/").replace("<!--", "<\\!--") + "`"

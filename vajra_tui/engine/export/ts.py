@@ -13,11 +13,15 @@ from vajra_tui.engine.events import CandidateResult, DeviceInfo, WorkloadInfo
 from vajra_tui.engine.wgsl.tokens import uses_subgroups
 from vajra_tui.engine.export import names
 from vajra_tui.engine.export.lockfile import sha256_bytes, verified_sha
-from vajra_tui.engine.export.names import IDENTIFIER, TYPED_ARRAYS, comment_text, js_literal
+from vajra_tui.engine.export.names import IDENTIFIER, TYPED_ARRAYS, comment_text, js_literal, template_literal
+from vajra_tui.engine.export.program import ExportProgram
+from vajra_tui.engine.export.program import build as build_program
+from vajra_tui.engine.export.ts_program import (
+    INPUT_ACCESS, OUTPUT_ACCESS, pass_exports, program_notes, required_limits, uniform_exports,
+)
 from vajra_tui.engine.export.ts_runtime import (
     create_kernel, kernel_cache, kernel_interface, request_device, run_once, usage_flags,
 )
-from vajra_tui.engine.workloads.base import padded
 
 
 def _bindings(workload: WorkloadInfo) -> list[dict[str, Any]]:
@@ -29,34 +33,10 @@ def _bindings(workload: WorkloadInfo) -> list[dict[str, Any]]:
     wl = get_workload(workload.name)
     lengths = wl.buffer_len(dict(workload.size))
     return names.bindings([{"index": b.index, "name": b.name, "access": b.access, "dtype": b.dtype,
-                            "elements": int(lengths[b.name])} for b in wl.bindings])
+                            "group": b.group, "elements": int(lengths.get(b.name, 0))} for b in wl.bindings])
 
 
 # ---- the TypeScript module -----------------------------------------------------
-def _template_literal(text: str) -> str:
-    """``text`` as a JS template literal whose value is exactly ``text``.
-
-    Every line terminator but LF is escaped (a literal CR is read back as LF), so are C1
-    controls, and ``</`` and ``<!--`` become ``<\\/`` and ``<\\!--`` (the same value), so the
-    module may also be inlined in an HTML ``<script>``.
-    """
-    out = []
-    for ch in text:
-        if ch == "\\":
-            out.append("\\\\")
-        elif ch == "`":
-            out.append("\\`")
-        elif ch == "$":
-            out.append("\\$")
-        elif ch == "\n" or ch == "\t":
-            out.append(ch)
-        elif ord(ch) < 0x20 or 0x7F <= ord(ch) <= 0x9F or ch in "\u2028\u2029":
-            out.append(f"\\u{ord(ch):04x}")
-        else:
-            out.append(ch)
-    return "`" + "".join(out).replace("</", "<\\/").replace("<!--", "<\\!--") + "`"
-
-
 def _key(name: str) -> str:
     """A key of a TS object type: the name itself when it is an identifier, else a string literal."""
     return name if IDENTIFIER.fullmatch(name) else js_literal(name)
@@ -69,19 +49,27 @@ def _checked(result: CandidateResult, workload: WorkloadInfo) -> list[dict[str, 
     return _bindings(workload)
 
 
+def export_program(result: CandidateResult, workload: WorkloadInfo) -> ExportProgram:
+    """What the result runs (modules, passes, buffers, uniform bytes), every name checked."""
+    return build_program(result, workload, _checked(result, workload))
+
+
 def typescript_module(result: CandidateResult, device: DeviceInfo, workload: WorkloadInfo) -> str:
     """The ``<workload>.ts`` dispatch module for one exported kernel."""
-    buffers = _buffer_table(_checked(result, workload))
+    program = export_program(result, workload)
+    buffers = program.buffers
     sha = sha256_bytes(result.stitched_source.encode())  # of WGSL below, as timed
-    wg = _workgroup(result)
+    own = next(p for p in program.passes if p.own)
     sections = [
-        _header(result, device, workload, sha),
-        _identity_exports(workload, sha, wg, list(result.grid)),
+        _header(result, device, workload, sha) + program_notes(program),
+        _identity_exports(workload, sha, own.entry, own.workgroup, list(result.grid)),
         _buffer_spec_type(),
         _buffer_exports(buffers, _pipeline_constants(result)),
+        uniform_exports(program),
         _io_types(buffers),
-        _limits_export(_required_limits(buffers, wg, list(result.grid))),
-        _wgsl_exports(result.stitched_source),
+        _limits_export(required_limits(program)),
+        _wgsl_exports(result.stitched_source, program),
+        pass_exports(program),
         usage_flags(),
         request_device(any(b["dtype"] == "f16" for b in buffers)),
         kernel_interface(),
@@ -93,35 +81,9 @@ def typescript_module(result: CandidateResult, device: DeviceInfo, workload: Wor
 
 
 # ---- what the module's text is computed from -----------------------------------
-def _buffer_table(declared: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One row per binding, as BUFFERS exports it; bytes round as the worker's buffers do."""
-    return [{"binding": b["index"], "name": b["name"], "access": b["access"], "dtype": b["dtype"],
-             "elements": int(b["elements"]),
-             "bytes": padded(TYPED_ARRAYS[b["dtype"]][1] * int(b["elements"]))} for b in declared]
-
-
-def _workgroup(result: CandidateResult) -> list[int]:
-    """The workgroup size as three numbers: WGSL lets a kernel omit y and z, which are then 1."""
-    return (list(result.workgroup_size) + [1, 1, 1])[:3]
-
-
 def _pipeline_constants(result: CandidateResult) -> dict[str, Any]:
     """The override values as numbers: WebGPU pipeline constants take no booleans."""
     return {k: (int(v) if isinstance(v, bool) else v) for k, v in result.constants.items()}
-
-
-def _required_limits(buffers: list[dict[str, Any]], wg: list[int], grid: list[int]) -> dict[str, int]:
-    """The least a device must allow for this kernel and size; defaults can be lower."""
-    return {
-        "maxStorageBuffersPerShaderStage": len(buffers),
-        "maxStorageBufferBindingSize": max(b["bytes"] for b in buffers),
-        "maxBufferSize": max(b["bytes"] for b in buffers),
-        "maxComputeInvocationsPerWorkgroup": wg[0] * wg[1] * wg[2],
-        "maxComputeWorkgroupSizeX": wg[0],
-        "maxComputeWorkgroupSizeY": wg[1],
-        "maxComputeWorkgroupSizeZ": wg[2],
-        "maxComputeWorkgroupsPerDimension": max(grid),
-    }
 
 
 def _record_type(fields: list[tuple[str, str]]) -> str:
@@ -148,13 +110,14 @@ def _header(result: CandidateResult, device: DeviceInfo, workload: WorkloadInfo,
 """
 
 
-def _identity_exports(workload: WorkloadInfo, sha: str, wg: list[int], grid: list[int]) -> str:
-    """What identifies the kernel and the dispatch grid it was timed with (folded or not)."""
+def _identity_exports(workload: WorkloadInfo, sha: str, entry: str, wg: list[int], grid: list[int]) -> str:
+    """What identifies the kernel, its entry point and the dispatch grid it was timed with
+    (folded or not); a multi-pass result's are its own first pass's (PASSES has them all)."""
     return f"""\
 export const WORKLOAD = {js_literal(workload.name)};
 export const SIZE = {js_literal(dict(workload.size))} as const;
 export const SHA256 = {js_literal(sha)};
-export const ENTRY_POINT = "main";
+export const ENTRY_POINT = {js_literal(entry)};
 export const WORKGROUP_SIZE = {js_literal(wg)} as const;
 /** The dispatch the engine used (folded when a grid exceeds 65535 per dimension). */
 export const DISPATCH: readonly [number, number, number] = {js_literal(grid)};
@@ -164,7 +127,9 @@ export const DISPATCH: readonly [number, number, number] = {js_literal(grid)};
 def _buffer_spec_type() -> str:
     """The type of one BUFFERS row, so callers can size and bind their own buffers."""
     return """\
-export type Access = "read" | "read_write";
+/** "inout": read_write storage holding an input, read and overwritten in place;
+ *  "scratch": an intermediate between passes, neither input nor output. */
+export type Access = "read" | "read_write" | "inout" | "scratch";
 export interface BufferSpec {
   readonly binding: number;
   readonly name: string;
@@ -174,6 +139,8 @@ export interface BufferSpec {
   /** Elements at the exported size. */
   readonly elements: number;
   readonly bytes: number;
+  /** The bind group (``@group``) it is bound at. */
+  readonly group: number;
 }
 """
 
@@ -181,10 +148,11 @@ export interface BufferSpec {
 def _buffer_exports(buffers: list[dict[str, Any]], constants: dict[str, Any]) -> str:
     """The buffer size table, which names are inputs and outputs, and the pipeline constants."""
     rows = ",\n".join(f"  {js_literal(b)}" for b in buffers)
-    outputs = [b["name"] for b in buffers if b["access"] == "read_write"]
-    inputs = [b["name"] for b in buffers if b["access"] == "read"]
+    outputs = [b["name"] for b in buffers if b["access"] in OUTPUT_ACCESS]
+    inputs = [b["name"] for b in buffers if b["access"] in INPUT_ACCESS]
     return f"""\
-/** Group 0 bindings: inputs are read-only storage, outputs are read_write storage. */
+/** Storage bindings, each at its group and binding: inputs are read-only storage, outputs
+ *  read_write storage; an "inout" buffer is both (its input is read and overwritten). */
 export const BUFFERS: readonly BufferSpec[] = [
 {rows},
 ];
@@ -199,8 +167,8 @@ export const CONSTANTS: Readonly<Record<string, number>> = {js_literal(constants
 def _io_types(buffers: list[dict[str, Any]]) -> str:
     """Typed arrays in and out of run(), and the GPUBuffers bindGroup() takes, by binding name."""
     arrays = {b["name"]: TYPED_ARRAYS[b["dtype"]][0] for b in buffers}
-    inputs = [(b["name"], arrays[b["name"]]) for b in buffers if b["access"] == "read"]
-    outputs = [(b["name"], arrays[b["name"]]) for b in buffers if b["access"] == "read_write"]
+    inputs = [(b["name"], arrays[b["name"]]) for b in buffers if b["access"] in INPUT_ACCESS]
+    outputs = [(b["name"], arrays[b["name"]]) for b in buffers if b["access"] in OUTPUT_ACCESS]
     output_type = outputs[0][1] if len(outputs) == 1 else _record_type(outputs)
     return f"""\
 export type Inputs = {_record_type(inputs)};
@@ -217,13 +185,13 @@ export const REQUIRED_LIMITS: Readonly<Record<string, number>> = {js_literal(lim
 """
 
 
-def _wgsl_exports(source: str) -> str:
+def _wgsl_exports(source: str, program: ExportProgram) -> str:
     """The exact WGSL that was timed, and the variant browsers compile (subgroups enabled)."""
     return f"""\
-export const WGSL: string = {_template_literal(source)};
+export const WGSL: string = {template_literal(source)};
 
 /** Whether the kernel calls subgroup built-ins: browsers then need the 'subgroups' feature. */
-export const USES_SUBGROUPS: boolean = {js_literal(uses_subgroups(source))};
+export const USES_SUBGROUPS: boolean = {js_literal(any(uses_subgroups(m) for m in program.modules))};
 /** What browsers compile: Tint requires `enable subgroups;` for subgroup built-ins, which
  *  wgpu's compiler (where the kernel was timed) rejects, so the directive is added here. */
 export const BROWSER_WGSL: string = USES_SUBGROUPS ? "enable subgroups;\\n" + WGSL : WGSL;

@@ -13,7 +13,7 @@ def usage_flags() -> str:
 // Numeric values of the WebGPU flags, so the module also works where the
 // GPUBufferUsage / GPUMapMode globals are not installed (e.g. Node before
 // Object.assign(globalThis, globals)).
-const USAGE = { MAP_READ: 0x0001, COPY_SRC: 0x0004, COPY_DST: 0x0008, STORAGE: 0x0080 };
+const USAGE = { MAP_READ: 0x0001, COPY_SRC: 0x0004, COPY_DST: 0x0008, UNIFORM: 0x0040, STORAGE: 0x0080 };
 const MAP_READ = 0x0001;
 """
 
@@ -54,18 +54,39 @@ export async function requestKernelDevice(adapter: GPUAdapter, descriptor: GPUDe
 def kernel_interface() -> str:
     """The Kernel type, and the limit check that names requestKernelDevice() when a device falls short."""
     return """\
+/** One pass as compiled: its pipeline and the layout of each bind group index. */
+export interface KernelPass {
+  readonly label: string;
+  readonly pipeline: GPUComputePipeline;
+  readonly pipelineLayout: GPUPipelineLayout;
+  readonly bindGroupLayouts: readonly GPUBindGroupLayout[];
+}
+
+/** Bind groups over caller-owned buffers, for every pass and group index (from bind()). */
+export interface Bound {
+  readonly bindGroups: readonly (readonly GPUBindGroup[])[];
+}
+
 export interface Kernel {
   readonly device: GPUDevice;
+  /** The result's own module (MODULES[0]); ``modules`` has every one. */
   readonly module: GPUShaderModule;
+  readonly modules: readonly GPUShaderModule[];
+  /** Group 0's layout, the pipeline layout and the pipeline of the result's own first pass. */
   readonly bindGroupLayout: GPUBindGroupLayout;
   readonly pipelineLayout: GPUPipelineLayout;
   readonly pipeline: GPUComputePipeline;
-  /** A bind group over caller-owned buffers (STORAGE usage, sizes as in BUFFERS). */
+  readonly passes: readonly KernelPass[];
+  /** The uniform buffers, owned by the kernel and filled with UNIFORMS' bytes. */
+  readonly uniforms: Readonly<Record<string, GPUBuffer>>;
+  /** Bind groups over caller-owned buffers (STORAGE usage, sizes as in BUFFERS), every pass's. */
+  bind(buffers: Buffers): Bound;
+  /** Group 0's bind group of a one-pass, one-group kernel (bind() is the general form). */
   bindGroup(buffers: Buffers): GPUBindGroup;
-  /** Record the dispatch into ``encoder`` (no submit). */
-  encode(encoder: GPUCommandEncoder, buffers: Buffers | GPUBindGroup): void;
-  /** Encode and submit one dispatch. */
-  dispatch(buffers: Buffers | GPUBindGroup): void;
+  /** Record every pass, in order, into ``encoder`` (no submit). */
+  encode(encoder: GPUCommandEncoder, buffers: Buffers | Bound | GPUBindGroup): void;
+  /** Encode and submit the passes once. An "inout" buffer is read and overwritten. */
+  dispatch(buffers: Buffers | Bound | GPUBindGroup): void;
 }
 
 function checkLimits(device: GPUDevice): void {
@@ -81,65 +102,105 @@ function checkLimits(device: GPUDevice): void {
 
 
 def create_kernel() -> str:
-    """createKernel(): the explicit bind group layout from BUFFERS, the pipeline, the DISPATCH encode."""
+    """createKernel(): each module, the uniform buffers, each pass's explicit layouts and pipeline."""
     return """\
-/** Compile the kernel and build its explicit layout and pipeline. */
+/** Compile every module and build each pass's explicit layouts and pipeline. */
 export async function createKernel(device: GPUDevice): Promise<Kernel> {
   checkLimits(device);
   device.pushErrorScope("validation");
-  const module = device.createShaderModule({ label: `vajra ${WORKLOAD} ${SHA256.slice(0, 12)}`, code: BROWSER_WGSL });
-  const info = await module.getCompilationInfo?.();
-  const bindGroupLayout = device.createBindGroupLayout({
-    label: `vajra ${WORKLOAD} layout`,
-    entries: BUFFERS.map((b) => ({
-      binding: b.binding,
-      visibility: 0x4 /* GPUShaderStage.COMPUTE */,
-      buffer: { type: b.access === "read" ? "read-only-storage" : "storage" } as GPUBufferBindingLayout,
-    })),
-  });
-  const pipelineLayout = device.createPipelineLayout({ bindGroupLayouts: [bindGroupLayout] });
-  const error = await device.popErrorScope();
-  const errors = (info?.messages ?? []).filter((m) => m.type === "error");
-  if (errors.length || error) {
-    const text = errors.map((m) => `${m.lineNum}:${m.linePos}: ${m.message}`).join("\\n");
-    throw new Error(`vajra ${WORKLOAD}: shader rejected: ${text || error?.message}`);
+  const modules = BROWSER_MODULES.map((code, i) => device.createShaderModule({
+    label: `vajra ${WORKLOAD} ${i ? `module ${i}` : SHA256.slice(0, 12)}`, code }));
+  const infos = await Promise.all(modules.map((m) => m.getCompilationInfo?.()));
+  const uniforms: Record<string, GPUBuffer> = {};
+  for (const u of UNIFORMS) {
+    const buffer = device.createBuffer({ label: `vajra uniform ${u.name}`, size: u.data.byteLength,
+                                         usage: USAGE.UNIFORM | USAGE.COPY_DST });
+    device.queue.writeBuffer(buffer, 0, u.data);
+    uniforms[u.name] = buffer;
   }
-  const pipeline = await device.createComputePipelineAsync({
-    label: `vajra ${WORKLOAD}`,
-    layout: pipelineLayout,
-    compute: { module, entryPoint: ENTRY_POINT, constants: CONSTANTS as Record<string, number> },
+  const layouts = PASSES.map((p) => {
+    const groups: GPUBindGroupLayout[] = [];
+    for (let g = 0; g < GROUPS; g++) {
+      groups.push(device.createBindGroupLayout({
+        label: `vajra ${WORKLOAD} ${p.label} group ${g}`,
+        entries: p.layout.filter(([gg]) => gg === g).map(([, binding, type]) => ({
+          binding, visibility: 0x4 /* GPUShaderStage.COMPUTE */, buffer: { type } as GPUBufferBindingLayout,
+        })),
+      }));
+    }
+    return { groups, pipelineLayout: device.createPipelineLayout({ bindGroupLayouts: groups }) };
   });
-  const bindGroup = (buffers: Buffers): GPUBindGroup => device.createBindGroup({
-    layout: bindGroupLayout,
-    entries: BUFFERS.map((b) => {
-      const buffer = (buffers as unknown as Record<string, GPUBuffer>)[b.name];
-      if (!buffer) throw new Error(`vajra ${WORKLOAD}: missing buffer ${b.name}`);
-      return { binding: b.binding, resource: { buffer } };
-    }),
-  });
-  const encode = (encoder: GPUCommandEncoder, buffers: Buffers | GPUBindGroup): void => {
-    const group = isBindGroup(buffers) ? buffers : bindGroup(buffers);
-    const pass = encoder.beginComputePass();
-    pass.setPipeline(pipeline);
-    pass.setBindGroup(0, group);
-    pass.dispatchWorkgroups(DISPATCH[0], DISPATCH[1], DISPATCH[2]);
-    pass.end();
+  const error = await device.popErrorScope();
+  const errors = infos.flatMap((info, i) => (info?.messages ?? []).filter((m) => m.type === "error")
+    .map((m) => `${i ? `module ${i} ` : ""}${m.lineNum}:${m.linePos}: ${m.message}`));
+  if (errors.length || error) {
+    throw new Error(`vajra ${WORKLOAD}: shader rejected: ${errors.join("\\n") || error?.message}`);
+  }
+  const pipelines = await Promise.all(PASSES.map((p, i) => device.createComputePipelineAsync({
+    label: `vajra ${WORKLOAD} ${p.label}`,
+    layout: layouts[i].pipelineLayout,
+    compute: { module: modules[p.module], entryPoint: p.entry, constants: p.constants as Record<string, number> },
+  })));
+  const passes: KernelPass[] = PASSES.map((p, i) => ({
+    label: p.label, pipeline: pipelines[i], pipelineLayout: layouts[i].pipelineLayout, bindGroupLayouts: layouts[i].groups,
+  }));
+  const resource = (buffers: Record<string, GPUBuffer>, g: number, binding: number): GPUBuffer => {
+    const b = BUFFERS.find((x) => x.group === g && x.binding === binding);
+    const u = UNIFORMS.find((x) => x.group === g && x.binding === binding);
+    const buffer = b ? buffers[b.name] : u ? uniforms[u.name] : undefined;
+    if (!buffer) throw new Error(`vajra ${WORKLOAD}: missing buffer ${b?.name ?? `@group(${g}) @binding(${binding})`}`);
+    return buffer;
   };
-  const dispatchOnce = (buffers: Buffers | GPUBindGroup): void => {
+  const bind = (buffers: Buffers): Bound => {
+    const byName = buffers as unknown as Record<string, GPUBuffer>;
+    return { bindGroups: PASSES.map((p, i) => layouts[i].groups.map((layout, g) => device.createBindGroup({
+      layout,
+      entries: p.layout.filter(([gg]) => gg === g).map(([, binding]) => ({
+        binding, resource: { buffer: resource(byName, g, binding) } })),
+    }))) };
+  };
+  const bound = (buffers: Buffers | Bound | GPUBindGroup): Bound => {
+    if (isBound(buffers)) return buffers;
+    if (!isBindGroup(buffers)) return bind(buffers);
+    if (PASSES.length !== 1 || GROUPS !== 1) {
+      throw new Error(`vajra ${WORKLOAD}: ${PASSES.length} passes over ${GROUPS} bind groups: pass bind(buffers), not one bind group`);
+    }
+    return { bindGroups: [[buffers]] };
+  };
+  const encode = (encoder: GPUCommandEncoder, buffers: Buffers | Bound | GPUBindGroup): void => {
+    const groups = bound(buffers).bindGroups;
+    PASSES.forEach((p, i) => {
+      const pass = encoder.beginComputePass({ label: `vajra ${WORKLOAD} ${p.label}` });
+      pass.setPipeline(pipelines[i]);
+      groups[i].forEach((group, g) => pass.setBindGroup(g, group));
+      pass.dispatchWorkgroups(p.dispatch[0], p.dispatch[1], p.dispatch[2]);
+      pass.end();
+    });
+  };
+  const dispatchOnce = (buffers: Buffers | Bound | GPUBindGroup): void => {
     const encoder = device.createCommandEncoder();
     encode(encoder, buffers);
     device.queue.submit([encoder.finish()]);
   };
-  return { device, module, bindGroupLayout, pipelineLayout, pipeline, bindGroup, encode, dispatch: dispatchOnce };
+  const own = Math.max(0, PASSES.findIndex((p) => p.module === 0));
+  return {
+    device, module: modules[0], modules, bindGroupLayout: layouts[own].groups[0],
+    pipelineLayout: layouts[own].pipelineLayout, pipeline: pipelines[own], passes, uniforms, bind,
+    bindGroup: (buffers: Buffers) => bound(bind(buffers)).bindGroups[0][0], encode, dispatch: dispatchOnce,
+  };
 }
 """
 
 
 def kernel_cache() -> str:
-    """kernelFor() and dispatch(): the pipeline is compiled once per device, not once per call."""
+    """kernelFor() and dispatch(): the pipelines are compiled once per device, not once per call."""
     return """\
-function isBindGroup(x: Buffers | GPUBindGroup): x is GPUBindGroup {
-  return !BUFFERS.every((b) => b.name in (x as object));
+function isBound(x: Buffers | Bound | GPUBindGroup): x is Bound {
+  return Array.isArray((x as Bound).bindGroups);
+}
+
+function isBindGroup(x: Buffers | Bound | GPUBindGroup): x is GPUBindGroup {
+  return !isBound(x) && !BUFFERS.every((b) => b.name in (x as object));
 }
 
 const kernels = new WeakMap<GPUDevice, Promise<Kernel>>();
@@ -154,7 +215,8 @@ export function kernelFor(device: GPUDevice): Promise<Kernel> {
   return k;
 }
 
-/** Bind ``buffers`` (layout, pipeline and bind group included), dispatch DISPATCH and submit. */
+/** Bind ``buffers`` (layouts, pipelines and bind groups included), run every pass and submit.
+ *  An "inout" buffer is read and overwritten in place. */
 export async function dispatch(device: GPUDevice, buffers: Buffers): Promise<void> {
   (await kernelFor(device)).dispatch(buffers);
 }
@@ -168,7 +230,9 @@ const ARRAYS: Record<string, new (b: ArrayBuffer) => ArrayBufferView> = {
   f32: Float32Array, f16: Uint16Array, i32: Int32Array, u32: Uint32Array,
 };
 
-/** Upload ``inputs``, run the kernel once and read the output back (each output, if several). */
+/** Upload ``inputs``, run the kernel once and read the output back (each output, if several).
+ *  Fresh buffers start zeroed (outputs that accumulate from zero, scratch); an "inout"
+ *  buffer is uploaded from ``inputs`` and read back as an output. */
 export async function run(device: GPUDevice, inputs: Inputs): Promise<Outputs> {
   const kernel = await kernelFor(device);
   const owned: GPUBuffer[] = [];
@@ -182,7 +246,7 @@ export async function run(device: GPUDevice, inputs: Inputs): Promise<Outputs> {
       });
       owned.push(buffer);
       buffers[b.name] = buffer;
-      if (b.access === "read") {
+      if (b.access === "read" || b.access === "inout") {
         const data = (inputs as unknown as Record<string, { length: number } & ArrayBufferView>)[b.name];
         if (!data || data.length !== b.elements) {
           throw new Error(`vajra ${WORKLOAD}: input ${b.name} needs ${b.elements} ${b.dtype}, got ${data?.length}`);
@@ -192,7 +256,7 @@ export async function run(device: GPUDevice, inputs: Inputs): Promise<Outputs> {
         device.queue.writeBuffer(buffer, 0, bytes);
       }
     }
-    const outs = BUFFERS.filter((b) => b.access === "read_write");
+    const outs = BUFFERS.filter((b) => b.access === "read_write" || b.access === "inout");
     const stagings = outs.map((out) => device.createBuffer({ label: `vajra readback ${out.name}`, size: out.bytes, usage: USAGE.MAP_READ | USAGE.COPY_DST }));
     owned.push(...stagings);
     const encoder = device.createCommandEncoder();

@@ -16,7 +16,7 @@ from typing import Any
 
 from vajra_tui.engine.store.atomic import atomic_write
 from vajra_tui.engine.events import CandidateResult, DeviceInfo, WorkloadInfo
-from vajra_tui.engine.export.ts import typescript_module
+from vajra_tui.engine.export.ts import export_program, typescript_module
 from vajra_tui.engine.export.lockfile import (
     LOCK_NAME, LOCK_SCHEMA_VERSION, build_lock, sha256_bytes, device_key, dump_lock, entry_key,
     load_lock, lock_entry, merge_locks,
@@ -60,29 +60,42 @@ def export_winner(result: CandidateResult, device: DeviceInfo, workload: Workloa
     # a recording from elsewhere names them: the workload never a path, the rest never code
     recorded_names(workload.name, dict(workload.size), dict(result.constants))
     entry = lock_entry(result, device, workload)
-    wgsl_path = out_dir / f"{workload.name}.wgsl"
+    # tuned through `override`s: the values it won with become the defaults (the .ts passes
+    # them as pipeline constants instead); otherwise the timed source, byte for byte. A pass
+    # the result left to the workload's own module is <workload>.<label>.wgsl beside it.
+    wgsl = {out_dir / f"{workload.name}.wgsl": with_defaults(result.stitched_source, result.constants),
+            **_pass_files(result, workload, out_dir)}
     ts_path = out_dir / f"{workload.name}.ts"
     lock_path = out_dir / LOCK_NAME
     if out_dir.exists() and not out_dir.is_dir():
         raise NotADirectoryError(f"{out_dir} is not a directory")
     if not overwrite:
-        for path in (wgsl_path, ts_path):
+        for path in (*wgsl, ts_path):
             if path.exists():
                 raise FileExistsError(f"{path} already exists")
     entries, files = _existing_lock(lock_path, overwrite)
     module = typescript_module(result, device, workload)
-    # tuned through `override`s: the values it won with become the defaults (the .ts passes
-    # them as pipeline constants instead); otherwise the timed source, byte for byte
-    wgsl = with_defaults(result.stitched_source, result.constants)
-    files.update({wgsl_path.name: sha256_bytes(wgsl.encode()), ts_path.name: sha256_bytes(module.encode())})
+    files.update({path.name: sha256_bytes(text.encode()) for path, text in wgsl.items()})
+    files[ts_path.name] = sha256_bytes(module.encode())
     lock = build_lock([*entries, entry], files)
-    atomic_write(wgsl_path, wgsl)
-    if sha256_bytes(wgsl_path.read_bytes()) != files[wgsl_path.name]:
-        raise RuntimeError(f"{wgsl_path}: the written bytes differ from the timed source "
-                           "(a non-UTF-8 or newline-translating platform encoding?)")
+    for path, text in wgsl.items():
+        atomic_write(path, text)
+        if sha256_bytes(path.read_bytes()) != files[path.name]:
+            raise RuntimeError(f"{path}: the written bytes differ from the timed source "
+                               "(a non-UTF-8 or newline-translating platform encoding?)")
     atomic_write(ts_path, module)
     atomic_write(lock_path, json_text(dump_lock(lock)))  # no raw U+2028/U+2029, C1 in its strings
-    return [wgsl_path, ts_path, lock_path]
+    first = next(iter(wgsl))
+    return [first, ts_path, lock_path, *[p for p in wgsl if p != first]]
+
+
+def _pass_files(result: CandidateResult, workload: WorkloadInfo, out_dir: Path) -> dict[Path, str]:
+    """``<workload>.<label>.wgsl`` for each pass from another module than the result's own,
+    its override values (from the size, as the .ts passes them) set as defaults. Labels are
+    checked file name parts (names.PASS_LABEL), so none is a path."""
+    program = export_program(result, workload)
+    return {out_dir / f"{workload.name}.{p.label}.wgsl": with_defaults(program.modules[p.module], p.constants)
+            for p in program.passes if not p.own}
 
 
 __all__ = [

@@ -1,0 +1,150 @@
+"""What an exported result runs, computed once from the result: modules, passes, buffers.
+
+A result of a workload "as written" binds at any group and binding number, fills uniform
+params structs, and may run several passes, some from modules other than its own. The
+TypeScript module, the ``.wgsl`` files and the lockfile all describe the same program,
+so it is worked out here, from what the result carries (every name checked by
+:mod:`.names` first):
+
+- module 0 is the result's own stitched source; each pass that is not the result's own
+  (``own: false``) brings its module's source, one module per distinct source;
+- a single-pass result runs its own module's entry point: the one ``@compute`` function,
+  or ``main`` when there are several (a result records no entry for a single pass);
+- each pass's layout is the engine's (gpu/resources.py): every binding of the workload,
+  typed as the module declares it (``read`` in one pass, ``read_write`` in the next), or
+  as the workload declares it where the module does not;
+- a pass of another module gets the override values the engine gave it from the size:
+  each ``override`` named like a size dim (a ``defines`` value is not recorded).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from vajra_tui.engine.events import CandidateResult, WorkloadInfo
+from vajra_tui.engine.export import names
+from vajra_tui.engine.export.names import TYPED_ARRAYS
+from vajra_tui.engine.wgsl.tokens import compute_entries, override_names, read_workgroup_size, storage_bindings
+from vajra_tui.engine.workloads.base import padded
+
+
+@dataclass
+class PassPlan:
+    """One dispatch: its entry point in module ``module``, its grid, constants and layout."""
+
+    label: str
+    entry: str
+    module: int
+    dispatch: list[int]
+    constants: dict[str, Any]
+    layout: list[list[Any]]  # [group, binding, "storage" | "read-only-storage" | "uniform"]
+    workgroup: list[int]
+    own: bool
+
+
+@dataclass
+class ExportProgram:
+    """The storage buffers, the uniforms (with their bytes), the modules and the passes."""
+
+    buffers: list[dict[str, Any]]
+    uniforms: list[dict[str, Any]]
+    modules: list[str]
+    passes: list[PassPlan] = field(default_factory=list)
+
+    @property
+    def groups(self) -> int:
+        """Bind group layouts a pipeline has: up to the highest group any binding uses."""
+        return 1 + max([b["group"] for b in self.buffers] + [u["group"] for u in self.uniforms])
+
+    @property
+    def multipass(self) -> bool:
+        return len(self.passes) > 1
+
+
+def build(result: CandidateResult, workload: WorkloadInfo, rows: list[dict[str, Any]]) -> ExportProgram:
+    """The program of ``result`` (``rows``: its workload's checked bindings)."""
+    data = names.uniform_bytes(dict(result.uniforms), rows)
+    buffers = [{"binding": r["index"], "name": r["name"], "access": r["access"], "dtype": r["dtype"],
+                "elements": int(r["elements"]),
+                "bytes": padded(TYPED_ARRAYS[r["dtype"]][1] * int(r["elements"])), "group": r["group"]}
+               for r in rows if r["access"] != "uniform"]
+    uniforms = [{"group": r["group"], "binding": r["index"], "name": r["name"], "data": data[r["name"]]}
+                for r in rows if r["access"] == "uniform"]
+    program = ExportProgram(buffers, uniforms, [result.stitched_source])
+    recorded = names.passes(list(result.passes))
+    if not recorded:
+        recorded = [{"label": "", "entry": single_entry(result.stitched_source), "grid": list(result.grid),
+                     "own": True, "source": ""}]
+    size = dict(workload.size)
+    for p in recorded:
+        source = result.stitched_source if p["own"] else p["source"]
+        if source not in program.modules:
+            program.modules.append(source)
+        constants = dict(result.constants) if p["own"] else {
+            n: size[n] for n in _overrides(source) if n in size}
+        program.passes.append(PassPlan(
+            label=p["label"] or p["entry"], entry=p["entry"], module=program.modules.index(source),
+            dispatch=list(p["grid"]), constants={k: (int(v) if isinstance(v, bool) else v) for k, v in constants.items()},
+            layout=_layout(source, rows), workgroup=_workgroup(source, p["entry"], size, constants, result),
+            own=p["own"]))
+    return program
+
+
+def single_entry(source: str) -> str:
+    """A single-pass result's entry point: its module's only ``@compute`` fn, else ``main``."""
+    try:
+        found = compute_entries(source)
+    except Exception:  # noqa: BLE001 - an unreadable module: the default the engine used
+        found = []
+    return found[0] if len(found) == 1 else "main"
+
+
+def _overrides(source: str) -> list[str]:
+    try:
+        return override_names(source)
+    except Exception:  # noqa: BLE001 - nothing to pass then; the device compiler says why
+        return []
+
+
+def _layout(source: str, rows: list[dict[str, Any]]) -> list[list[Any]]:
+    """Every binding's layout type for ``source``: as declared there, else as the workload says."""
+    kinds = {(r["group"], r["index"]): ("uniform" if r["access"] == "uniform" else
+                                        "read-only-storage" if r["access"] == "read" else "storage")
+             for r in rows}
+    try:
+        declared = storage_bindings(source, include_all=True)
+    except Exception:  # noqa: BLE001 - the workload's kinds, as the engine would fall back to
+        declared = []
+    for d in declared:
+        slot = (d.group, d.binding)
+        if slot in kinds and d.address_space == "storage":
+            kinds[slot] = "storage" if d.access == "read_write" else "read-only-storage"
+    return [[g, b, k] for (g, b), k in sorted(kinds.items())]
+
+
+def _workgroup(source: str, entry: str, size: dict[str, int], constants: dict[str, Any],
+               result: CandidateResult) -> list[int]:
+    """The pass's workgroup size (for the limits it needs); the result's when it cannot be read."""
+    consts = {**size, **{k: int(v) for k, v in constants.items() if isinstance(v, int)}}
+    try:
+        return list(read_workgroup_size(source, consts, entry))
+    except Exception:  # noqa: BLE001 - the recorded one is the first own pass's
+        return (list(result.workgroup_size) + [1, 1, 1])[:3]
+
+
+def lock_fields(result: CandidateResult) -> dict[str, Any]:
+    """What a lockfile entry adds for such a result: a uniform's bytes (hex) by binding name,
+    and a multi-pass result's passes in order, each with the sha256 of the module it ran
+    (an own pass's: the exported ``.wgsl``'s source, as timed)."""
+    out: dict[str, Any] = {}
+    if result.uniforms:
+        out["uniforms"] = dict(sorted(result.uniforms.items()))
+    rows = names.passes(list(result.passes))
+    if rows:
+        out["passes"] = [{"label": p["label"], "entry": p["entry"], "grid": p["grid"], "own": p["own"],
+                          "source_sha256": hashlib.sha256(
+                              (result.stitched_source if p["own"] else p["source"]).encode()).hexdigest()}
+                         for p in rows]
+    return out

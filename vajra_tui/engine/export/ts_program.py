@@ -1,0 +1,114 @@
+"""The sections of ``<workload>.ts`` that describe the program: uniforms, passes, modules.
+
+They are computed from an :class:`~.program.ExportProgram`, whose names :mod:`.names`
+checked: numbers are written as numbers, names as escaped string literals, WGSL as exact
+template literals, and comment text through :func:`~.names.comment_text`.
+"""
+
+from __future__ import annotations
+
+from vajra_tui.engine.export.names import comment_text, js_literal, template_literal
+from vajra_tui.engine.export.program import ExportProgram
+from vajra_tui.engine.wgsl.tokens import uses_subgroups
+
+INPUT_ACCESS = ("read", "inout")  # what run() uploads (make_inputs gave the engine)
+OUTPUT_ACCESS = ("read_write", "inout")  # what run() reads back (verified by the engine)
+
+
+def program_notes(program: ExportProgram) -> str:
+    """Header lines for what a reader must know before binding buffers (none for a plain kernel)."""
+    lines = []
+    inout = [b["name"] for b in program.buffers if b["access"] == "inout"]
+    if inout:
+        lines.append(f"// In place: {comment_text(', '.join(inout))} (access \"inout\") is read and "
+                     "overwritten; dispatch() leaves the result in your buffer, nothing is restored.\n")
+    if program.multipass:
+        labels = comment_text(", ".join(p.label for p in program.passes))
+        lines.append(f"// Runs {len(program.passes)} passes in order in one command encoder: {labels}.\n")
+    if program.uniforms:
+        lines.append("// Uniform buffers are filled with the bytes the kernel was verified with (this size).\n")
+    return "".join(lines)
+
+
+def _uniform_row(u: dict) -> str:
+    data = u["data"] + bytes(-len(u["data"]) % 16)  # a uniform buffer: whole 16-byte rows
+    chunks = [", ".join(str(b) for b in data[i:i + 16]) for i in range(0, len(data), 16)]
+    body = ",\n      ".join(chunks)
+    return (f"  {{ group: {int(u['group'])}, binding: {int(u['binding'])}, name: {js_literal(u['name'])}, "
+            f"data: new Uint8Array([\n      {body},\n    ]) }}")
+
+
+def uniform_exports(program: ExportProgram) -> str:
+    """UNIFORMS: each uniform binding's slot and the bytes the module fills it with."""
+    rows = "".join(_uniform_row(u) + ",\n" for u in program.uniforms)
+    return f"""\
+/** A uniform params struct, laid out by WGSL's uniform rules: bound by the kernel itself. */
+export interface UniformSpec {{
+  readonly group: number;
+  readonly binding: number;
+  readonly name: string;
+  /** The struct's bytes at the exported size and parameters. */
+  readonly data: Uint8Array;
+}}
+export const UNIFORMS: readonly UniformSpec[] = [
+{rows}];
+"""
+
+
+def pass_exports(program: ExportProgram) -> str:
+    """MODULES (WGSL of each module, [0] the result's own) and PASSES, in the order they run."""
+    others = "".join(f",\n  {template_literal(m)}" for m in program.modules[1:])
+    rows = "".join(f"  {js_literal(_pass_row(p))},\n" for p in program.passes)
+    subgroups = [uses_subgroups(m) for m in program.modules]
+    return f"""\
+/** Every WGSL module the passes are built from: [0] is WGSL, the others are passes the
+ *  result left to the workload, byte for byte as they ran. */
+export const MODULES: readonly string[] = [WGSL{others}];
+const MODULE_SUBGROUPS: readonly boolean[] = {js_literal(subgroups)};
+const BROWSER_MODULES: readonly string[] = MODULES.map((code, i) =>
+  MODULE_SUBGROUPS[i] ? "enable subgroups;\\n" + code : code);
+/** Bind group layouts each pipeline has (an empty one for a group no binding uses). */
+export const GROUPS = {program.groups};
+export type LayoutType = "storage" | "read-only-storage" | "uniform";
+export interface PassSpec {{
+  readonly label: string;
+  readonly entry: string;
+  /** Index into MODULES. */
+  readonly module: number;
+  readonly dispatch: readonly [number, number, number];
+  readonly constants: Readonly<Record<string, number>>;
+  /** [group, binding, type] of every binding, as this pass's module declares it. */
+  readonly layout: readonly (readonly [number, number, LayoutType])[];
+  readonly workgroup: readonly [number, number, number];
+}}
+/** The dispatches, run in this order in one command encoder. */
+export const PASSES: readonly PassSpec[] = [
+{rows}];
+"""
+
+
+def _pass_row(p) -> dict:
+    return {"label": p.label, "entry": p.entry, "module": p.module, "dispatch": list(p.dispatch),
+            "constants": dict(p.constants), "layout": p.layout, "workgroup": list(p.workgroup)}
+
+
+def required_limits(program: ExportProgram) -> dict[str, int]:
+    """The least a device must allow for this program and size; defaults can be lower."""
+    sizes = [b["bytes"] for b in program.buffers]
+    wgs = [p.workgroup for p in program.passes]
+    limits = {
+        "maxStorageBuffersPerShaderStage": len(program.buffers),
+        "maxStorageBufferBindingSize": max(sizes),
+        "maxBufferSize": max(sizes),
+        "maxComputeInvocationsPerWorkgroup": max(w[0] * w[1] * w[2] for w in wgs),
+        "maxComputeWorkgroupSizeX": max(w[0] for w in wgs),
+        "maxComputeWorkgroupSizeY": max(w[1] for w in wgs),
+        "maxComputeWorkgroupSizeZ": max(w[2] for w in wgs),
+        "maxComputeWorkgroupsPerDimension": max(max(p.dispatch) for p in program.passes),
+    }
+    if program.groups > 1:
+        limits["maxBindGroups"] = program.groups
+    if program.uniforms:
+        limits["maxUniformBuffersPerShaderStage"] = len(program.uniforms)
+        limits["maxUniformBufferBindingSize"] = max(-(-len(u["data"]) // 16) * 16 for u in program.uniforms)
+    return limits
