@@ -106,10 +106,26 @@ def _print_report(args: argparse.Namespace, report: Report, seeds: list[int]) ->
     return 0
 
 
+def _failed_document(args: argparse.Namespace, run: Run, exc: Exception) -> None:
+    """``--json`` when the run failed (its baseline did not verify, say): a document that
+    says why and holds every result there is, instead of nothing on stdout."""
+    if not args.json:
+        return
+    from vajra_tui.engine.run.report import result_dict
+
+    results = [result_dict(r) for r in run.session.results.values()]
+    print(json.dumps({"error": " ".join(str(exc).split()), "winner": None, "results": results}, indent=2))
+
+
 async def bench(args: argparse.Namespace, settings: Settings) -> int:
+    from vajra_tui.engine.session import BaselineError
+
     run, progress = _build(args, settings, "bench")
     try:
         report = await run.bench()
+    except BaselineError as exc:
+        _failed_document(args, run, exc)
+        raise
     finally:
         await _close(run, progress)
     if args.show_source:
@@ -121,6 +137,7 @@ async def bench(args: argparse.Namespace, settings: Settings) -> int:
 
 async def tune(args: argparse.Namespace, settings: Settings) -> int:
     from vajra_tui.engine.scale.lanes import LanesLost
+    from vajra_tui.engine.session import BaselineError
 
     run, progress = _build(args, settings, "tune")
     lost: LanesLost | None = None
@@ -128,6 +145,9 @@ async def tune(args: argparse.Namespace, settings: Settings) -> int:
         report = await run.tune()
     except LanesLost as exc:  # every lane lost: what finished is still shown, then the error
         lost = exc
+    except BaselineError as exc:
+        _failed_document(args, run, exc)
+        raise
     finally:
         await _close(run, progress)
     if lost is not None:

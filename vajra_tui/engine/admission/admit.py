@@ -212,8 +212,8 @@ class Admission:
     async def _right_size(self, result: CandidateResult, st: Stitched, source: str, probe: bool) -> bool:
         """Find a kernel dispatched many times over, say so, and time it on the grid it needs;
         ``probe``: whether the probe applies (screening.probe_applies, found when staged)."""
-        if result.id == "baseline" or not probe:
-            return True  # the workload declares its baseline's grid
+        if not probe or len(st.passes) > 1:
+            return True  # a multi-pass program is dispatched on the grids its workload declares
 
         async def covers(grid: tuple[int, int, int]) -> bool:
             verdict = await self.client.request(Verify(cid=result.id, seed=self.seeds[0], grid=list(grid)),
@@ -228,9 +228,16 @@ class Admission:
             return True
         tile = (st.tile[0] * fx, st.tile[1] * fy)
         result.over_dispatch = [fx, fy]
+        if self.workload.grid is not None:  # the workload's own grid: said, not changed
+            self.session.emit(Notice(level="warning", message=(
+                f"{'the baseline' if result.id == 'baseline' else result.name}: dispatched {fx * fy}x over: "
+                f"{fx}x{fy} times fewer workgroups than the workload's grid ({st.dispatch[0]}x"
+                f"{st.dispatch[1]}) also verify; its time includes the extra workgroups")))
+            return True
         resized = self.stitch(source, tile, constants=st.given)
         self.session.emit(Notice(level="warning", message=(
-            f"{result.name}: dispatched {fx * fy}x over: {st.dispatch[0]}x{st.dispatch[1]} workgroups "
+            f"{'the baseline' if result.id == 'baseline' else result.name}: dispatched {fx * fy}x over: "
+            f"{st.dispatch[0]}x{st.dispatch[1]} workgroups "
             f"planned from its tile {st.tile[0]}x{st.tile[1]}, but {resized.dispatch[0]}x"
             f"{resized.dispatch[1]} cover the output (each workgroup computes {tile[0]}x{tile[1]}); "
             f"timed on that grid. Declare it with `// tile: {tile[0]}x{tile[1]}`.")))

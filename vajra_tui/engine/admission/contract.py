@@ -117,12 +117,13 @@ def plan_dispatch(grid: tuple[int, int], tile: tuple[int, int],
 
 
 def prelude(workload: Workload, size: Size, tiles: tuple[int, int], dispatch_x: int,
-            skip: set, taken: set[str] | None = None) -> str:
+            skip: set, taken: set[str] | None = None, prelude_body: str = "") -> str:
     """The generated lines in front of a kernel: size constants, tile helpers, and the
     bindings (``skip``: the slots it declares itself; ``taken``: names it declares)."""
     taken = taken or set()
     lines = [f"// ---- vajra prelude: {workload.name} {workload.label(size)} (generated) ----"]
-    lines += [f"const {dim}: u32 = {size[dim]}u;" for dim in workload.dims if dim not in taken]
+    overrides = set(_overrides(prelude_body)) if prelude_body else set()  # sized by the host: constants
+    lines += [f"const {dim}: u32 = {size[dim]}u;" for dim in workload.dims if dim not in overrides]
     lines += [
         f"const TILES_X: u32 = {tiles[0]}u;",
         f"const TILES_Y: u32 = {tiles[1]}u;",
@@ -228,7 +229,7 @@ def stitch(workload: Workload, size: Size, body: str, max_dim: int = 65535,
     plans = [_plan(workload, size, rest, index, entry, consts, params, max_dim, tile) for index, entry in own]
     first = plans[0]
     head = directives_for(workload, enables) + prelude(workload, size, first.tiles, first.dispatch[0],
-                                                      declared, module_names(rest))
+                                                      declared, module_names(rest), rest)
     source = head + rest
     try:
         uniforms = uniform_bytes(workload, size, params)
@@ -286,6 +287,13 @@ def _plan(workload: Workload, size: Size, rest: str, index: int, entry: str, con
     if problem is not None:
         raise ContractError(problem)
     return _Planned(index, entry, label, wg, tile, tiles, dispatch)
+
+
+def _overrides(rest: str) -> list[str]:
+    try:
+        return override_names(rest)
+    except Exception:  # noqa: BLE001 - the compiler will say what is wrong with the text
+        return []
 
 
 def _overrides_from_size(workload: Workload, size: Size, rest: str) -> dict[str, int | float | bool]:
@@ -379,7 +387,8 @@ def parse_only_source(workload: Workload, size: Size, body: str) -> Stitched:
     enables, rest = hoist_enables(body)
     directives = directives_for(workload, enables)
     try:  # bindings the body declares itself must not be declared twice
-        own = {(decl.group, decl.binding) for decl in storage_bindings(rest, include_all=True)}
+        own = {(decl.group, decl.binding) for decl in storage_bindings(rest, include_all=True)
+               if decl.address_space in ("storage", "uniform")}
         taken = module_names(rest)
     except Exception:  # noqa: BLE001 - the body may not even tokenize; the compiler will say why
         own, taken = set(), set()

@@ -25,12 +25,15 @@ RESULT_FIELDS = (
     "source_sha256", "strategy", "origin", "generation", "rewrites", "deadline_s", "browser",
     "browser_diagnostics", "browser_invalid", "over_dispatch", "duplicate_of", "batch", "warmup",
     "cache_state", "telemetry", "history", "params", "constants", "lane", "adapter_index",
+    "passes", "pass_ms", "uniforms",
 )
 
 
 def result_dict(r: CandidateResult) -> dict[str, Any]:
     """One result as the JSON document lists it, fields in a fixed order."""
     data = r.model_dump(include=set(RESULT_FIELDS))
+    # a pass's module is in the export; the document names each pass, its entry and grid
+    data["passes"] = [{k: v for k, v in p.items() if k != "source"} for p in data["passes"]]
     return {k: data[k] for k in RESULT_FIELDS}
 
 

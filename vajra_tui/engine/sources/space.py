@@ -18,6 +18,7 @@ from typing import Iterator, Sequence, Union
 
 from vajra_tui.engine.sources.require import MAX_MAGNITUDE, ParamsError, RequireLimit, evaluate, probe
 from vajra_tui.engine.sources.require import names as require_names
+from vajra_tui.engine.admission.templates import template_names
 from vajra_tui.engine.wgsl.tokens import override_names
 from vajra_tui.engine.workloads import Size
 
@@ -67,7 +68,7 @@ class Space:
 
 def read_space(kernel: str, source: str, dims: tuple[str, ...] = ()) -> Space:
     """The space a kernel declares; an empty one (just the kernel) when it has no ``// tune:``."""
-    declared = override_names(source)
+    declared = override_names(source) + template_names(source)  # a template's {{NAME}} tunes too
     axes: dict[str, tuple[Value, ...]] = {}
     requires: list[tuple[int, str]] = []
     for number, line in enumerate(source.splitlines(), 1):

@@ -10,6 +10,8 @@ a side-by-side ratio; a result keeps the numbers of the batches it was timed in 
 
 from __future__ import annotations
 
+import statistics
+
 from dataclasses import dataclass, field
 from typing import Protocol, Sequence
 
@@ -114,13 +116,15 @@ class BatchTiming:
             self.session.emit(Notice(level="warning", message=(
                 f"batch {batch}: the SM clock moved {telemetry.sm_clock_drift:.0%} while it was "
                 "timed; its numbers are less comparable")))
-        for cid, times, verdict in zip(ids, reply.ts_ms, reply.verdicts):
+        for index, (cid, times, verdict) in enumerate(zip(ids, reply.ts_ms, reply.verdicts)):
             run = runs[cid]
             run.telemetry = telemetry
             run.ts, run.streamed = list(times), True
             for rnd, ms in enumerate(times):
                 self.session.emit(DispatchTimed(id=cid, round=rnd, ms=ms, method="timestamp"))
             self._timed_verdict(run, verdict)
+            if reply.pass_ms is not None and cid in self.session.results:
+                self.session.results[cid].pass_ms = pass_medians(reply.pass_ms[index])
         return True
 
     async def _time_rounds(self, runs: dict[str, _Timed]) -> None:
@@ -219,3 +223,10 @@ def _keep_history(result: CandidateResult) -> None:
     result.history.append({"batch": result.batch, "median_ms": result.median_ms,
                            "iqr_ms": result.iqr_ms, "speedup": result.speedup,
                            "timing": result.timing, "reps": len(result.times_ms), "lane": result.lane})
+
+
+def pass_medians(rounds: list[list[float]]) -> list[float]:
+    """Each pass's median over the timed rounds (a single-pass result has none)."""
+    if not rounds or len(rounds[0]) < 2:
+        return []
+    return [float(statistics.median(r[k] for r in rounds)) for k in range(len(rounds[0]))]
