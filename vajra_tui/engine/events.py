@@ -191,6 +191,10 @@ class CandidateResult(_Model):
     passes: list[dict[str, Any]] = Field(default_factory=list)
     pass_ms: list[float] = Field(default_factory=list)
     uniforms: dict[str, str] = Field(default_factory=dict)
+    # Whether the kernel fits WebGPU's default limits and the features asked for (None: not
+    # judged), and why not: under ``--limits portable`` a kernel that does not is never crowned.
+    portable: bool | None = None
+    portability: list[str] = Field(default_factory=list)
 
 
 class WorkloadInfo(_Model):
@@ -225,6 +229,9 @@ class SessionStarted(_Event):
     reps: int = 9
     seeds: list[int] = Field(default_factory=list)
     fresh_seed: int | None = None  # drawn for this run: what a kernel must verify on before a crown
+    # The limits a crowned kernel must fit: WebGPU's defaults ("portable") or this adapter's
+    # (None: a recording made before the choice existed, when it was always the adapter's).
+    limits: Literal["portable", "adapter"] | None = None
 
 
 class CalibrationReady(_Event):
@@ -359,6 +366,8 @@ class RankingReady(_Event):
     batch: int | None = None
     final: bool = False
     headline: str = ""
+    # The fastest verified kernel here when it is not the winner (it breaks the portable limits).
+    fastest_id: str | None = None
 
 
 class LaneInfo(_Model):
