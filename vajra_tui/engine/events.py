@@ -195,6 +195,17 @@ class CandidateResult(_Model):
     # judged), and why not: under ``--limits portable`` a kernel that does not is never crowned.
     portable: bool | None = None
     portability: list[str] = Field(default_factory=list)
+    # What a real browser (headless Chromium, WebGPU) said of the exported module, when one
+    # judged it: its adapter in words, the adapter's limits and features, the features the
+    # kernel asked the device for, its compile messages, and the median of its timestamped
+    # dispatches there (ms; software adapters such as SwiftShader say so in the adapter).
+    browser_judge: str = ""  # "chromium 156 (headless)" | "node/dawn" | "" when none ran
+    browser_adapter: str = ""
+    browser_limits: dict[str, int] = Field(default_factory=dict)
+    browser_features: list[str] = Field(default_factory=list)
+    browser_used_features: list[str] = Field(default_factory=list)
+    browser_messages: list[Diagnostic] = Field(default_factory=list)
+    browser_ms: float | None = None
 
 
 class WorkloadInfo(_Model):
