@@ -210,6 +210,13 @@ BAD_PARTS = {
     "size": lambda r, d, w: (r, d, w.model_copy(update={"size": {"M\u2028x": 512, "N": 512, "K": 512}})),
     "constants": lambda r, d, w: (r.model_copy(update={"constants": {"X\u2028globalThis.PWNED=1": 1}}), d, w),
     "workload.name": lambda r, d, w: (r, d, w.model_copy(update={"name": "sgemm\u2028x"})),
+    # #23: a pass label becomes a file name, an entry point stands in code, uniforms are bytes
+    "result.passes[1].label": lambda r, d, w: (r.model_copy(update={"passes": [
+        {"label": "main", "entry": "main", "grid": list(r.grid), "own": True, "source": ""},
+        {"label": "../../etc/x", "entry": "main", "grid": [1, 1, 1], "own": False, "source": "fn f() {}"}]}), d, w),
+    "result.passes[0].entry": lambda r, d, w: (r.model_copy(update={"passes": [
+        {"label": "a", "entry": "main\u2028globalThis.PWNED=1", "grid": list(r.grid), "own": True}]}), d, w),
+    "result.uniforms": lambda r, d, w: (r.model_copy(update={"uniforms": {"A": "00"}}), d, w),
 }
 
 
