@@ -348,3 +348,36 @@ def test_duplicates_count_once_and_no_kernel() -> None:
     assert extract_for(reply, "A").candidates == 1
     assert extract_for("I can't help with that.", "A") == Extracted("", "", None, 0, False, 0)
     assert extract_kernels("```wgsl\nfn helper() {}\n```") == []
+
+
+# ---- a user's workload names its own entry points ------------------------------------
+
+from vajra_tui.engine.sources.llm.extract import MAX_KERNELS, extract_for, extract_kernels  # noqa: E402
+
+NAMED = KERNEL.replace("fn main", "fn scale_rows")
+
+
+def test_a_kernel_whose_entry_point_is_the_workloads_is_found_and_variants_are_split() -> None:
+    reply = (f"## Variant A\n```wgsl\n{NAMED}\n```\n## Variant B\n```wgsl\n"
+             f"// Variant B\n{NAMED.replace('64', '128')}\n```\n")
+    a = extract_for(reply, "A", ("scale_rows",))
+    b = extract_for(reply, "B", ("scale_rows",))
+    assert a.complete and a.source.strip() == NAMED and a.label == "A" and a.candidates == 2
+    assert b.complete and "@workgroup_size(128)" in b.source and b.label == "B"
+    # a built-in still wants `fn main`: the same reply holds no complete kernel for it
+    assert not extract_for(reply, "A").complete
+    # and a `fn main` reply is no kernel of a workload whose entry point is scale_rows
+    assert not extract_for(f"```wgsl\n{KERNEL}\n```", "A", ("scale_rows",)).complete
+
+
+def test_one_block_with_two_variants_of_a_named_entry_point_is_cut_in_two() -> None:
+    block = f"// Variant A\n{NAMED}\n\n// Variant B\n{NAMED.replace('64', '32')}\n"
+    kernels = extract_kernels(f"```wgsl\n{block}```\n", ("scale_rows",))
+    assert [k.label for k in kernels] == ["A", "B"] and all(k.complete for k in kernels)
+    assert "@workgroup_size(32)" in kernels[1].source and "@workgroup_size(32)" not in kernels[0].source
+
+
+def test_the_entry_point_limit_counts_the_workloads_entry_points() -> None:
+    reply = "```wgsl\n" + "\n".join([NAMED] * (MAX_KERNELS + 1)) + "\n```\n"
+    got = extract_for(reply, "A", ("scale_rows",))
+    assert not got.source and f"{MAX_KERNELS + 1} `fn scale_rows` entry points" in got.reason

@@ -414,3 +414,76 @@ async def test_three_endless_slots_each_end_promptly(
     assert all(c.no_kernel_reason == reply_limit_reason() for c in cands)
     for c in cands:
         assert recorded_chars(events, c.id) <= MAX_SLOT_REPLY_CHARS
+
+
+# ---- a user's workload with its own entry point, groups and uniform, on the real engine ----
+
+SCALE_WORKLOAD = '''
+import numpy as np
+from vajra_tui import Binding, Workload
+
+BASELINE = """@compute @workgroup_size(1)
+fn scale_rows(@builtin(workgroup_id) wid: vec3<u32>) {
+    for (var c = 0u; c < params.cols; c++) {
+        B[wid.x * params.cols + c] = params.alpha * A[wid.x * params.cols + c];
+    }
+}
+"""
+
+WORKLOAD = Workload(
+    name="scale_rows_llm", summary="B = alpha * A, row by row", dims=("ROWS", "COLS"),
+    presets={"seed": {"ROWS": 8, "COLS": 48}},
+    bindings=(Binding(0, "A", "read", group=1), Binding(2, "B", "read_write", group=1),
+              Binding(3, "params", "uniform", struct="Params",
+                      fields=(("rows", "u32"), ("cols", "u32"), ("alpha", "f32")),
+                      values=lambda s, p: {"rows": s["ROWS"], "cols": s["COLS"], "alpha": 2.5})),
+    buffer_len=lambda s: {"A": s["ROWS"] * s["COLS"], "B": s["ROWS"] * s["COLS"]},
+    make_inputs=lambda s, rng: {"A": rng.standard_normal(s["ROWS"] * s["COLS"]).astype(np.float32)},
+    reference=lambda s, i: 2.5 * i["A"].astype(np.float64), flops=lambda s: s["ROWS"] * s["COLS"],
+    baseline=BASELINE, atol=1e-6, entry="scale_rows", grid=lambda s, p: (s["ROWS"], 1, 1))
+'''
+
+SCALE_REPLY = """Sixty-four invocations per row, striding over its columns:
+```wgsl
+@compute @workgroup_size(64)
+fn scale_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+    let row = wid.x * params.cols;
+    for (var c = lid.x; c < params.cols; c += 64u) {
+        B[row + c] = params.alpha * A[row + c];
+    }
+}
+```
+"""
+
+
+@pytest.mark.asyncio
+async def test_a_reply_defining_the_workloads_entry_point_verifies_on_the_real_engine(
+        gpu, server: LLMServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from vajra_tui.engine.session import Session
+    from vajra_tui.engine.tune import Tuner
+    from vajra_tui.engine.workloads.loader import load_file
+    from vajra_tui.settings import TimingSettings
+
+    monkeypatch.setenv("NEBIUS_API_KEY", KEY)
+    path = tmp_path / "scale_rows.py"
+    path.write_text(SCALE_WORKLOAD)
+    workload = load_file(path)
+    events: list[Any] = []
+    session = Session(workload, workload.size("seed"), gpu, events.append, TimingSettings(warmup=0, reps=2))
+    await session.start()
+    await session.run_baseline(time=True)
+    server.reply("scale", SCALE_REPLY)
+    llm = LLMSource(LLMSettings(base_url=server.url, model="scale", fallback_model="", timeout_s=20.0,
+                                first_token_timeout_s=10.0), session.emit, workload=workload)
+    try:
+        [cand] = await llm.propose(Tuner(session, llm).context(), ["A"])
+    finally:
+        await llm.aclose()
+    assert "fn scale_rows" in cand.source and "c += 64u" in cand.source and not cand.no_kernel_reason
+    prompt = server.messages("scale")[0]
+    assert "fn scale_rows(...)`, named `scale_rows`" in prompt[0]["content"]
+    for needle in ("@group(1) @binding(2) B: array<f32>", "rows=8, cols=48, alpha=2.5",
+                   "@group(0) @binding(3) var<uniform> params: Params;", "(8, 1, 1) workgroups"):
+        assert needle in prompt[1]["content"], needle
+    [result] = await session.evaluate([cand], generation=1)
+    assert result.status == "verified", result.reason

@@ -257,3 +257,124 @@ def test_feedback_names_which_of_several_kernels_was_measured() -> None:
     several = cands["g1-B"].model_copy(update={"reply_kernels": 3, "reply_label": "B"})
     feedback = build_messages(evolved(candidates={**cands, "g1-B": several}), "D")[-1]["content"]
     assert "of the 3 kernels in your reply, Vajra took the one for slot B" in feedback
+
+
+# ---- a user's workload: groups, uniforms, named entry points, explicit grids, passes ------
+
+from vajra_tui import Binding, Pass, Workload  # noqa: E402
+from vajra_tui.engine.sources.llm.extract import extract_for  # noqa: E402
+from vajra_tui.engine.sources.llm.prompts import system_prompt  # noqa: E402
+
+SCALE_KERNEL = """@compute @workgroup_size(64)
+fn scale_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+    for (var c = lid.x; c < params.cols; c += 64u) {
+        B[wid.x * params.cols + c] = params.alpha * A[wid.x * params.cols + c];
+    }
+}
+"""
+
+
+def _declared(**kw: Any) -> Workload:
+    """A workload as a user's file declares it: uniform params at group 0 binding 3, storage
+    at group 1 with a gap, entry ``scale_rows``, one workgroup per row."""
+    fields: dict[str, Any] = dict(
+        name="scale_rows", summary="B = alpha * A, row by row", dims=("ROWS", "COLS"),
+        presets={"seed": {"ROWS": 8, "COLS": 48}},
+        bindings=(Binding(0, "A", "read", group=1), Binding(2, "B", "read_write", group=1),
+                  Binding(3, "params", "uniform", struct="Params",
+                          fields=(("rows", "u32"), ("cols", "u32"), ("alpha", "f32")),
+                          values=lambda s, p: {"rows": s["ROWS"], "cols": s["COLS"], "alpha": 2.5})),
+        buffer_len=lambda s: {"A": s["ROWS"] * s["COLS"], "B": s["ROWS"] * s["COLS"]},
+        make_inputs=lambda s, rng: {"A": rng.standard_normal(s["ROWS"] * s["COLS"]).astype("float32")},
+        reference=lambda s, i: 2.5 * i["A"].astype("float64"), flops=lambda s: s["ROWS"] * s["COLS"],
+        baseline=SCALE_KERNEL, atol=1e-6, entry="scale_rows", grid=lambda s, p: (s["ROWS"], 1, 1))
+    fields.update(kw)
+    return Workload(**fields)
+
+
+def _user_context(wl: Workload) -> GenerationContext:
+    size = wl.size("seed")
+    return GenerationContext(workload=wl.info(size), device=device(), prelude=prelude(wl, size, (1, 1), 1, set()),
+                             baseline_source=wl.baseline, summary=wl.summary, output=wl.output.name,
+                             calibration=CAL)
+
+
+def test_a_user_workload_prompt_states_groups_uniforms_entry_and_grid() -> None:
+    wl = _declared()
+    system, user = (m["content"] for m in build_messages(_user_context(wl), "A", workload=wl))
+    for needle in ("@group(1) @binding(0) A: array<f32>, 384 elements (input, read-only); `var<storage, read>`",
+                   "@group(1) @binding(2) B: array<f32>, 384 elements (output, read_write: write every "
+                   "element); `var<storage, read_write>`",
+                   "Bindings (groups 0, 1), declared by the prelude:",
+                   "@group(0) @binding(3) params: uniform, one `Params` holding at this size: rows=8, "
+                   "cols=48, alpha=2.5",
+                   "struct Params {\n    rows: u32,\n    cols: u32,\n    alpha: f32,\n}",
+                   "@group(0) @binding(3) var<uniform> params: Params;",
+                   "Entry point: `@compute fn scale_rows` (not `main`)",
+                   "Dispatch: the workload gives its grid explicitly: (8, 1, 1) workgroups (x, y, z)",
+                   "`// tile:` headers are ignored for it"):
+        assert needle in user, needle
+    # the tile planning text is not said for a grid the workload gives
+    assert "Output grid:" not in user and "`// tile: 64x64`" not in user
+    assert "fn scale_rows(...)`, named `scale_rows`" in system and "fn main" not in system
+    assert "`// tile:` headers are ignored" in system and "Find your tile" not in system
+    assert system == system_prompt(_user_context(wl), wl)
+
+
+def test_without_the_workload_the_context_still_gives_groups_and_the_entry_point() -> None:
+    wl = _declared()
+    system, user = (m["content"] for m in build_messages(_user_context(wl), "A"))
+    assert "@group(1) @binding(2) B: array<f32>" in user and "`var<uniform>`" in user
+    assert "fn scale_rows(...)`, named `scale_rows`" in system  # read from the baseline's text
+
+
+def test_fill_inout_and_scratch_are_said_in_wgsl_terms() -> None:
+    wl = _declared(
+        bindings=(Binding(0, "A", "inout"), Binding(1, "acc", "read_write", fill=0),
+                  Binding(2, "tmp", "scratch")),
+        buffer_len=lambda s: {"A": 4, "acc": 4, "tmp": 4},
+        reference=lambda s, i: {"A": i["A"] * 1.0, "acc": i["A"] * 1.0},
+        baseline=SCALE_KERNEL.replace("params.cols", "COLS").replace("params.alpha", "1.0"))
+    system, user = (m["content"] for m in build_messages(_user_context(wl), "A", workload=wl))
+    for needle in ("@group(0) @binding(0) A: array<f32>, 4 elements (holds an input; your kernel reads it "
+                   "and overwrites it in place); `var<storage, read_write>`",
+                   "@binding(1) acc: array<f32>, 4 elements (output, starts at 0: accumulate into it); "
+                   "`var<storage, read_write>`",
+                   "@binding(2) tmp: array<f32>, 4 elements (scratch: an intermediate between passes, "
+                   "poisoned before each run)",
+                   "starts at a value or holds an input starts so instead"):
+        assert needle in user, needle
+    assert "Outputs start as NaN unless the request says" in system
+
+
+TWO_PASS = """@compute @workgroup_size(64)
+fn row_sums(@builtin(workgroup_id) wid: vec3<u32>) { sums[wid.x] = 0.0; }
+@compute @workgroup_size(64)
+fn normalize(@builtin(global_invocation_id) g: vec3<u32>) { if (g.x < ROWS * COLS) { B[g.x] = A[g.x]; } }
+"""
+
+
+def test_a_two_pass_workload_lists_its_passes_and_what_a_reply_may_replace() -> None:
+    wl = _declared(
+        bindings=(Binding(0, "A", "read"), Binding(1, "B", "read_write"), Binding(2, "sums", "scratch")),
+        buffer_len=lambda s: {"A": s["ROWS"] * s["COLS"], "B": s["ROWS"] * s["COLS"], "sums": s["ROWS"]},
+        baseline=TWO_PASS, entry="main", grid=None,
+        passes=(Pass("row_sums", lambda s, p: (s["ROWS"], 1, 1), name="sum rows"),
+                Pass("normalize", lambda s, p: (-(-s["ROWS"] * s["COLS"] // 64), 1, 1))))
+    ctx = _user_context(wl)
+    system, user = (m["content"] for m in build_messages(ctx, "B", workload=wl))
+    for needle in ("Passes: this workload runs 2 dispatches in this order",
+                   "1. sum rows: `@compute fn row_sums`, grid (8, 1, 1) workgroups (x, y, z)",
+                   "2. normalize: `@compute fn normalize`, grid (6, 1, 1) workgroups (x, y, z)",
+                   "A reply may replace one pass (define only that entry point) or all of them (define "
+                   "every entry point: `row_sums`, `normalize`); the passes it does not define run from "
+                   "the workload's own module",
+                   "Each pass's grid is fixed by the workload: `// tile:` headers are ignored."):
+        assert needle in user, needle
+    assert "named as the workload's passes: `row_sums`, `normalize`" in system
+    # a reply of both passes is one kernel; a reply of one pass is a kernel too
+    both = extract_for(f"```wgsl\n{TWO_PASS}```\n", "B", wl.entries)
+    assert both.complete and both.candidates == 1 and "fn row_sums" in both.source and "fn normalize" in both.source
+    one = extract_for("```wgsl\n@compute" + TWO_PASS.split("@compute")[2] + "```\n",
+                      "B", wl.entries)
+    assert one.complete and "fn normalize" in one.source and "row_sums" not in one.source

@@ -22,7 +22,9 @@ from vajra_tui.engine.candidate import Candidate, GenerationContext
 from vajra_tui.engine.events import CandidateQueued, Event, ModelFailover, Notice
 from vajra_tui.engine.sources.llm.extract import Extracted, extract_for, strip_think
 from vajra_tui.engine.sources.base import STRATEGIES, CandidateSource
+from vajra_tui.engine.sources.llm.prompt_workload import entry_points
 from vajra_tui.engine.sources.llm.prompts import build_messages
+from vajra_tui.engine.sources.llm.reply_shapes import MAIN
 from vajra_tui.engine.sources.llm.stream import (
     CAPPED, MAX_SLOT_REPLY_CHARS, AttemptFailed, Failure, Reply, SlotBudget, StreamReader,
     Unauthorized, reply_limit_reason,
@@ -33,6 +35,7 @@ __all__ = ["EXTRACT_TIMEOUT_S", "LLMSource", "MAX_SLOT_REPLY_CHARS", "SHORTER", 
 
 if TYPE_CHECKING:
     from vajra_tui.engine.sources.llm.grounding import Grounding
+    from vajra_tui.engine.workloads.base import Workload
 
 UNAUTHORIZED = "API key rejected (401)"
 SHORTER = ("Your reply was cut off at the token limit (max_tokens={max_tokens}) before the kernel "
@@ -49,14 +52,16 @@ EXTRACT_TIMEOUT_S = 30.0
 the reply size capped); it only makes sure a slot's card ends if a scan ever regresses."""
 
 
-def extract(reply: str, strategy: str) -> Extracted:
-    """The kernel meant for ``strategy`` out of a reply that may hold several variants.
+def extract(reply: str, strategy: str, entries: Sequence[str] = MAIN) -> Extracted:
+    """The kernel meant for ``strategy`` out of a reply that may hold several variants
+    (``entries``: the workload's entry points, ``main`` for a built-in).
 
     Never raises: any failure to read a reply becomes that slot's no-kernel reason, so
     its candidate (and its card in the TUI) still ends.
     """
     try:
-        found = extract_for(reply, strategy)
+        # a built-in's call stays two-argument, as callers that wrap extract_for expect
+        found = extract_for(reply, strategy) if tuple(entries) == MAIN else extract_for(reply, strategy, entries)
     except Exception as exc:  # noqa: BLE001 - a bad reply is one slot's outcome, not a crash
         detail = (str(exc).splitlines() or [""])[0][:160]
         return Extracted("", strip_think(reply)[1], None, 0, False, 0,
@@ -66,10 +71,10 @@ def extract(reply: str, strategy: str) -> Extracted:
     return found
 
 
-async def extract_off_loop(reply: str, strategy: str) -> Extracted:
+async def extract_off_loop(reply: str, strategy: str, entries: Sequence[str] = MAIN) -> Extracted:
     """:func:`extract` in a worker thread, so a long reply never stalls the event loop."""
     try:
-        return await asyncio.wait_for(asyncio.to_thread(extract, reply, strategy), EXTRACT_TIMEOUT_S)
+        return await asyncio.wait_for(asyncio.to_thread(extract, reply, strategy, entries), EXTRACT_TIMEOUT_S)
     except asyncio.TimeoutError:
         return Extracted("", "", None, 0, False, 0,
                          reason=f"kernel extraction took over {EXTRACT_TIMEOUT_S:g} s")
@@ -92,16 +97,20 @@ class LLMSource(CandidateSource):
     """Proposes kernels by asking a Nemotron model once per strategy, concurrently.
 
     With ``grounding`` (Tavily), the first generation's prompts carry search results for
-    each strategy and later ones results for the compiler's first errors.
+    each strategy and later ones results for the compiler's first errors. With ``workload``
+    (the declaration itself), the prompts also state what the context's WorkloadInfo does
+    not hold (uniform values, fills, an explicit grid, the passes); without it the entry
+    points a reply must define are read from the baseline's text.
     """
 
     label = "nemotron"
 
     def __init__(self, settings: LLMSettings, emit: Callable[[Event], None],
-                 grounding: Grounding | None = None) -> None:
+                 grounding: Grounding | None = None, workload: Workload | None = None) -> None:
         self.settings = settings
         self.emit = emit
         self.grounding = grounding
+        self.workload = workload
         self.unauthorized = False
         self._client: openai.AsyncOpenAI | None = None
 
@@ -185,7 +194,8 @@ class LLMSource(CandidateSource):
         failures: list[str] = []
         results = await asyncio.gather(
             *(
-                self._one(ctx, cid, name, strategy, build_messages(ctx, strategy, grounding), failures)
+                self._one(ctx, cid, name, strategy, build_messages(ctx, strategy, grounding, self.workload),
+                          failures)
                 for cid, name, strategy in slots
             )
         )
@@ -236,12 +246,13 @@ class LLMSource(CandidateSource):
         base = Candidate(id=cid, name=name, strategy=strategy, generation=ctx.generation,
                          messages=messages)
         limit, budget = self.settings.max_tokens, SlotBudget()
+        entries = entry_points(ctx, self.workload)
         try:
             outcome = await self._ask(messages, cid, budget)
             if isinstance(outcome, Failure):
                 failures.append(outcome.summary)
                 return self._failed(base, outcome)
-            reply, kernel, thoughts = outcome, await extract_off_loop(outcome.content, strategy), []
+            reply, kernel, thoughts = outcome, await extract_off_loop(outcome.content, strategy, entries), []
             if reply.finish_reason == "length" and not kernel.complete:
                 # Cut off before the kernel was complete: ask once more, for a shorter answer.
                 self.emit(Notice(message=f"{name}: {cut_off_reason(limit)}; asking once more for "
@@ -253,7 +264,7 @@ class LLMSource(CandidateSource):
                 if isinstance(again, Reply):
                     thoughts = [*reply.reasoning, kernel.reasoning]
                     reply, messages = again, again_messages
-                    kernel = await extract_off_loop(again.content, strategy)
+                    kernel = await extract_off_loop(again.content, strategy, entries)
         except Unauthorized:
             if not self.unauthorized:
                 self.unauthorized = True

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Sequence
 
 from vajra_tui.engine.sources.llm.reply_labels import Sections, block_label, comment_letter, hint_label
-from vajra_tui.engine.sources.llm.reply_shapes import Piece, find_blocks, split_block
+from vajra_tui.engine.sources.llm.reply_shapes import MAIN, Piece, entry_pattern, find_blocks, split_block
 
 THINK_OPEN = "<think>"
 THINK_CLOSE = "</think>"
@@ -27,10 +28,9 @@ MAX_REPLY_CHARS = 400_000
 ``max_tokens`` a chat model streams in one answer; keeps the linear scans below
 a second or two."""
 MAX_KERNELS = 64
-"""Most ``fn main`` in one reply. Real replies hold one to six variants; cutting a
+"""Most ``fn main`` (entry points) in one reply. Real replies hold one to six variants; cutting a
 block into thousands of kernels, each borrowing from the others, is what made
 5000 ``fn main`` take 45 s."""
-_MAIN_COUNT = re.compile(r"\bfn\s++main\s*+\(")
 _NOT_NEWLINE = re.compile(r"[^\n]+")
 
 _FENCE = re.compile(r"```[ \t]*+([A-Za-z0-9_+-]*+)[^\n]*+\n(.*?)(```|\Z)", re.DOTALL)
@@ -254,20 +254,21 @@ def _check_size(reply: str) -> None:
                          f"over the {MAX_REPLY_CHARS}-character limit")
 
 
-def _check_kernels(text: str) -> None:
-    mains = sum(1 for _ in _MAIN_COUNT.finditer(text))
+def _check_kernels(text: str, entries: Sequence[str] = MAIN) -> None:
+    mains = sum(1 for _ in entry_pattern(tuple(entries)).finditer(text))
     if mains > MAX_KERNELS:
-        raise ReplyLimit(f"reply not searched for a kernel: {mains} `fn main` entry points, "
+        names = "`fn main`" if tuple(entries) == MAIN else f"`fn {entries[0]}`" if len(entries) == 1 else "`fn`"
+        raise ReplyLimit(f"reply not searched for a kernel: {mains} {names} entry points, "
                          f"over the limit of {MAX_KERNELS}")
 
 
-def _find(reply: str) -> tuple[list[_Found], str]:
+def _find(reply: str, entries: Sequence[str] = MAIN) -> tuple[list[_Found], str]:
     """Every kernel with its labels. Kernels cut from one block share the block's
     label only when none of them is labelled by its own comment."""
     _check_size(reply)
     reply = reply.replace("\r\n", "\n").replace("\r", "\n")
     text = _mask_think(reply)
-    _check_kernels(text)
+    _check_kernels(text, entries)
     reasoning = strip_think(reply)[1]
     lines = text.split("\n")
     sections = Sections(lines)
@@ -279,7 +280,7 @@ def _find(reply: str) -> tuple[list[_Found], str]:
             got, above = block_label(lines, block.span[0], prev_end, sections)
             letter, kw = got, kw or above
         prev_end = max(prev_end, block.span[1])
-        pieces = split_block(block, n)
+        pieces = split_block(block, n, entries)
         own = [comment_letter(p.header) for p in pieces]
         shared = len(pieces) == 1 or not any(own)
         for p, mine in zip(pieces, own):
@@ -297,19 +298,19 @@ def _count(found: list[_Found]) -> int:
     return len({" ".join(f.piece.source.split()) for f in found if f.piece.complete})
 
 
-def extract_kernels(reply: str) -> list[Extracted]:
+def extract_kernels(reply: str, entries: Sequence[str] = MAIN) -> list[Extracted]:
     """Every kernel in the reply, in reply order, with its label.
 
     Incomplete ones (cut off, or fragments with ``...``) are listed too, with their
     partial text and ``complete=False``. Raises :class:`ReplyLimit` for a reply
     past the extractor's limits.
     """
-    found, reasoning = _find(reply)
+    found, reasoning = _find(reply, entries)
     count = _count(found)
     return [_extracted(f, reasoning, count) for f in found]
 
 
-def extract_for(reply: str, strategy: str) -> Extracted:
+def extract_for(reply: str, strategy: str, entries: Sequence[str] = MAIN) -> Extracted:
     """The kernel the reply wrote for ``strategy``'s slot ("A", "B", ... "D").
 
     Preference, the LAST complete kernel winning within a tier (models iterate
@@ -321,10 +322,11 @@ def extract_for(reply: str, strategy: str) -> Extracted:
     When the slot's kernel is cut off or a fragment and nothing complete
     qualifies, ``source`` is "" and ``complete`` False, with that partial
     kernel's ``line`` and ``label`` for diagnostics. A reply past a limit gets
-    no kernel, with the limit in ``reason``.
+    no kernel, with the limit in ``reason``. ``entries``: the workload's entry points
+    (``main`` for a built-in); a kernel is complete when it defines one of them.
     """
     try:
-        found, reasoning = _find(reply)
+        found, reasoning = _find(reply, entries)
     except ReplyLimit as limit:
         return Extracted("", strip_think(reply)[1], None, 0, False, 0, reason=str(limit))
     count = _count(found)

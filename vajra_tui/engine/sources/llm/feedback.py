@@ -15,6 +15,7 @@ from vajra_tui.engine.candidate import Candidate, GenerationContext
 from vajra_tui.engine.events import CandidateResult, Diagnostic
 from vajra_tui.engine.sources.llm import prompt_parts as p
 from vajra_tui.engine.sources.llm.extract import strip_think
+from vajra_tui.engine.workloads.base import Workload
 
 try:
     from vajra_tui.engine.wgsl.diagnostics import format_for_model
@@ -265,8 +266,10 @@ def _conversation(c: Candidate | None) -> list[dict[str, str]] | None:
     return [dict(m) for m in c.messages] + [{"role": "assistant", "content": answer}]
 
 
-def evolution_messages(ctx: GenerationContext, strategy: str,
-                       grounding: list[dict] | None) -> list[dict[str, str]]:
+def evolution_messages(ctx: GenerationContext, strategy: str, grounding: list[dict] | None,
+                       workload: Workload | None = None) -> list[dict[str, str]]:
+    """The winner's own conversation and the feedback; a winner no model wrote starts afresh
+    with the full contract (``workload``: as in generation 1)."""
     w = ctx.winner
     history = _conversation(ctx.candidates.get(w.id)) if w is not None else None
     if history is not None:
@@ -278,5 +281,5 @@ def evolution_messages(ctx: GenerationContext, strategy: str,
     else:
         shown = ("No candidate has verified yet. The baseline with line numbers (they are not part "
                  "of the code):\n" + p.fence(p.numbered(ctx.baseline_source), "text"))
-    user = "\n\n".join([p.contract_text(ctx), shown, feedback_text(ctx, strategy, grounding, False)])
-    return [{"role": "system", "content": p.SYSTEM_PROMPT}, {"role": "user", "content": user}]
+    user = "\n\n".join([p.contract_text(ctx, workload), shown, feedback_text(ctx, strategy, grounding, False)])
+    return [{"role": "system", "content": p.system_prompt(ctx, workload)}, {"role": "user", "content": user}]

@@ -1,7 +1,8 @@
 """The pieces every request to the kernel-writing model is built from.
 
-The system prompt, the strategy briefs, the contract's sections (workload, grid and
-tile, verification, prelude, baseline, ceilings, adapter, browsers) and the small
+The strategy briefs (the system prompt is in system.py, re-exported here), the contract's
+sections (workload, grid and tile or the workload's own grid and passes, verification,
+prelude, baseline, ceilings, adapter, browsers) and the small
 formatters of measured numbers. Generation 1's request (prompts.py) and the feedback of
 later ones (feedback.py) both use them; they live below both, so that prompts.py can
 hand later generations to feedback.py without the two importing each other.
@@ -11,31 +12,10 @@ from __future__ import annotations
 
 from vajra_tui.engine.candidate import GenerationContext
 from vajra_tui.engine.events import CandidateResult
-
-SYSTEM_PROMPT = """\
-You are a GPU performance engineer writing WGSL compute kernels for WebGPU. Vajra, an
-auto-tuner, compiles your kernel on a real adapter, verifies every output element against
-a float64 reference and times it beside a baseline kernel.
-You write ONLY the kernel body under Vajra's contract:
-- Exactly one entry point: `@compute @workgroup_size(X, Y, Z) fn main(...)`, named `main`.
-  Helper functions, `const` values and `var<workgroup>` arrays are allowed.
-- Vajra stitches a prelude in front of your code: the size constants (all u32), TILES_X,
-  TILES_Y, DISPATCH_X, `fn vajra_tile(wid: vec3<u32>) -> vec2<u32>` and the storage
-  bindings. Never redeclare or shadow those names. You may redeclare a binding with another
-  element type (for example `array<vec4<f32>>`) at the same @group/@binding, but input
-  buffers stay `var<storage, read>`.
-- An optional first line `// tile: AxB` says how many output elements along x and y ONE
-  workgroup produces; Vajra sizes the dispatch grid from it.
-- Find your tile with `let tile = vajra_tile(workgroup_id);` (never use workgroup_id
-  directly); a workgroup with `tile.y >= TILES_Y` has no work.
-- The output starts as NaN: every output element must be written. Bounds-check every
-  global access: sizes need not be multiples of your tile.
-- workgroupBarrier(), storageBarrier() and workgroupUniformLoad() only in uniform control
-  flow: never after an early return or inside a branch or loop that depends on the
-  invocation id. Guard loads and stores instead of returning early.
-- `enable` directives only for features the request lists as enabled, first in the kernel.
-Answer with exactly one ```wgsl fenced code block holding the complete kernel. Keep any
-explanation short and before the block; write nothing after it."""
+from vajra_tui.engine.sources.llm.prompt_workload import binding_lines, dispatch_text, entry_points, explicit_grid
+# the system prompt lives in system.py; callers import it from here or from prompts.py
+from vajra_tui.engine.sources.llm.system import SYSTEM_PROMPT, not_all_nan, system_prompt  # noqa: F401
+from vajra_tui.engine.workloads.base import Workload
 
 STRATEGY_BRIEFS: dict[str, str] = {
     "A": "Strategy A - workgroup geometry: tune @workgroup_size and how many outputs each "
@@ -135,12 +115,15 @@ def tile_text(ctx: GenerationContext) -> str:
     ])
 
 
-def verification_text(ctx: GenerationContext) -> str:
+def verification_text(ctx: GenerationContext, own_start: bool = False) -> str:
+    """The NaN fill and the tolerance; ``own_start``: some buffer starts otherwise."""
     w = ctx.workload
     return (f"Verification: before every dispatch the output is filled with NaN, so every output "
             f"element must be written (an unwritten one fails as \"never written\"); NaN or Inf "
             f"never pass. Each element must satisfy |out - ref| <= atol + rtol*|ref| with "
-            f"atol={w.atol:g}, rtol={w.rtol:g}, on two input sets of signed values.")
+            f"atol={w.atol:g}, rtol={w.rtol:g}, on two input sets of signed values."
+            + (" A buffer the bindings above say starts at a value or holds an input starts so "
+               "instead." if own_start else ""))
 
 
 def baseline_text(ctx: GenerationContext) -> str:
@@ -229,8 +212,9 @@ def browser_text(ctx: GenerationContext) -> str:
     return "\n".join(lines)
 
 
-def workload_text(ctx: GenerationContext) -> str:
-    """What the workload declares: summary, sizes, work, and every buffer with its type."""
+def workload_text(ctx: GenerationContext, workload: Workload | None = None) -> str:
+    """What the workload declares: summary, sizes, work, and every binding with its group,
+    binding, WGSL access and what the kernel does with it (a uniform as its struct)."""
     w = ctx.workload
     sizes = ", ".join(f"{k}={v}" for k, v in w.size.items())
     summary = ctx.summary or w.summary
@@ -238,13 +222,17 @@ def workload_text(ctx: GenerationContext) -> str:
     lines = [f"Workload: {w.name}{what} at {sizes}: {w.flops:.3g} FLOP, at least "
              f"{w.min_bytes:.3g} bytes moved (inputs read once, outputs written once)."]
     if w.bindings:
-        lines.append("Storage buffers (group 0), declared by the prelude:")
-        for b in w.bindings:
-            role = "input, read-only" if b["access"] == "read" else "output, read_write: write every element"
-            lines.append(f"- @binding({b['index']}) {b['name']}: array<{b['dtype']}>, {b['elements']} "
-                         f"elements ({role})")
-        if any(b["dtype"] == "f16" for b in w.bindings):
+        groups = sorted({int(b.get("group", 0)) for b in w.bindings})
+        kinds = "Storage buffers" if all(b.get("access") != "uniform" for b in w.bindings) else "Bindings"
+        where = f"group {groups[0]}" if len(groups) == 1 else "groups " + ", ".join(map(str, groups))
+        lines.append(f"{kinds} ({where}), declared by the prelude:")
+        lines += binding_lines(ctx, workload)
+        if any(b["dtype"] == "f16" and b.get("access") != "uniform" for b in w.bindings):
             lines.append("f16 buffers: Vajra writes `enable f16;` in front of the prelude.")
+    entries = entry_points(ctx, workload)
+    if entries != ("main",) and len(entries) == 1:
+        lines.append(f"Entry point: `@compute fn {entries[0]}` (not `main`): name your kernel's entry "
+                     "point so.")
     return "\n".join(lines)
 
 
@@ -257,14 +245,24 @@ def grounding_text(snippets: list[dict] | None, title: str) -> str:
     return "\n".join(parts)
 
 
-def contract_text(ctx: GenerationContext) -> str:
-    """Everything a first request states: task, contract, baseline, ceilings, adapter, browsers."""
+def contract_text(ctx: GenerationContext, workload: Workload | None = None) -> str:
+    """Everything a first request states: task, contract, baseline, ceilings, adapter, browsers.
+
+    With the workload itself, its uniforms' values, its fill values and its own grid and
+    passes are stated too; a grid it gives replaces the output-grid and tile planning text."""
+    if explicit_grid(workload):
+        assert workload is not None
+        dispatch = dispatch_text(ctx, workload)
+        tiles = ("TILES_X, TILES_Y and DISPATCH_X are shown as 1 here; TILES_X and TILES_Y are "
+                 "really the grid's x and y workgroup counts")
+    else:
+        dispatch = grid_text(ctx) + "\n" + tile_text(ctx)
+        tiles = "TILES_X, TILES_Y and DISPATCH_X are shown as 1 here, their real values follow from your tile"
     sections = [
-        workload_text(ctx),
-        grid_text(ctx) + "\n" + tile_text(ctx),
-        verification_text(ctx),
-        "Prelude Vajra stitches in front of your code (do not repeat it; TILES_X, TILES_Y and "
-        "DISPATCH_X are shown as 1 here, their real values follow from your tile):\n"
+        workload_text(ctx, workload),
+        dispatch,
+        verification_text(ctx, not_all_nan(ctx, workload)),
+        f"Prelude Vajra stitches in front of your code (do not repeat it; {tiles}):\n"
         + fence(ctx.prelude),
         baseline_text(ctx),
         bound_text(ctx),

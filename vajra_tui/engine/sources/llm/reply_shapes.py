@@ -11,10 +11,12 @@ removed, so every offset and line number still matches the reply as received.
 from __future__ import annotations
 
 import bisect
+import functools
 import json
 import re
 import textwrap
 from dataclasses import dataclass
+from typing import Sequence
 
 from vajra_tui.engine.sources.llm.reply_labels import document_hints, pair_hint
 
@@ -25,7 +27,14 @@ ATTR_ARGS = 256
 """Most characters read inside ``@attr(...)`` or ``var<...>`` to name a declaration: real
 ones are short, an unclosed one must not make each later declaration rescan the block."""
 _OPEN = re.compile(r"^([ \t]*+)(`{3,}+|~{3,}+)[ \t]*+([^`\n]*+)$")
-_MAIN = re.compile(r"\bfn\s+main\s*\(")
+MAIN = ("main",)  # a built-in's entry points; a user's workload may name its own
+
+
+@functools.lru_cache(maxsize=32)
+def entry_pattern(entries: tuple[str, ...] = MAIN) -> re.Pattern[str]:
+    """``fn <entry>(`` for any of ``entries`` (possessive: replies are hostile input)."""
+    names = "|".join(re.escape(e) for e in entries) or "main"
+    return re.compile(r"\bfn\s++(?:%s)\s*+\(" % names)
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?(?:\*/|\Z)", re.DOTALL)
 _START = re.compile(
     r"^\s*(@group|@binding|@compute|@workgroup_size|const\s|override\s|var\s*<\s*(workgroup|private)|"
@@ -129,8 +138,8 @@ def balanced(code: str) -> bool:
     return depth == 0
 
 
-def is_complete(source: str, closed: bool = False) -> bool:
-    """``@compute`` + ``fn main(`` with a body, balanced, and nothing elided.
+def is_complete(source: str, closed: bool = False, entries: Sequence[str] = MAIN) -> bool:
+    """``@compute`` + ``fn <entry>(`` (one of ``entries``) with a body, balanced, and nothing elided.
 
     An ellipsis (``...`` in code, or a comment starting with one: ``// ... as before``)
     marks an illustrative fragment, which must never win over a full kernel. In a
@@ -138,7 +147,7 @@ def is_complete(source: str, closed: bool = False) -> bool:
     typo for the compiler to report at its line, not a reply cut short.
     """
     m = blank_comments(source)
-    entry = _MAIN.search(m)
+    entry = entry_pattern(tuple(entries)).search(m)
     if "@compute" not in m or entry is None or "{" not in m[entry.end():]:
         return False
     if "..." in m or "\u2026" in m or re.search(r"//\s*(\.\.\.|\u2026)", source):
@@ -264,11 +273,27 @@ def find_blocks(text: str) -> list[Block]:
     return sorted(blocks, key=lambda b: b.span[0])
 
 
-def split_block(block: Block, index: int) -> list[Piece]:
-    """Cut a block into kernels, one per ``fn main``.
+def _kernel_groups(items: list[_Item], entries: Sequence[str]) -> list[list[int]]:
+    """Indices of the entry-point functions, grouped into kernels: a kernel of a multi-pass
+    workload defines several entry points, and a name seen again starts the next kernel."""
+    groups: list[list[int]] = []
+    seen: set[str] = set()
+    for k, it in enumerate(items):
+        if it.kind != "fn" or it.name not in entries:
+            continue
+        if not groups or it.name in seen:
+            groups.append([])
+            seen = set()
+        groups[-1].append(k)
+        seen.add(it.name)
+    return groups
+
+
+def split_block(block: Block, index: int, entries: Sequence[str] = MAIN) -> list[Piece]:
+    """Cut a block into kernels, one per ``fn main`` (per run of the workload's entry points).
 
     Each kernel owns the text from the end of the line that closes the previous
-    ``main`` through its own ``main`` (the last also keeps what follows). That puts
+    kernel's last entry point through its own (the last also keeps what follows). That puts
     its ``// tile:`` header, label comment, consts and ``var<workgroup>`` with it.
     Declarations it uses but does not own (a helper written once for all variants)
     are borrowed from the nearest other kernel's text, preceding first; binding
@@ -278,19 +303,20 @@ def split_block(block: Block, index: int) -> list[Piece]:
     if "@compute" not in blank_comments(code):
         return []
     items = _items(code)
-    mains = [k for k, it in enumerate(items) if it.kind == "fn" and it.name == "main"]
-    if len(mains) < 2:
-        head = code[: items[mains[0]].start] if mains else code
-        return [_piece(code, 0, len(code), block, index, items, range(len(items)), [], head)]
-    cuts = [0] + [_line_end(code, items[k].end) for k in mains[:-1]] + [len(code)]
+    groups = _kernel_groups(items, entries)
+    if len(groups) < 2:
+        head = code[: items[groups[0][0]].start] if groups else code
+        return [_piece(code, 0, len(code), block, index, items, range(len(items)), [], head, entries)]
+    cuts = [0] + [_line_end(code, items[g[-1]].end) for g in groups[:-1]] + [len(code)]
     starts = [it.start for it in items]  # items come in reply order: ranges are bisected
-    index_of = _Names(items)
+    index_of = _Names(items, entries)
     pieces = []
-    for n, k in enumerate(mains):
+    for n, g in enumerate(groups):
         lo, hi = cuts[n], cuts[n + 1]
         own = range(bisect.bisect_left(starts, lo), bisect.bisect_left(starts, hi))
-        borrowed = _borrow(code, items, own, k, index_of)
-        pieces.append(_piece(code, lo, hi, block, index, items, own, borrowed, code[lo:items[k].start]))
+        borrowed = _borrow(code, items, own, g[0], index_of)
+        pieces.append(_piece(code, lo, hi, block, index, items, own, borrowed,
+                             code[lo:items[g[0]].start], entries))
     return pieces
 
 
@@ -303,10 +329,10 @@ class _Names:
     """A block's borrowable declarations by name, and its directives, in reply order:
     each kernel looks up what it needs instead of scanning every declaration."""
 
-    def __init__(self, items: list[_Item]) -> None:
+    def __init__(self, items: list[_Item], entries: Sequence[str] = MAIN) -> None:
         self.by_name: dict[str, list[int]] = {}
         for j, it in enumerate(items):
-            if it.kind not in ("binding", "other") and it.name != "main":
+            if it.kind not in ("binding", "other") and it.name not in entries:
                 self.by_name.setdefault(it.name, []).append(j)
         self.directives = [j for j, it in enumerate(items) if it.kind == "directive"]
 
@@ -342,11 +368,11 @@ def _borrow(code: str, items: list[_Item], own: range, main: int, index: _Names)
 
 
 def _piece(code: str, lo: int, hi: int, block: Block, index: int, items: list[_Item],
-           own_items: range, borrowed: list[int], header: str) -> Piece:
+           own_items: range, borrowed: list[int], header: str, entries: Sequence[str] = MAIN) -> Piece:
     own = re.sub(r"\A(?:[ \t]*\n)+", "", code[lo:hi])
     line = block.line + code.count("\n", 0, lo + len(code[lo:hi]) - len(own))
     first = items[own_items.start].start if own_items else lo
     before = [code[items[j].start:items[j].end] for j in borrowed if items[j].start < first]
     after = [code[items[j].start:items[j].end] for j in borrowed if items[j].start >= first]
     source = "\n\n".join(p for p in [*before, own.rstrip(), *after] if p.strip()) + "\n"
-    return Piece(source, line, is_complete(source, block.closed), header, index)
+    return Piece(source, line, is_complete(source, block.closed, entries), header, index)
