@@ -127,6 +127,10 @@ class Settings(BaseSettings):
     tavily: TavilySettings = Field(default_factory=TavilySettings)
     timing: TimingSettings = Field(default_factory=TimingSettings)
     theme: str = "textual-dark"
+    # What a tune may crown: "portable", kernels inside WebGPU's default limits (what any
+    # browser gives a page that asks for nothing more), or "adapter", this adapter's own limits.
+    # VAJRA_LIMITS, [top level] limits = "adapter", or --limits.
+    limits: Literal["portable", "adapter"] = "portable"
     keys: dict[str, str] = Field(default_factory=dict)  # action -> key overrides
 
     @classmethod

@@ -49,7 +49,8 @@ def run_request(args: argparse.Namespace, settings: Settings, mode: str) -> RunR
         budget=getattr(args, "budget", 6), shootouts=getattr(args, "shootout", "every"),
         timing=timing_for(args, settings), llm=settings.llm, tavily=settings.tavily,
         cache=None if getattr(args, "no_cache", False) else cache_dir(), resume=getattr(args, "resume", False),
-        record=args.record, export=getattr(args, "export", None))
+        record=args.record, export=getattr(args, "export", None),
+        limits=getattr(args, "limits", None) or settings.limits, features=tuple(getattr(args, "features", ())))
 
 
 def _sinks(args: argparse.Namespace) -> tuple[Callable[[Event], None], Any]:

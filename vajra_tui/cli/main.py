@@ -43,6 +43,12 @@ def _timing_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--record", type=Path, help="record the session's events to this JSONL file")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
     p.add_argument("--csv", type=Path, help="also write the results as CSV to this new file")
+    p.add_argument("--limits", choices=["portable", "adapter"],
+                   help="crown only kernels inside WebGPU's default limits (portable, the default: 256 "
+                        "invocations, 16 KiB workgroup storage ...), or within this adapter's own")
+    p.add_argument("--feature", dest="features", action="append", default=[],
+                   choices=["shader-f16", "subgroups"],
+                   help="an optional WebGPU feature a portable kernel may use (repeatable)")
 
 
 class _Parser(OneLineParser):

@@ -25,6 +25,7 @@ from vajra_tui.settings import TimingSettings
 from vajra_tui.engine.store import calibration_cache
 from vajra_tui.engine.admission.adapter_fit import missing_features, oversized
 from vajra_tui.engine.admission.admit import COMPILE_TIMEOUT_S, Admission
+from vajra_tui.engine.admission.portability import LIMITS, portability_problems
 from vajra_tui.engine.timing.batches import BatchTiming
 from vajra_tui.engine.candidate import Candidate
 from vajra_tui.engine.admission.contract import Stitched
@@ -72,8 +73,14 @@ class Session:
     def __init__(self, workload: Workload, size: Size, client: Lane, emit: Emit,
                  timing: TimingSettings | None = None, seeds: tuple[int, ...] = (1, 2),
                  source_mode: str = "library", grounding: bool = False,
-                 results_cache: Path | None = None, resume: bool = False) -> None:
+                 results_cache: Path | None = None, resume: bool = False,
+                 limits: str = "portable", features: tuple[str, ...] = ()) -> None:
+        if limits not in LIMITS:
+            raise ValueError(f"limits {limits!r}: choose {' or '.join(LIMITS)}")
         self.workload, self.size, self.client = workload, size, client
+        # "portable": only kernels inside WebGPU's default limits and the optional ``features``
+        # asked for are crowned (admission/portability.py); "adapter": this adapter's own limits.
+        self.limits, self.features = limits, tuple(features)
         self._sink = emit
         self._announced: set[str] = set()
         self.timing = timing or TimingSettings()
@@ -107,7 +114,29 @@ class Session:
         """Every event of the session passes here; sources may emit through it too."""
         if isinstance(event, CandidateQueued):
             self._announced.add(event.id)
+        elif isinstance(event, CandidateFinished):
+            self.judge_portability(event.result)
         self._sink(event)
+
+    def judge_portability(self, result: CandidateResult) -> None:
+        """A verified kernel's fit to WebGPU's default limits, judged once, before it is told:
+        recordings, the report and the lockfile carry it whatever ``limits`` is in force."""
+        st = self.stitched.get(result.id)
+        if result.status != "verified" or result.portable is not None or st is None:
+            return
+        result.portability = portability_problems(st, self.workload, self.size, self.features)
+        result.portable = not result.portability
+
+    def crownable(self, result: CandidateResult) -> bool:
+        """Whether ``result`` may win: always under ``--limits adapter``, else when portable."""
+        if self.limits == "adapter":
+            return True
+        self.judge_portability(result)
+        return result.portable is not False
+
+    def ranking(self, pool: list[CandidateResult]) -> Ranking:
+        """``pool`` ranked, the crown kept for kernels inside the limits in force."""
+        return rank(pool, crownable=self.crownable)
 
     # ---- setup ---------------------------------------------------------------
     async def start(self, calibrate: bool = True) -> DeviceInfo:
@@ -125,7 +154,7 @@ class Session:
             tool_version=__version__, device=self.device, workload=self.info,
             source_mode=self.source_mode, grounding=self.grounding,
             warmup=self.timing.warmup, reps=self.timing.reps, seeds=list(self.seeds),
-            fresh_seed=self.fresh_seed))
+            fresh_seed=self.fresh_seed, limits=self.limits))
         if self.device.software:
             self.emit(Notice(level="warning", message=f"{self.device.name} is a software "
                              "adapter: timings are CPU timings, not GPU timings"))
@@ -289,9 +318,14 @@ class Session:
             await self.client.request(Drop(cids=ids, keep=self.finalist_ids()), DROP_TIMEOUT_S)
 
     def finalist_ids(self, top: int = FINALISTS) -> list[str]:
-        """The ``top`` verified kernels so far, by speedup over their own batch's baseline:
-        what the next shoot-out times again."""
-        return [r.id for r in rank(list(self.results.values())).ranked if r.id != "baseline"][:top]
+        """The ``top`` verified kernels so far that may be crowned, by speedup over their own
+        batch's baseline, and the fastest of all when it may not (it is shown beside the
+        winner): what the next shoot-out times again."""
+        ranked = [r for r in self.ranking(list(self.results.values())).ranked if r.id != "baseline"]
+        ids = [r.id for r in ranked if self.crownable(r)][:top]
+        if ranked and ranked[0].id not in ids:
+            ids.insert(0, ranked[0].id)
+        return ids
 
     def standings(self, generation: int, ids: list[str] | None = None,
                   final: bool = False) -> Ranking:
@@ -301,7 +335,7 @@ class Session:
         it carries the flag and a notice was emitted when it was scored.
         """
         pool = [self.results[i] for i in ids] if ids is not None else list(self.results.values())
-        ranking = rank(pool)
+        ranking = self.ranking(pool)
         self.last_ranking = ranking
         batches = {r.batch for r in ranking.ranked}
         self.emit(RankingReady(
@@ -309,7 +343,8 @@ class Session:
             winner_id=ranking.winner.id if ranking.winner else None,
             baseline_median_ms=self.results["baseline"].median_ms if "baseline" in self.results else None,
             baseline_won=ranking.baseline_won, tie_ids=[r.id for r in ranking.ties],
-            batch=batches.pop() if len(batches) == 1 else None, final=final, headline=ranking.headline))
+            batch=batches.pop() if len(batches) == 1 else None, final=final, headline=ranking.headline,
+            fastest_id=ranking.fastest.id if ranking.fastest else None))
         return ranking
 
     def rank(self, generation: int) -> list[CandidateResult]:
@@ -317,7 +352,7 @@ class Session:
         ranking = self.standings(generation)
         if ranking.winner is None:
             return []
-        return [r for r in ranking.ranked if r.id != "baseline"]
+        return [ranking.winner, *[r for r in ranking.ranked if r.id not in ("baseline", ranking.winner.id)]]
 
     async def shootout(self, generation: int, top: int = FINALISTS) -> Ranking:
         """Time the best kernels of every generation again, in one batch with the baseline.

@@ -16,7 +16,7 @@ from vajra_tui.engine.candidate import Candidate, GenerationContext
 from vajra_tui.engine.events import CandidateResult, GenerationStarted, Notice
 from vajra_tui.engine.session import Session
 from vajra_tui.engine.sources.base import STRATEGIES, CandidateSource, UserKernels
-from vajra_tui.engine.timing.ranking import rank
+from vajra_tui.engine.timing.ranking import Ranking
 from vajra_tui.engine.workloads import Size, Workload
 
 SHOOTOUTS = ("every", "last")
@@ -52,6 +52,15 @@ def generation_letter(generation: int) -> str:
     return letters[min(generation + 1, len(letters) - 1)]
 
 
+def winner_first(ranking: Ranking) -> list[CandidateResult]:
+    """The ranked kernels, the baseline left out, the winner first: under ``--limits portable``
+    a faster kernel that may not be crowned follows it, in its place among the others."""
+    if ranking.winner is None:
+        return []
+    rest = [r for r in ranking.ranked if r.id not in ("baseline", ranking.winner.id)]
+    return [ranking.winner, *rest]
+
+
 class Tuner:
     def __init__(self, session: Session, source: CandidateSource, user_kernels: Sequence[Candidate] = (),
                  budget: int = 6, shootouts: str = "every") -> None:
@@ -81,8 +90,9 @@ class Tuner:
         baseline's numbers, every result so far and the candidates (conversations, sources)."""
         s = self.session
         results = list(s.results.values())
-        ranking = rank(results)
-        ranked = [r for r in ranking.ranked if r.id != "baseline"]
+        ranking = s.ranking(results)
+        # the parent of the next generation: the fastest kernel that may be crowned
+        ranked = [r for r in ranking.ranked if r.id != "baseline" and s.crownable(r)]
         empty = prelude(s.workload, s.size, (1, 1), 1, set())
         return GenerationContext(
             workload=s.info, device=s.device, generation=self.generation, prelude=empty,
@@ -137,7 +147,7 @@ class Tuner:
         ranking = await self.session.shootout(generation)
         if ranking.winner is not None:
             await self.session.check_browser(ranking.winner.id)
-            return [r for r in ranking.ranked if r.id != "baseline"]
+            return winner_first(ranking)
         return []
 
     async def run(self, generations: int) -> list[CandidateResult]:

@@ -103,8 +103,15 @@ def _adapter(result: CandidateResult, device: DeviceInfo) -> dict[str, Any]:
     return out
 
 
-def lock_entry(result: CandidateResult, device: DeviceInfo, workload: WorkloadInfo) -> dict[str, Any]:
-    """One lockfile entry: which kernel, on which adapter, how fast, how verified."""
+def portability_block(result: CandidateResult, limits: str | None) -> dict[str, Any]:
+    """What the kernel was crowned by (``limits``: "portable", WebGPU's default limits, or
+    "adapter"; None: not known, an older recording) and whether it fits the defaults, with why not."""
+    return {"limits": limits, "portable": result.portable, "problems": list(result.portability)}
+
+
+def lock_entry(result: CandidateResult, device: DeviceInfo, workload: WorkloadInfo,
+               limits: str | None = None) -> dict[str, Any]:
+    """One lockfile entry: which kernel, on which adapter, how fast, how verified, and how portable."""
     sha = verified_sha(result)
     entry: dict[str, Any] = {
         "device": {"key": device_key(device), **{f: getattr(device, f) for f in _DEVICE_FIELDS},
@@ -132,6 +139,7 @@ def lock_entry(result: CandidateResult, device: DeviceInfo, workload: WorkloadIn
         "throughput": {"gflops": _finite(result.gflops), "gbps": _finite(result.gbps),
                        "pct_of_roofline": _finite(result.pct_of_roofline),
                        "speedup_vs_baseline": _finite(result.speedup)},
+        "portability": portability_block(result, limits),
         "tool_version": __version__,
         "exported_at": datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z"),
     }

@@ -42,7 +42,7 @@ def _existing_lock(path: Path, overwrite: bool) -> tuple[list[dict[str, Any]], d
 
 
 def export_winner(result: CandidateResult, device: DeviceInfo, workload: WorkloadInfo,
-                  out_dir: Path, overwrite: bool = False) -> list[Path]:
+                  out_dir: Path, overwrite: bool = False, limits: str | None = None) -> list[Path]:
     """Write ``<workload>.wgsl``, ``<workload>.ts`` and add the kernel to ``vajra.lock.json``.
 
     Existing ``.wgsl``/``.ts`` files are refused (FileExistsError naming the
@@ -59,7 +59,7 @@ def export_winner(result: CandidateResult, device: DeviceInfo, workload: Workloa
     out_dir = Path(out_dir)
     # a recording from elsewhere names them: the workload never a path, the rest never code
     recorded_names(workload.name, dict(workload.size), dict(result.constants))
-    entry = lock_entry(result, device, workload)
+    entry = lock_entry(result, device, workload, limits)  # limits: what crowned it (portable|adapter)
     # tuned through `override`s: the values it won with become the defaults (the .ts passes
     # them as pipeline constants instead); otherwise the timed source, byte for byte. A pass
     # the result left to the workload's own module is <workload>.<label>.wgsl beside it.

@@ -69,10 +69,21 @@ class RunRequest:
     record: Path | None = None
     record_label: str = ""
     export: Path | None = None
+    # "portable": crown only kernels inside WebGPU's default limits and ``features`` (the
+    # optional features the user asks for); "adapter": this adapter's own limits.
+    limits: str = "portable"
+    features: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        from vajra_tui.engine.admission.portability import ENABLE_FEATURES, LIMITS
+
         if self.source not in SOURCES:
             raise UsageError(f"source {self.source!r}: choose {', '.join(SOURCES)}")
+        if self.limits not in LIMITS:
+            raise UsageError(f"limits {self.limits!r}: choose {' or '.join(LIMITS)}")
+        odd = sorted(set(self.features) - set(ENABLE_FEATURES.values()))
+        if odd:
+            raise UsageError(f"feature {odd[0]!r}: choose {', '.join(sorted(ENABLE_FEATURES.values()))}")
 
 
 def open_lanes(placement: Placement) -> list[Any]:
@@ -161,7 +172,8 @@ def build_run(request: RunRequest, emit: Emit) -> Run:
         raise
     session = Session(workload, size, lanes[0], sink, request.timing, seeds=tuple(request.seeds),
                       source_mode="nemotron" if wants_llm else ("params" if params else "library"),
-                      results_cache=request.cache, resume=request.resume)
+                      results_cache=request.cache, resume=request.resume, limits=request.limits,
+                      features=tuple(request.features))
     llm = _llm_source(request, session) if wants_llm else None
     if params is not None:
         params.emit = session.emit
@@ -185,13 +197,15 @@ def _tuner(request: RunRequest, session: Session, lanes: list[Any], params: Cand
     return Tuner(session, source, user, **options)
 
 
-def export_result(result: Any, device: Any, workload: Any, out: Path, force: bool = False) -> list[Path]:
-    """Write a result's WGSL, TypeScript module and lockfile into ``out``; a failure is one line."""
+def export_result(result: Any, device: Any, workload: Any, out: Path, force: bool = False,
+                  limits: str | None = None) -> list[Path]:
+    """Write a result's WGSL, TypeScript module and lockfile into ``out``; a failure is one line.
+    ``limits``: what the run crowned by ("portable" or "adapter"), recorded in the lockfile."""
     from vajra_tui.engine.export.winner import export_winner
     from vajra_tui.safe_text import one_line
 
     try:
-        return export_winner(result, device, workload, out, overwrite=force)
+        return export_winner(result, device, workload, out, overwrite=force, limits=limits)
     except FileExistsError as exc:
         raise UsageError(f"{one_line(exc)}; pass --force to overwrite") from None
     except (OSError, ValueError, RuntimeError, KeyError) as exc:  # one line, never a traceback
@@ -265,7 +279,8 @@ class Run:
         report.params = self.params.summary() if self.params is not None else None
         report.library = self.tuner.source.note
         if export and self.request.export is not None and winner is not None:
-            report.exported = export_result(winner, self.session.device, self.session.info, self.request.export)
+            report.exported = export_result(winner, self.session.device, self.session.info, self.request.export,
+                                            limits=self.session.limits)
         return report
 
     async def aclose(self) -> Path | None:

@@ -25,7 +25,7 @@ RESULT_FIELDS = (
     "source_sha256", "strategy", "origin", "generation", "rewrites", "deadline_s", "browser",
     "browser_diagnostics", "browser_invalid", "over_dispatch", "duplicate_of", "batch", "warmup",
     "cache_state", "telemetry", "history", "params", "constants", "lane", "adapter_index",
-    "passes", "pass_ms", "uniforms",
+    "passes", "pass_ms", "uniforms", "portable", "portability",
 )
 
 
@@ -66,6 +66,10 @@ class Report(BaseModel):
     calibration: Calibration | None = None
     results: list[CandidateResult] = Field(default_factory=list)
     winner: CandidateResult | None = None  # None: nothing beat the baseline beyond noise
+    # The fastest kernel here when it is not the winner: over WebGPU's default limits, so
+    # ``--limits portable`` (the default) did not crown it. ``limits``: what crowned the winner.
+    fastest_here: CandidateResult | None = None
+    limits: str | None = None
     headline: str = ""
     ties: list[str] = Field(default_factory=list)
     baseline_won: bool = False
@@ -101,7 +105,9 @@ class Report(BaseModel):
         """The document ``--json`` prints; the winner is named (its result is in ``results``)."""
         extra: dict[str, Any] = {"winner": self.winner.name if self.winner else None, "headline": self.headline,
                                  "ties": self.ties, "baseline_won": self.baseline_won,
-                                 "final_batch": self.final_batch}
+                                 "final_batch": self.final_batch, "limits": self.limits}
+        if self.fastest_here is not None:
+            extra["fastest_here"] = self.fastest_here.name
         if self.kind == "tune":
             extra.update(generations=self.generations, ranking=self.ranking)
         if self.params is not None:
@@ -125,7 +131,8 @@ def session_report(session: Session, results: list[CandidateResult], winner: Can
                   ties=[r.name for r in verdict.ties] if verdict else [],
                   baseline_won=bool(verdict and verdict.baseline_won),
                   final_batch=baseline.batch if baseline is not None else None,
-                  standing=[r.id for r in verdict.ranked] if verdict else [])
+                  standing=[r.id for r in verdict.ranked] if verdict else [],
+                  fastest_here=verdict.fastest if verdict else None, limits=session.limits)
 
 
 def recorded_report(run: RecordedRun, kind: str = "tune") -> Report:
@@ -147,6 +154,7 @@ def recorded_report(run: RecordedRun, kind: str = "tune") -> Report:
         baseline_won=bool(ranking and ranking.baseline_won),
         final_batch=(ranking.batch if ranking and ranking.batch else baseline.batch if baseline else None),
         standing=[r.id for r in ranked], generations=max((r.generation for r in by_id.values()), default=0),
+        fastest_here=by_id.get(ranking.fastest_id) if ranking and ranking.fastest_id else None,
         ranking=[r.name for r in ranked if r.id != "baseline"] if winner else [])
 
 

@@ -10,6 +10,7 @@ holds 1.0, the crown says "tie" rather than inventing a margin.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
@@ -28,17 +29,31 @@ class Ranking:
     winner: CandidateResult | None  # None: the baseline was fastest, or nothing verified
     ties: list[CandidateResult] = field(default_factory=list)  # within noise of the fastest
     baseline_won: bool = False
+    # The fastest kernel here when it could not be crowned (over WebGPU's default limits):
+    # the report shows it beside the winner.
+    fastest: CandidateResult | None = None
 
     @property
     def headline(self) -> str:
+        return self._verdict() + self._fastest_note()
+
+    def _verdict(self) -> str:
         if self.baseline_won:
-            return "no candidate beat the baseline"
+            return "no portable candidate beat the baseline" if self.fastest else "no candidate beat the baseline"
         if self.winner is None:
-            return "no kernel verified"
+            return "no portable kernel verified" if self.fastest else "no kernel verified"
         if self.ties:
             names = ", ".join(r.name for r in [self.winner, *self.ties])
             return f"tie: {names} are within noise of each other"
-        return f"{self.winner.name} wins"
+        return f"{self.winner.name} wins" + (" (the fastest portable kernel)" if self.fastest else "")
+
+    def _fastest_note(self) -> str:
+        """'; fastest here: X (2.1x), not portable: why' when the fastest kernel was not crowned."""
+        if self.fastest is None:
+            return ""
+        speed = f" ({self.fastest.speedup:.2f}x)" if self.fastest.speedup else ""
+        why = "; ".join(self.fastest.portability) or "over WebGPU's default limits"
+        return f"; fastest here: {self.fastest.name}{speed}, not portable: {why}"
 
 
 def ratio_interval(fast: list[float], slow: list[float], paired: bool = True) -> tuple[float, float]:
@@ -84,21 +99,26 @@ def within_noise(fast: CandidateResult, other: CandidateResult) -> bool:
     return low <= 1.0
 
 
-def rank(results: list[CandidateResult], baseline_id: str = "baseline") -> Ranking:
+def rank(results: list[CandidateResult], baseline_id: str = "baseline",
+         crownable: Callable[[CandidateResult], bool] | None = None) -> Ranking:
     """Rank verified results (the baseline included) by speedup over their batch's baseline.
 
     Within one batch that is the order of the medians; across batches it removes the
-    drift that one baseline sample to the next shows.
+    drift that one baseline sample to the next shows. ``crownable`` (``--limits portable``:
+    fits WebGPU's defaults) filters who may win; every verified kernel stays in ``ranked``,
+    and a faster one it kept from the crown is ``fastest``.
     """
     verified = [r for r in results if r.status == "verified" and r.median_ms]
     verified.sort(key=_speed)
     if not verified:
         return Ranking([], None)
-    fastest = verified[0]
-    if fastest.id == baseline_id:
-        return Ranking(verified, None, baseline_won=True)
+    allowed = [r for r in verified if r.id == baseline_id or crownable is None or crownable(r)]
+    barred = verified[0] if verified[0] not in allowed else None
+    if not allowed or allowed[0].id == baseline_id:
+        return Ranking(verified, None, baseline_won=bool(allowed), fastest=barred)
+    best = allowed[0]
     baseline = next((r for r in verified if r.id == baseline_id), None)
-    if baseline is not None and within_noise(fastest, baseline):
-        return Ranking(verified, None, baseline_won=True)
-    ties = [r for r in verified[1:] if r.id != baseline_id and within_noise(fastest, r)]
-    return Ranking(verified, fastest, ties)
+    if baseline is not None and within_noise(best, baseline):
+        return Ranking(verified, None, baseline_won=True, fastest=barred)
+    ties = [r for r in allowed[1:] if r.id != baseline_id and within_noise(best, r)]
+    return Ranking(verified, best, ties, fastest=barred)
