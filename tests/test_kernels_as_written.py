@@ -208,3 +208,15 @@ def test_a_texture_is_refused_in_one_line(tmp_path, capsys):
     reason = got["k0"]["reason"]
     assert got["k0"]["status"] == "compile_error" and "`img` is a texture_2d" in reason
     assert "\n" not in reason
+
+
+def test_a_published_two_level_scan_runs_as_three_passes(capsys):
+    """WebGPU-Radix-Sort's prefix sum, unmodified: one entry point run at two levels with other
+    buffers bound and another ELEMENT_COUNT (Pass bind/constants), then its second entry point."""
+    got = _bench(capsys, Path(__file__).parent / "published" / "radix_sort_prefix_sum" / "workload_full.py",
+                 size="ELEMENT_COUNT=70000")
+    base = got["baseline"]
+    assert base["status"] == "verified", base["reason"]
+    assert [p["label"] for p in base["passes"]] == ["scan_blocks", "scan_totals", "add_block_sums"]
+    assert [p["grid"][0] for p in base["passes"]] == [137, 1, 137]
+    assert base["passes"][1]["constants"]["ELEMENT_COUNT"] == 137 and len(base["pass_ms"]) == 3

@@ -190,7 +190,8 @@ class Admission:
         result.constants = dict(st.constants)
         result.uniforms = {name: data.hex() for name, data in st.uniforms.items()}
         result.passes = ([{"label": p.label, "entry": p.entry, "source": "" if p.own else p.source,
-                           "grid": list(p.dispatch), "own": p.own} for p in st.passes]
+                           "grid": list(p.dispatch), "own": p.own, "constants": dict(p.constants),
+                           "bind": dict(p.bind)} for p in st.passes]
                          if len(st.passes) > 1 else [])
         self.session.emit(CandidateSource(id=result.id, source=source, stitched_source=st.source,
                                           workgroup_size=result.workgroup_size, grid=result.grid))

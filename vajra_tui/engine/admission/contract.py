@@ -70,9 +70,11 @@ class Stitched:
                                                              dict(self.constants), 0, True)]
         first = own[0]
         more = [PassSpec(source=p.source, entry=p.entry, dispatch=list(p.dispatch),
-                         constants=p.constants or None, index=p.index) for p in self.passes if p is not first]
-        return Compile(cid=cid, source=self.source, dispatch=list(first.dispatch), constants=self.constants,
-                       entry=first.entry, more=more, uniforms=dict(self.uniforms), first=first.index)
+                         constants=p.constants or None, index=p.index, bind=dict(p.bind))
+                for p in self.passes if p is not first]
+        return Compile(cid=cid, source=self.source, dispatch=list(first.dispatch), constants=first.constants,
+                       entry=first.entry, more=more, uniforms=dict(self.uniforms), first=first.index,
+                       bind=dict(first.bind))
 
 
 @dataclass
@@ -86,6 +88,7 @@ class PassPlan:
     constants: dict[str, int | float | bool]
     index: int
     own: bool  # the candidate's module (False: the workload's, for a pass it leaves alone)
+    bind: dict[str, str] = field(default_factory=dict)  # binding -> buffer, for this pass
 
 
 def kernel_identity(source: str, constants: dict[str, int | float | bool] | None = None) -> str:
@@ -226,7 +229,8 @@ def stitch(workload: Workload, size: Size, body: str, max_dim: int = 65535,
     consts.update({k: int(v) for k, v in constants.items() if isinstance(v, int) and not isinstance(v, bool)})
     check_workgroup_memory(rest, consts, max_workgroup_bytes)
     params = {**filled, **constants}
-    plans = [_plan(workload, size, rest, index, entry, consts, params, max_dim, tile) for index, entry in own]
+    plans = [_plan(workload, size, rest, index, entry, consts, params, constants, max_dim, tile)
+             for index, entry in own]
     first = plans[0]
     head = directives_for(workload, enables) + prelude(workload, size, first.tiles, first.dispatch[0],
                                                       declared, module_names(rest), rest)
@@ -235,7 +239,8 @@ def stitch(workload: Workload, size: Size, body: str, max_dim: int = 65535,
         uniforms = uniform_bytes(workload, size, params)
     except WorkloadError as exc:
         raise ContractError(f"workload {exc}") from None
-    passes = [PassPlan(p.label, p.entry, source, p.dispatch, dict(constants), p.index, True) for p in plans]
+    passes = [PassPlan(p.label, p.entry, source, p.dispatch, p.constants, p.index, True, _bind(workload, p.index))
+              for p in plans]
     passes += _default_passes(workload, size, {i for i, _ in own}, max_dim, max_workgroup_bytes)
     return Stitched(
         source=source,
@@ -263,11 +268,18 @@ class _Planned:
     tile: tuple[int, int]
     tiles: tuple[int, int]
     dispatch: tuple[int, int, int]
+    constants: dict[str, int | float | bool]  # this pass's pipeline constants
 
 
 def _plan(workload: Workload, size: Size, rest: str, index: int, entry: str, consts: dict[str, int],
-          params: dict, max_dim: int, tile: tuple[int, int] | None) -> _Planned:
+          params: dict, constants: dict, max_dim: int, tile: tuple[int, int] | None) -> _Planned:
     """One of the kernel's own passes: its workgroup size, and the grid it is dispatched on."""
+    try:
+        own = workload.pass_constants(size, params, index)
+    except WorkloadError as exc:
+        raise ContractError(f"workload {exc}") from None
+    constants = {**constants, **{k: v for k, v in own.items() if k in _overrides(rest)}}
+    consts = {**consts, **{k: int(v) for k, v in own.items() if isinstance(v, int) and not isinstance(v, bool)}}
     try:
         wg = read_workgroup_size(rest, consts, entry)
     except ConstEvalError as exc:
@@ -286,7 +298,11 @@ def _plan(workload: Workload, size: Size, rest: str, index: int, entry: str, con
     problem = dispatch_plan.folding_problem(rest, dispatch, tiles)
     if problem is not None:
         raise ContractError(problem)
-    return _Planned(index, entry, label, wg, tile, tiles, dispatch)
+    return _Planned(index, entry, label, wg, tile, tiles, dispatch, constants)
+
+
+def _bind(workload: Workload, index: int) -> dict[str, str]:
+    return dict(workload.passes[index].bind or {}) if workload.passes else {}
 
 
 def _overrides(rest: str) -> list[str]:
@@ -345,7 +361,7 @@ def _default_passes(workload: Workload, size: Size, own: set[int], max_dim: int,
         module = stitch(_SinglePass.of(workload, index), size, p.source or workload.baseline, max_dim,
                         max_workgroup_bytes)
         out.append(PassPlan(p.label, p.entry, module.source, module.dispatch, dict(module.constants), index,
-                            False))
+                            False, dict(p.bind or {})))
     return out
 
 
@@ -357,8 +373,8 @@ class _SinglePass:
         from dataclasses import replace
 
         p = workload.passes[index]
-        return replace(workload, passes=(), entry=p.entry,
-                       grid=lambda size, params, _fn=p.grid: _fn(size, params))
+        alone = replace(p, bind=None)
+        return replace(workload, passes=(alone,), entry=p.entry)
 
 
 def _own_consts(body: str, sizes: dict[str, int]) -> dict[str, int]:

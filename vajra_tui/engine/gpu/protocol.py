@@ -213,6 +213,7 @@ class Compile(Request[Compiled]):
     more: Sequence["PassSpec"] = ()  # a multi-pass result's other passes, in order after this one
     uniforms: dict[str, bytes] = field(default_factory=dict)  # uniform contents by binding name
     first: int = 0  # where this pass sits among the result's passes (0: the first)
+    bind: dict[str, str] = field(default_factory=dict)  # binding -> the buffer it gets in this pass
 
 
 @dataclass(frozen=True)
@@ -224,6 +225,7 @@ class PassSpec:
     dispatch: Sequence[int]
     constants: dict[str, Any] | None = None
     index: int = 0
+    bind: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

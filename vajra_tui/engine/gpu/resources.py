@@ -102,10 +102,12 @@ class Resources:
             self._layouts[signature] = known
         return known[0], signature
 
-    def groups(self, signature: tuple, uniforms: dict[str, bytes]) -> list[Any]:
-        """Bind groups for a layout, with this candidate's uniform contents."""
+    def groups(self, signature: tuple, uniforms: dict[str, bytes], bind: dict[str, str] | None = None) -> list[Any]:
+        """Bind groups for a layout, with this candidate's uniform contents; ``bind`` gives a
+        binding another of the workload's buffers for this pass."""
+        bind = bind or {}
         digest = hashlib.sha256(b"".join(n.encode() + b"=" + v for n, v in sorted(uniforms.items()))).hexdigest()
-        key = (signature, digest)
+        key = (signature, digest, tuple(sorted(bind.items())))
         made = self._groups.get(key)
         if made is not None:
             return made
@@ -118,7 +120,7 @@ class Resources:
                 if gg != g or (gg, index) not in by_slot:
                     continue
                 b = by_slot[(gg, index)]
-                buffer = self.buffers[b.name] if b.is_storage else self._uniform(b.name, uniforms)
+                buffer = self.buffers[bind.get(b.name, b.name)] if b.is_storage else self._uniform(b.name, uniforms)
                 entries.append({"binding": index, "resource": {"buffer": buffer}})
             made.append(self.device.create_bind_group(layout=layout, entries=entries))
         if len(self._groups) > 4 * KEEP_UNIFORMS:

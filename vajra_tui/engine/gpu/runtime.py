@@ -127,12 +127,15 @@ class Runtime:
         layout, _ = self.resources.layout(source)
         return self.device.create_compute_pipeline(layout=layout, compute=stage)
 
-    def program(self, passes: Sequence[tuple[Any, str, Sequence[int]]], uniforms: dict[str, bytes]) -> Program:
-        """A result's passes, each (pipeline, its module's source, grid), bound for running."""
+    def program(self, passes: Sequence[tuple[Any, str, Sequence[int], dict[str, str]]],
+                uniforms: dict[str, bytes]) -> Program:
+        """A result's passes, each (pipeline, its module's source, grid, rebound buffers), bound
+        for running."""
         steps = []
-        for pipeline, source, grid in passes:
+        for pipeline, source, grid, bind in passes:
             _, signature = self.resources.layout(source)
-            steps.append(Step(pipeline, tuple(grid), self.resources.groups(signature, uniforms)))  # type: ignore[arg-type]
+            groups = self.resources.groups(signature, uniforms, bind)
+            steps.append(Step(pipeline, tuple(grid), groups))  # type: ignore[arg-type]
         return Program(steps)
 
     # ---- checking every dispatch -----------------------------------------------

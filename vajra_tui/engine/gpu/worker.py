@@ -47,6 +47,7 @@ class Worker:
         self.size: dict[str, int] = {}
         self.pipelines = PipelineStore(self.rt)
         self.programs: dict[str, tuple[list[str], dict[str, bytes]]] = {}  # cid -> its passes, uniforms
+        self.binds: dict[str, dict[str, str]] = {}  # pass cid -> the buffers it rebinds
         self.inputs: dict[int, dict[str, np.ndarray]] = {}
         self.refs: dict[int, dict[str, np.ndarray]] = {}  # per seed, per output: float64
         self.seeds: list[int] = []  # in order: integer outputs are poisoned per seed's place
@@ -87,6 +88,7 @@ class Worker:
         self.loaded_seed = None
         self.seeds = list(seeds)
         self.programs.clear()
+        self.binds.clear()
         self.rt.allocate(self.workload.bindings, self.workload.checked_lengths(size))
         clock = _Clock()
         self._new_judge()
@@ -146,7 +148,7 @@ class Worker:
         """
         cid = request.cid
         got = self.pipelines.compile(cid, request.source, request.dispatch, request.constants, request.entry)
-        order = [(request.first, cid)]
+        order = [(request.first, cid, dict(request.bind))]
         for k, spec in enumerate(request.more, 1):
             if not got.compiled:
                 break
@@ -155,16 +157,18 @@ class Worker:
             if not other.compiled:
                 return Compiled(compiled=False, error=f"pass {spec.entry} (the workload's own module): "
                                                       f"{other.error}")
-            order.append((spec.index, sub))
+            order.append((spec.index, sub, dict(spec.bind)))
         if got.compiled:
-            self.programs[cid] = ([c for _, c in sorted(order)], dict(request.uniforms))
+            order.sort(key=lambda item: item[0])
+            self.programs[cid] = ([c for _, c, _ in order], dict(request.uniforms))
+            self.binds.update({c: bind for _, c, bind in order if bind})
         return got
 
     def program(self, cid: str, grid: Any = None) -> Program:
         """The passes a result runs, bound with its uniforms (``grid`` overrides the first's)."""
         cids, uniforms = self.programs.get(cid, ([cid], {}))
-        program = self.rt.program([(self.pipelines[c][0], self.pipelines.modules[c], self.pipelines[c][1])
-                                   for c in cids], uniforms)
+        program = self.rt.program([(self.pipelines[c][0], self.pipelines.modules[c], self.pipelines[c][1],
+                                    self.binds.get(c, {})) for c in cids], uniforms)
         if grid is not None:
             program.steps[0].grid = tuple(grid)
         return program
@@ -299,6 +303,7 @@ class Worker:
         for c in cids:
             if c not in finalists:
                 self.programs.pop(c, None)
+                self.binds.pop(c, None)
         if request.keep is not None:
             released.append(self.pipelines.keep_only(finalists))
         if any(released):

@@ -131,7 +131,7 @@ def _llm_source(request: RunRequest, session: Session) -> CandidateSource:
     assert request.llm is not None
     grounding = Grounding(request.tavily, session.emit, request.cache) if request.tavily is not None else None
     session.grounding = bool(grounding is not None and grounding.enabled)
-    return LLMSource(request.llm, session.emit, grounding)
+    return LLMSource(request.llm, session.emit, grounding, workload=session.workload)
 
 
 class _Sink:

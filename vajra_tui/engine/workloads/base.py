@@ -199,6 +199,16 @@ class Workload:
         where = f"passes[{index}].grid" if self.passes else "grid"
         return checked_grid(_call(self, where, fn, size, dict(params)), where, WorkloadError)
 
+    def pass_constants(self, size: Size, params: Params, index: int) -> dict[str, Any]:
+        """Pass ``index``'s own override values (none for a single-pass workload)."""
+        fn = self.passes[index].constants if self.passes else None
+        if fn is None:
+            return {}
+        got = _call(self, f"passes[{index}].constants", fn, size, dict(params))
+        if not isinstance(got, Mapping):
+            raise WorkloadError(f"passes[{index}].constants", f"returned {type(got).__name__}, not a dict")
+        return dict(got)
+
     def template_values(self, size: Size) -> dict[str, Any]:
         """Values a template kernel is filled with, before the tuning parameters: the dims,
         then ``defines(size)``."""
@@ -392,6 +402,15 @@ def _check_dispatch(w: Workload) -> None:
         check_pass(p, WorkloadError)
     if len({p.label for p in w.passes}) != len(w.passes):
         raise WorkloadError("passes", "two passes have one name: give each pass a name=")
+    storage = {b.name: b for b in w.bindings if isinstance(b, Binding) and b.is_storage}
+    for p in w.passes:
+        for slot_name, buffer in (p.bind or {}).items():
+            if slot_name not in storage or buffer not in storage:
+                raise WorkloadError("passes", f"{p.label}: bind {slot_name!r} -> {buffer!r}: both must name "
+                                    f"storage bindings ({', '.join(storage)})")
+            if storage[slot_name].dtype != storage[buffer].dtype:
+                raise WorkloadError("passes", f"{p.label}: bind {slot_name!r} -> {buffer!r}: their dtypes differ")
+
     for name in ("grid", "defines", "output_grid"):
         if getattr(w, name) is not None and not callable(getattr(w, name)):
             raise WorkloadError(name, "want a function (or leave it out)")

@@ -96,13 +96,19 @@ class Pass:
 
     ``grid(size, params)`` gives the workgroups along x, y and z. ``source`` is the
     pass's own WGSL module (default: the workload's baseline, which then holds every
-    pass's entry point); ``name`` labels its time (default: the entry point).
+    pass's entry point); ``name`` labels its time (default: the entry point). ``bind``
+    hands a binding another buffer for this pass (``{"items": "blockSums"}``: the kernel's
+    ``items`` reads and writes the workload's ``blockSums``), and ``constants(size,
+    params)`` sets this pass's ``override`` values, so one entry point can run at each
+    level of a multi-level scan.
     """
 
     entry: str
     grid: Callable[[Size, Params], Sequence[int]]
     name: str = ""
     source: str = ""
+    bind: Mapping[str, str] | None = None  # binding -> the buffer it gets in this pass
+    constants: Callable[[Size, Params], Mapping[str, Any]] | None = None  # this pass's override values
 
     @property
     def label(self) -> str:
@@ -146,6 +152,11 @@ def check_pass(p: Any, error: Callable[[str, str], Exception]) -> None:
         raise error("passes", f"{p.entry}: grid: want a function of (size, params)")
     if not isinstance(p.source, str) or not isinstance(p.name, str):
         raise error("passes", f"{p.entry}: source and name are strings")
+    if p.bind is not None and (not isinstance(p.bind, Mapping) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in p.bind.items())):
+        raise error("passes", f"{p.entry}: bind: want a dict of binding name -> buffer name")
+    if p.constants is not None and not callable(p.constants):
+        raise error("passes", f"{p.entry}: constants: want a function of (size, params)")
 
 
 def checked_grid(value: Any, where: str, error: Callable[[str, str], Exception]) -> tuple[int, int, int]:
