@@ -28,10 +28,10 @@ MAX_LOG = 24  # N1, N2 <= 4096: 4096 f32 fill the portable 16 KB of workgroup me
 PER_WG = 256  # invocations per sub-FFT in the baseline (fewer for short ones)
 
 
-def log2_of(name: str, value: int, low: int, high: int) -> int:
+def log2_of(name: str, value: int, low: int, high: int, workload: str = "fft") -> int:
     """log2(value) when it is a power of two in [2^low, 2^high]; else the size is refused."""
     if value < 1 or value & (value - 1) or not low <= value.bit_length() - 1 <= high:
-        raise SizeError(f"fft: {name}={value} is not supported: want a power of two from "
+        raise SizeError(f"{workload}: {name}={value} is not supported: want a power of two from "
                         f"{1 << low} to 2^{high} (the two-pass FFT's sub-lengths are at most 4096)")
     return value.bit_length() - 1
 
