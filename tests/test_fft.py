@@ -1,0 +1,115 @@
+"""The fft and fft2 built-ins (issue #27): the two-pass baselines verify at seed size, every
+library radix verifies (both passes replaced), a kernel with the twiddle's sign flipped is
+rejected, the reference is numpy's DFT, and a length that is not a power of two is refused
+in one line."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+from vajra_tui.engine.sources.library import LibrarySource, templates
+from vajra_tui.engine.workloads import SizeError, get_workload
+
+os.environ.setdefault("VAJRA_CACHE_DIR", "/tmp/vcache-fft-tests")
+
+FFT = "vajra_tui.engine.workloads.fft:WORKLOAD"
+FFT2 = "vajra_tui.engine.workloads.fft2:WORKLOAD"
+
+
+async def _session(client, spec: str, size: str | None):
+    from vajra_tui.engine.session import Session
+    from vajra_tui.settings import TimingSettings
+
+    w = get_workload(spec)
+    s = Session(w, w.size(size), client, lambda e: None, TimingSettings(warmup=0, reps=1))
+    await s.start(calibrate=False)
+    return s
+
+
+async def _admit(s, cand) -> tuple[bool, str]:
+    ok = await s.admit(cand)
+    r = s.results[cand.id]
+    return ok, f"{r.status} {r.reason}"
+
+
+def _candidate(source: str, cid: str):
+    from vajra_tui.engine.candidate import Candidate
+
+    return Candidate(id=cid, name=cid, strategy="A", generation=1, params={}, origin="test", source=source)
+
+
+@pytest.mark.parametrize("spec,size", [(FFT, None), (FFT, "BATCH=3,N=32"), (FFT2, None), (FFT2, "H=8,W=64")])
+async def test_baseline_verifies(gpu, spec, size):
+    s = await _session(gpu, spec, size)
+    base = await s.run_baseline(time=True)
+    assert base.status == "verified", base.reason
+    assert len(base.pass_ms or []) == 2
+
+
+@pytest.mark.parametrize("spec,size", [(FFT, None), (FFT, "BATCH=2,N=128"), (FFT2, "H=32,W=128")])
+async def test_library_radices_verify(gpu, spec, size):
+    s = await _session(gpu, spec, size)
+    lib = LibrarySource(s.device)
+    for i, t in enumerate(templates(s.workload.name)):
+        for params in ({"threads": 64, "cols": 4}, {"threads": 256, "cols": 1}):
+            cand = lib.instantiate({**params, "template": t.full_name}, s.size, cid=f"v{i}{params['cols']}")
+            assert cand is not None, f"{t.full_name} {params} unusable at {s.size}"
+            ok, why = await _admit(s, cand)
+            assert ok, f"{cand.origin} at {s.size}: {why}\n{cand.source}"
+
+
+async def test_wrong_twiddle_sign_is_rejected(gpu):
+    """The inverse transform's sign (e^(+2*pi*i*k/m)) is a different answer, not a rounding."""
+    s = await _session(gpu, FFT, None)
+    wrong = s.workload.baseline.replace("let a = -PI2 * f32(r)", "let a = PI2 * f32(r)")
+    assert wrong != s.workload.baseline
+    ok, why = await _admit(s, _candidate(wrong, "wrong"))
+    assert not ok and s.results["wrong"].status == "rejected", why
+
+
+def test_reference_is_the_dft():
+    w = get_workload(FFT)
+    size = {"BATCH": 2, "N": 8}
+    x = w.make_inputs(size, np.random.default_rng(0))
+    z = x["X"].astype(np.float64).reshape(2, 8, 2)
+    z = z[..., 0] + 1j * z[..., 1]
+    n = np.arange(8)
+    dft = z @ np.exp(-2j * np.pi * np.outer(n, n) / 8)
+    got = w.reference(size, x).reshape(2, 8, 2)
+    assert np.allclose(got[..., 0] + 1j * got[..., 1], dft, atol=1e-12)
+    w2 = get_workload(FFT2)
+    x2 = w2.make_inputs({"H": 4, "W": 8}, np.random.default_rng(1))
+    img = x2["X"].astype(np.float64).reshape(4, 8, 2)
+    img = img[..., 0] + 1j * img[..., 1]
+    got2 = w2.reference({"H": 4, "W": 8}, x2).reshape(4, 8, 2)
+    assert np.allclose(got2[..., 0] + 1j * got2[..., 1], np.fft.fft(np.fft.fft(img, axis=1), axis=0))
+
+
+@pytest.mark.parametrize("spec,size,word", [(FFT, "BATCH=2,N=1000", "N=1000"), (FFT, "N=2", "N=2"),
+                                            (FFT, "N=33554432", "N=33554432"), (FFT2, "100x64", "H=100")])
+def test_other_lengths_are_refused_in_one_line(spec, size, word):
+    w = get_workload(spec)
+    with pytest.raises(SizeError) as exc:
+        w.buffer_len(w.size(size))
+    assert word in str(exc.value) and "\n" not in str(exc.value) and "power of two" in str(exc.value)
+
+
+def test_cli_refuses_a_length_in_one_line():
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "vajra_tui", "bench", "-w", FFT, "--size", "BATCH=2,N=1000"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2, out.stderr
+    lines = [line for line in out.stderr.splitlines() if line.strip()]
+    assert any("N=1000" in line and "power of two" in line for line in lines), out.stderr
+    assert not any("Traceback" in line for line in lines), out.stderr
+
+
+def test_tolerance_grows_with_log_n():
+    w = get_workload(FFT)
+    small, large = w.tolerance({"BATCH": 1, "N": 1024}), w.tolerance({"BATCH": 1, "N": 1 << 20})
+    assert large / small == pytest.approx(2 * 32)  # log2: 20/10, sqrt: 1024/32

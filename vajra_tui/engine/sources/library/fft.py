@@ -1,0 +1,98 @@
+"""1-D FFT templates: the four-step passes (``cols``, ``rows``) as Stockham radix-2 (A),
+radix-4 (B) and radix-8 (C) stages, several sub-FFTs per workgroup for coalescing.
+
+Each candidate defines both passes, so it replaces the whole program. ``cols`` is how
+many neighbouring sub-FFTs one workgroup does (neighbouring columns of the strided
+``cols`` pass: one 32-byte sector per row at cols=4); it is cut down per pass to what
+workgroup memory holds. fft2.py builds the 2-D passes from the same generator.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from vajra_tui.engine.events import DeviceInfo
+from vajra_tui.engine.sources.library.base import (Emitter, Params, Size, Template, limit, storage_fits,
+                                                    workgroup_fits)
+from vajra_tui.engine.sources.library.fft_gen import PassSpec, helpers, lanes, render_pass, shared_bytes
+from vajra_tui.engine.workloads.base import SizeError
+
+AXES = {"threads": (64, 128, 256), "cols": (1, 2, 4, 8)}
+MAX_REGS = 32  # complex values an invocation holds
+
+
+def specs(s: Size) -> list[PassSpec]:
+    """The four-step passes of fft.py's baseline, at this size."""
+    from vajra_tui.engine.workloads.fft import split
+
+    n1, n2 = split(s["N"])
+    return [PassSpec("cols", n2, n1, "X", "T", "b * N + g", n1, "b * N + g", n1, s["N"], "CA"),
+            PassSpec("rows", n1, n2, "T", "Y", f"b * N + g * {n1}u", 1, "b * N + g", n2, 0, "CB")]
+
+
+def fitted(spec: PassSpec, cols: int, vec2: bool, d: DeviceInfo | None) -> int:
+    """The largest power of two <= cols sub-FFTs whose exchange fits workgroup memory."""
+    c = max(1, min(cols, spec.count))
+    while c > 1 and storage_fits(d, shared_bytes(spec, c, vec2)) is not None:
+        c //= 2
+    return c
+
+
+def plan(p: Params, passes: list[PassSpec], d: DeviceInfo | None) -> tuple[bool, list[int]]:
+    """(vec2 exchange, sub-FFTs per workgroup of each pass): vec2 when one sub-FFT per pass fits."""
+    vec2 = all(storage_fits(d, shared_bytes(q, 1, True)) is None for q in passes)
+    return vec2, [fitted(q, p["cols"], vec2, d) for q in passes]
+
+
+def make(radix: int, passes_of: Callable[[Size], list[PassSpec]]):
+    """(render, check) for one radix over the passes ``passes_of`` describes."""
+
+    def check(p: Params, s: Size, d: DeviceInfo | None) -> str | None:
+        try:
+            passes = passes_of(s)
+        except SizeError as exc:
+            return str(exc)
+        vec2, cols = plan(p, passes, d)
+        for q, c in zip(passes, cols):
+            tt = lanes(q, radix, p["threads"])
+            if q.length // tt > MAX_REGS:
+                return f"{q.entry}: {q.length // tt} registers of complex per invocation"
+            problem = (workgroup_fits(d, tt * c) or storage_fits(d, shared_bytes(q, c, vec2)))
+            if problem:
+                return problem
+        return None
+
+    def render(p: Params, s: Size, d: DeviceInfo | None) -> str:
+        passes = passes_of(s)
+        vec2, cols = plan(p, passes, d)
+        e = Emitter()
+        e(f"// FFT, Stockham radix-{radix} stages in registers, {' then '.join(q.entry for q in passes)}.")
+        helpers(e, max(q.length * c for q, c in zip(passes, cols)), vec2)
+        for q, c in zip(passes, cols):
+            e("")
+            render_pass(e, q, radix, p["threads"], c, vec2)
+        return e.text()
+
+    return render, check
+
+
+def templates_for(workload: str, passes_of: Callable[[Size], list[PassSpec]]) -> list[Template]:
+    out = []
+    for radix, strategy in ((2, "A"), (4, "B"), (8, "C")):
+        render, check = make(radix, passes_of)
+        out.append(Template(workload, f"radix{radix}", strategy,
+                            f"Stockham radix-{radix}, several sub-FFTs per workgroup", dict(AXES),
+                            render, check))
+    return out
+
+
+def priors_for(s: Size, d: DeviceInfo | None) -> dict[str, list[Params]]:
+    """Many lanes and four columns (a full sector per row) on a GPU; fewer on a CPU."""
+    big = limit(d, "max-compute-invocations-per-workgroup") >= 1024 and d is not None and not d.software
+    first = {"threads": 128, "cols": 4} if big else {"threads": 64, "cols": 2}
+    rest = [{"threads": 256, "cols": 2}, {"threads": 64, "cols": 8}, {"threads": 64, "cols": 1}]
+    return {k: [first, *rest] for k in "ABC"}
+
+
+TEMPLATES = templates_for("fft", specs)
+priors = priors_for

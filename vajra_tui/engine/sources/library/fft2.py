@@ -1,0 +1,23 @@
+"""2-D FFT templates: the row pass and the column pass as Stockham radix-2 (A), radix-4 (B)
+and radix-8 (C) stages, from fft.py's generator (several columns per workgroup coalesce the
+strided column pass)."""
+
+from __future__ import annotations
+
+from vajra_tui.engine.sources.library.base import Size
+from vajra_tui.engine.sources.library.fft import priors_for, templates_for
+from vajra_tui.engine.sources.library.fft_gen import PassSpec
+
+
+def specs(s: Size) -> list[PassSpec]:
+    """fft2.py's passes at this size: rows (contiguous), then columns (stride W)."""
+    from vajra_tui.engine.workloads.fft2 import defines
+
+    defines(s)  # refuses a side the passes cannot do
+    h, w = s["H"], s["W"]
+    return [PassSpec("rows", w, h, "X", "T", f"g * {w}u", 1, f"g * {w}u", 1, 0, "CR"),
+            PassSpec("cols", h, w, "T", "Y", "g", w, "g", w, 0, "CC")]
+
+
+TEMPLATES = templates_for("fft2", specs)
+priors = priors_for

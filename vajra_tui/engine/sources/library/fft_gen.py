@@ -1,0 +1,179 @@
+"""WGSL for one FFT pass: C sub-FFTs of length L per workgroup, Stockham radix-2/4/8 stages.
+
+fft.py (1-D, four-step) and fft2.py (2-D) describe each of their passes as a ``PassSpec``:
+where sub-FFT g's element i is read (``src[ibase + i * istride]``), where its output k goes,
+and whether output k is multiplied by the four-step twiddle W_N^(g*k). The pass is fully
+unrolled in Python: invocation t works on sub-FFT c = t % C (so neighbouring invocations
+touch neighbouring columns of a strided pass: coalesced) as its lane tt = t / C, and holds
+L / TT complex values in registers. The first stage reads global memory, the last writes
+it; between stages the values go through workgroup memory, as vec2 (one round trip) when
+C * L * 8 bytes fit, else one component at a time (two). The radix is the largest of
+2, 4, 8 up to ``radix``; a length that is not a power of it ends with a smaller stage.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from vajra_tui.engine.sources.library.base import Emitter
+
+S = "0.7071067811865476"  # sqrt(1/2)
+
+
+@dataclass(frozen=True)
+class PassSpec:
+    entry: str
+    length: int  # L: points per sub-FFT
+    count: int  # sub-FFTs per batch row (the grid's x, times cols)
+    src: str
+    dst: str
+    ibase: str  # WGSL expression of g (sub-FFT index) and b (batch row)
+    istride: int
+    obase: str
+    ostride: int
+    twiddle_n: int = 0  # multiply output k by W_n^(g*k) (0: no twiddle)
+    const: str = "C"  # the template value the workload's grid reads (CA, CB, CR, CC)
+
+
+def radices(length: int, radix: int) -> list[int]:
+    """Stage radices, smallest first: as many ``radix`` stages as fit, then the rest."""
+    out, rem = [], length
+    while rem > 1:
+        r = min(radix, rem)
+        out.append(r)
+        rem //= r
+    return sorted(out)
+
+
+def lanes(spec: PassSpec, radix: int, threads: int) -> int:
+    """Invocations per sub-FFT: ``threads`` at most, and no more than the widest stage has
+    butterflies, so every invocation has work in every stage."""
+    return max(1, min(threads, spec.length // max(radices(spec.length, radix))))
+
+
+def shared_bytes(spec: PassSpec, cols: int, vec2: bool) -> int:
+    return cols * spec.length * (8 if vec2 else 4)
+
+
+def _rot(e: Emitter, x: str, k: int, n: int, name: str) -> str:
+    """x * W_n^k for the constants a radix-8 butterfly needs (k/n in 0, 1/8, 1/4, 3/8)."""
+    frac = k / n
+    if frac == 0:
+        return x
+    if frac == 0.25:
+        e(f"let {name} = vec2<f32>({x}.y, -{x}.x);")
+    elif frac == 0.125:
+        e(f"let {name} = vec2<f32>({x}.x + {x}.y, {x}.y - {x}.x) * {S};")
+    elif frac == 0.375:
+        e(f"let {name} = vec2<f32>({x}.y - {x}.x, -({x}.x + {x}.y)) * {S};")
+    else:
+        raise ValueError(f"no constant twiddle for {k}/{n}")
+    return name
+
+
+def _dft(e: Emitter, xs: list[str], name: str) -> list[str]:
+    """A radix-len(xs) DFT (forward sign) as radix-2 decimation in time; returns the outputs."""
+    n = len(xs)
+    if n == 1:
+        return xs
+    even = _dft(e, xs[0::2], name + "e")
+    odd = _dft(e, xs[1::2], name + "o")
+    out = [""] * n
+    for k in range(n // 2):
+        t = _rot(e, odd[k], k, n, f"{name}t{k}")
+        e(f"let {name}{k} = {even[k]} + {t};", f"let {name}{k + n // 2} = {even[k]} - {t};")
+        out[k], out[k + n // 2] = f"{name}{k}", f"{name}{k + n // 2}"
+    return out
+
+
+def _powers(e: Emitter, r: int, name: str) -> list[str]:
+    """Names of w^0 .. w^(r-1) for the twiddle ``{name}1`` (powers by complex products)."""
+    names = ["", f"{name}1"]
+    for q in range(2, r):
+        a, b = q // 2, q - q // 2
+        e(f"let {name}{q} = cmul({names[a]}, {names[b]});")
+        names.append(f"{name}{q}")
+    return names
+
+
+def _butterflies(e: Emitter, spec: PassSpec, r: int, ns: int, tt: int) -> None:
+    """One Stockham stage on the registers: v[m*r + q] is x[j + q*L/r], j = lane + m*TT."""
+    for m in range(spec.length // (r * tt)):
+        e.open("{")
+        e(f"let j = lane + {m * tt}u;")
+        xs = [f"v[{m * r + q}]" for q in range(r)]
+        if ns > 1:
+            e(f"let w1 = twiddle(j & {ns - 1}u, {ns * r}u);")
+            w = _powers(e, r, "w")
+            for q in range(1, r):
+                e(f"let x{q} = cmul({xs[q]}, {w[q]});")
+            xs = [xs[0]] + [f"x{q}" for q in range(1, r)]
+        ys = _dft(e, xs, "y")
+        for q in range(r):
+            e(f"v[{m * r + q}] = {ys[q]};")
+        e.close()
+
+
+def _exchange(e: Emitter, spec: PassSpec, r: int, ns: int, nxt: int, tt: int, vec2: bool) -> None:
+    """Stage outputs (index (j/ns)*ns*r + j%ns + q*ns) to the next stage's owners (j' + q'*L/nxt)."""
+    length = spec.length
+    for part in ([""] if vec2 else [".x", ".y"]):
+        for m in range(length // (r * tt)):
+            j = f"(lane + {m * tt}u)"
+            idx = f"(({j} / {ns}u) * {ns * r}u + ({j} & {ns - 1}u))"
+            for q in range(r):
+                e(f"sh[sub + {idx} + {q * ns}u] = v[{m * r + q}]{part};")
+        e("workgroupBarrier();")
+        for m in range(length // (nxt * tt)):
+            for q in range(nxt):
+                e(f"v[{m * nxt + q}]{part} = sh[sub + lane + {m * tt + q * (length // nxt)}u];")
+        e("workgroupBarrier();")
+
+
+def render_pass(e: Emitter, spec: PassSpec, radix: int, threads: int, cols: int, vec2: bool) -> None:
+    """The entry point of one pass (module-level helpers come from ``helpers``)."""
+    length, stages = spec.length, radices(spec.length, radix)
+    tt = lanes(spec, radix, threads)
+    e(f"// {spec.entry}: {cols} x {length}-point FFTs per workgroup, {tt} lanes each, radix "
+      f"{'-'.join(map(str, stages))}, exchange {'vec2' if vec2 else 're/im'}",
+      f"// tune: {spec.const} = {cols}", f"const {spec.const}: u32 = {{{{{spec.const}}}}}u;",
+      f"@compute @workgroup_size({tt * cols})")
+    e.open(f"fn {spec.entry}(@builtin(workgroup_id) wid: vec3<u32>, "
+           "@builtin(local_invocation_id) lid: vec3<u32>) {")
+    e(f"let c = lid.x % {cols}u;", f"let lane = lid.x / {cols}u;", f"let g = wid.x * {spec.const} + c;",
+      "let b = wid.y;", f"let sub = c * {length}u;", f"let ib = {spec.ibase};", f"let ob = {spec.obase};",
+      f"var v: array<vec2<f32>, {length // tt}>;")
+    r0 = stages[0]
+    for m in range(length // (r0 * tt)):
+        for q in range(r0):
+            e(f"v[{m * r0 + q}] = {spec.src}[ib + (lane + {m * tt + q * (length // r0)}u) * {spec.istride}u];")
+    ns = 1
+    for s, r in enumerate(stages):
+        _butterflies(e, spec, r, ns, tt)
+        if s + 1 < len(stages):
+            _exchange(e, spec, r, ns, stages[s + 1], tt, vec2)
+        ns *= r
+    last = stages[-1]
+    for m in range(length // (last * tt)):
+        for q in range(last):
+            k = f"(lane + {m * tt + q * (length // last)}u)"
+            val = f"v[{m * last + q}]"
+            if spec.twiddle_n:
+                val = f"cmul({val}, twiddle(g * {k}, {spec.twiddle_n}u))"
+            e(f"{spec.dst}[ob + {k} * {spec.ostride}u] = {val};")
+    e.close()
+
+
+def helpers(e: Emitter, shared: int, vec2: bool) -> None:
+    """Bindings as vec2, the workgroup exchange buffer, twiddle and complex product."""
+    e("@group(0) @binding(0) var<storage, read> X: array<vec2<f32>>;",
+      "@group(0) @binding(1) var<storage, read_write> Y: array<vec2<f32>>;",
+      "@group(0) @binding(2) var<storage, read_write> T: array<vec2<f32>>;",
+      f"var<workgroup> sh: array<{'vec2<f32>' if vec2 else 'f32'}, {max(1, shared)}>;",
+      "fn twiddle(k: u32, m: u32) -> vec2<f32> {",
+      "    let r = select(i32(k), i32(k) - i32(m), 2u * k > m);",
+      f"    let a = {-2 * math.pi!r} * f32(r) / f32(m);",
+      "    return vec2<f32>(cos(a), sin(a));", "}",
+      "fn cmul(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {",
+      "    return vec2<f32>(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);", "}")
