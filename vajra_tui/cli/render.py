@@ -130,17 +130,30 @@ def results_table(device: DeviceInfo, workload: WorkloadInfo, results: list[Cand
     rows: list[list[Any]] = []
     for r in results:
         crown = "★ " if r.id == winner_id else ""
+        mark = "*" if r.portable is False else ""  # over WebGPU's default limits: the footnote says why
         roof = f"{r.pct_of_roofline:.0f}% {r.regime[0]}" if r.pct_of_roofline is not None and r.regime else "-"
         speedup, detail = _speedup_and_detail(r, final_batch)
         rows.append([
-            plain(crown + r.name, single_line=True), plain(r.status), fmt.ms(r.median_ms), fmt.ms(r.iqr_ms),
+            plain(crown + r.name, single_line=True) + mark, plain(r.status), fmt.ms(r.median_ms), fmt.ms(r.iqr_ms),
             _num(r.gflops, ".1f"), _num(r.gbps, ".1f"), plain(roof + ("?" if r.suspicious else "")),
             speedup, "x".join(map(str, r.workgroup_size)) or "-", "x".join(map(str, r.grid)) or "-",
             plain(r.timing or "-"), plain(detail, limit=60 if width is None or width < 120 else 200),
         ])
     table, dropped = fitted_table(title, columns, rows, terminal_width() if width is None else width)
-    table.caption = dropped_note(dropped, width)
+    notes = [n for n in (portability_note(results), dropped_note(dropped, width)) if n is not None]
+    table.caption = Text("\n").join(notes) if notes else None
     return table
+
+
+def portability_note(results: list[CandidateResult], most: int = 3) -> Text | None:
+    """The footnote of the rows marked ``*``: over WebGPU's default limits, and why."""
+    barred = [r for r in results if r.portable is False]
+    if not barred:
+        return None
+    said = "; ".join(f"{r.name}: {', '.join(r.portability)}" for r in barred[:most])
+    more = f"; {len(barred) - most} more (see --json)" if len(barred) > most else ""
+    return plain(f"* not portable (over WebGPU's default limits; crowned only under --limits adapter): "
+                 f"{said}{more}", style="dim", single_line=True)
 
 
 def dropped_note(dropped: list[str], width: int | None) -> Text | None:
