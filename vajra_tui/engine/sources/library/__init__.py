@@ -15,13 +15,13 @@ from typing import Iterator, Sequence
 from vajra_tui.engine.candidate import Candidate, GenerationContext
 from vajra_tui.engine.events import DeviceInfo
 from vajra_tui.engine.sources.base import STRATEGIES, CandidateSource
-from vajra_tui.engine.sources.library import conv1d, gemv, layernorm, sgemm, sobel, softmax
+from vajra_tui.engine.sources.library import attention, conv1d, gemv, layernorm, sgemm, sobel, softmax
 from vajra_tui.engine.sources.library import fft, fft2
 from vajra_tui.engine.sources.library.base import Params, Size, Template
 from vajra_tui.engine.sources.library.search import by_distance, neighbours
 
 MODULES: dict[str, ModuleType] = {"sgemm": sgemm, "softmax": softmax, "conv1d": conv1d,
-                                  "sobel": sobel, "layernorm": layernorm, "gemv": gemv}
+                                  "sobel": sobel, "layernorm": layernorm, "gemv": gemv, "attention": attention}
 MODULES.update({"fft": fft, "fft2": fft2})
 
 

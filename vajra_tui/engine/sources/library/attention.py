@@ -1,0 +1,220 @@
+"""Attention templates: FlashAttention-2 style, one query block per workgroup.
+
+Every template is one design with three faces: a workgroup of ``wx`` x ``wy`` lanes
+owns ``bq = wy * tq`` query rows of one head (tile ``bq*D x 1``); the head's keys
+pass through workgroup memory ``bk`` at a time (K and V staged, Q staged once and
+pre-scaled by log2(e)/sqrt(D) so the weights are ``exp2``). Lane ``(tx, ty)`` holds
+``tq`` rows (``ty + a*wy``) x ``bk/wx`` keys of scores and ``tq`` x ``D/wx`` outputs, so
+both products are register-blocked. The softmax is online: per row a running max
+``m`` and sum ``l``; each block's max is reduced over the row's ``wx`` lanes, the
+block's weights go through workgroup memory to the P·V product, and ``l`` stays a
+per-lane partial (every lane of a row rescales by the same factor), summed once at
+the end. A causal workgroup stops at its last row's key, so it does half the work.
+
+A: scalar, the reductions through workgroup memory. B: the reductions by
+``subgroupShuffleXor`` butterflies (subgroupMax/Add would mix rows, as several rows
+share a subgroup), only where the adapter's smallest subgroup holds ``wx`` lanes.
+C: vectorised, V and O as vec4 along D (D % 4 == 0), optionally with B's reductions.
+
+A split-K variant (S split into partial (m, l, O) results and a combine) needs a second
+dispatch; library candidates are single-module, so it is left to a workload with passes.
+"""
+
+from __future__ import annotations
+
+from vajra_tui.engine.events import DeviceInfo
+from vajra_tui.engine.sources.library.base import (Emitter, Params, Size, Template, big_gpu, storage_fits,
+                                                    subgroups, workgroup_fits)
+
+NEG = "-1.0e30"  # a masked score: exp2 of it less any real max is 0, and it never overflows
+
+
+def _shape(p: Params, s: Size) -> tuple[int, int, int, int, int]:
+    """(bq, bk, tq, tk, td): rows and keys per block, per lane rows, keys and outputs."""
+    wx, wy, tq, bk = p["wx"], p["wy"], p["tq"], p["bk"]
+    return wy * tq, bk, tq, bk // wx, s["D"] // wx
+
+
+def _smem_bytes(p: Params, s: Size) -> int:
+    bq, bk, _, _, _ = _shape(p, s)
+    d = s["D"]
+    return 4 * (bq * (d + 1) + bk * (d + 1) + bk * d + bq * (bk + 1) + bq * p["wx"])
+
+
+def check(p: Params, s: Size, d: DeviceInfo | None) -> str | None:
+    wx, vec = p["wx"], p.get("v4", 0)
+    if p["bk"] % wx:
+        return "keys per block must be a multiple of the lanes per row"
+    if s["D"] % (wx * (4 if vec else 1)):
+        return f"D={s['D']} is not a multiple of {wx * (4 if vec else 1)} (lanes per row x vector width)"
+    if p["tq"] * (s["D"] // wx) > 64 or p["tq"] * (p["bk"] // wx) > 32:
+        return "register tile too large"
+    if p["sg"]:
+        if not subgroups(d):
+            return "the adapter has no subgroups"
+        if (d.subgroup_min_size or 4) < wx:
+            return f"a row's {wx} lanes may not fit in one subgroup on this adapter"
+    return workgroup_fits(d, wx, p["wy"]) or storage_fits(d, _smem_bytes(p, s))
+
+
+def _reduce(e: Emitter, names: list[str], op: str, p: Params) -> None:
+    """Every lane of a row gets ``op`` over the row's ``wx`` lanes of each name in ``names``
+    (one per owned row ``a``). Barriers sit in uniform control flow: every lane calls this."""
+    wx = p["wx"]
+    comb = "max({x}, {y})" if op == "max" else "({x} + {y})"
+    if p["sg"]:
+        for step in (1 << i for i in range(wx.bit_length() - 1)):
+            for n in names:
+                e(f"{n} = {comb.format(x=n, y=f'subgroupShuffleXor({n}, {step}u)')};")
+        return
+    for a, n in enumerate(names):
+        e(f"red[r{a} * {wx}u + lid.x] = {n};")
+    e("workgroupBarrier();")
+    for a, n in enumerate(names):
+        e(f"{n} = red[r{a} * {wx}u];")
+        e(f"for (var ri = 1u; ri < {wx}u; ri = ri + 1u) {{ {n} = {comb.format(x=n, y=f'red[r{a} * {wx}u + ri]')}; }}")
+    e("workgroupBarrier();")
+
+
+def _stage(e: Emitter, p: Params, s: Size) -> None:
+    """The key block k0.. of K and V into workgroup memory (zeros past S)."""
+    nt, bk, d = p["wx"] * p["wy"], p["bk"], s["D"]
+    e.open(f"for (var si = li; si < {bk * d}u; si = si + {nt}u) {{")
+    e(f"let sj = si / {d}u;", f"let sc = si % {d}u;", "let key = k0 + sj;",
+      "let g = head + min(key, S - 1u) * D + sc;",
+      f"Ks[sj * {d + 1}u + sc] = select(0.0, K[g], key < S);")
+    if p.get("v4"):
+        e.close()
+        e.open(f"for (var vi = li; vi < {bk * d // 4}u; vi = vi + {nt}u) {{")
+        e(f"let vkey = k0 + vi / {d // 4}u;",
+          f"Vs[vi] = select(vec4<f32>(0.0), V[head / 4u + min(vkey, S - 1u) * {d // 4}u + vi % {d // 4}u], vkey < S);")
+    else:
+        e("Vs[si] = select(0.0, V[g], key < S);")
+    e.close()
+    e("workgroupBarrier();")
+
+
+def _scores(e: Emitter, p: Params, s: Size) -> None:
+    """Register-blocked Q·Kᵀ for the lane's rows x keys, masked, in log2 units."""
+    wx, tq, tk, d = p["wx"], p["tq"], p["bk"] // p["wx"], s["D"]
+    for a in range(tq):
+        e(*[f"var s{a}_{b} = 0.0;" for b in range(tk)])
+    e.open(f"for (var c = 0u; c < {d}u; c = c + 1u) {{")
+    e(*[f"let qv{a} = Qs[r{a} * {d + 1}u + c];" for a in range(tq)])
+    e(*[f"let kv{b} = Ks[(lid.x + {b * wx}u) * {d + 1}u + c];" for b in range(tk)])
+    for a in range(tq):
+        e(*[f"s{a}_{b} = fma(qv{a}, kv{b}, s{a}_{b});" for b in range(tk)])
+    e.close()
+    for b in range(tk):
+        e(f"let key{b} = k0 + lid.x + {b * wx}u;")
+        for a in range(tq):
+            e(f"s{a}_{b} = select({NEG}, s{a}_{b}, key{b} < S && (MASK != 2u || key{b} <= q0 + r{a}));")
+    for a in range(tq):
+        e(f"var bm{a} = " + "max(" * (tk - 1) + f"s{a}_0" + "".join(f", s{a}_{b})" for b in range(1, tk)) + ";")
+
+
+def _softmax(e: Emitter, p: Params, s: Size) -> None:
+    """New running max per row, the block's weights into Ps, old sums and outputs rescaled."""
+    wx, tq, tk, td = p["wx"], p["tq"], p["bk"] // p["wx"], s["D"] // (p["wx"] * (4 if p.get("v4") else 1))
+    _reduce(e, [f"bm{a}" for a in range(tq)], "max", p)
+    pst = p["bk"] + 1
+    for a in range(tq):
+        e(f"let mn{a} = max(m{a}, bm{a});", f"let al{a} = exp2(m{a} - mn{a});", f"m{a} = mn{a};",
+          f"l{a} = l{a} * al{a};")
+        for b in range(tk):
+            e(f"let p{a}_{b} = exp2(s{a}_{b} - mn{a});", f"l{a} = l{a} + p{a}_{b};",
+              f"Ps[r{a} * {pst}u + lid.x + {b * wx}u] = p{a}_{b};")
+        e(*[f"o{a}_{j} = o{a}_{j} * al{a};" for j in range(td)])
+    e("workgroupBarrier();")
+
+
+def _pv(e: Emitter, p: Params, s: Size) -> None:
+    """outputs += P·V over the block's keys (V along D in vec4 with ``v4``)."""
+    wx, tq, bk, vec = p["wx"], p["tq"], p["bk"], p.get("v4", 0)
+    td, row = s["D"] // (wx * (4 if vec else 1)), s["D"] // (4 if vec else 1)
+    e.open(f"for (var c = 0u; c < {bk}u; c = c + 1u) {{")
+    e(*[f"let w{a} = Ps[r{a} * {bk + 1}u + c];" for a in range(tq)])
+    e(*[f"let v{j} = Vs[c * {row}u + lid.x + {j * wx}u];" for j in range(td)])
+    for a in range(tq):
+        e(*[f"o{a}_{j} = fma({'vec4<f32>(' if vec else '('}w{a}), v{j}, o{a}_{j});" for j in range(td)])
+    e.close()
+    e("workgroupBarrier();")
+
+
+def render(p: Params, s: Size, d: DeviceInfo | None) -> str:
+    wx, wy = p["wx"], p["wy"]
+    bq, bk, tq, tk, _ = _shape(p, s)
+    vec, dim = p.get("v4", 0), s["D"]
+    td = dim // (wx * (4 if vec else 1))
+    zero = "vec4<f32>(0.0)" if vec else "0.0"
+    e = Emitter()
+    e(f"// Attention, FlashAttention-2 style: {bq} query rows per workgroup of {wx}x{wy}, keys in",
+      f"// blocks of {bk} through workgroup memory, {tq}x{tk} scores and {tq}x{td}"
+      + (" vec4" if vec else "") + " outputs per lane; online softmax",
+      "// (running max and sum per row), block maxima reduced by "
+      + ("subgroup shuffles." if p["sg"] else "workgroup memory."),
+      f"// tile: {bq}*D x 1")
+    if vec:
+        e("@group(0) @binding(2) var<storage, read> V: array<vec4<f32>>;",
+          "@group(0) @binding(3) var<storage, read_write> O: array<vec4<f32>>;")
+    e(f"var<workgroup> Qs: array<f32, {bq * (dim + 1)}>;", f"var<workgroup> Ks: array<f32, {bk * (dim + 1)}>;",
+      f"var<workgroup> Vs: array<{'vec4<f32>' if vec else 'f32'}, {bk * dim // (4 if vec else 1)}>;",
+      f"var<workgroup> Ps: array<f32, {bq * (bk + 1)}>;")
+    if not p["sg"]:
+        e(f"var<workgroup> red: array<f32, {bq * wx}>;")
+    e(f"@compute @workgroup_size({wx}, {wy})",
+      "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>,")
+    e.open("        @builtin(local_invocation_index) li: u32) {")
+    e("let t = vajra_tile(wid);", "if (t.y >= TILES_Y) {", "    return;", "}",
+      f"let q0 = t.x * {bq}u;", "let head = t.y * S * D;",
+      "let qscale = 1.4426950408889634 / sqrt(f32(D));")
+    e.open(f"for (var qi = li; qi < {bq * dim}u; qi = qi + {wx * wy}u) {{")
+    e(f"let qr = qi / {dim}u;", f"let qc = qi % {dim}u;",
+      f"Qs[qr * {dim + 1}u + qc] = Q[head + min(q0 + qr, S - 1u) * D + qc] * qscale;")
+    e.close()
+    for a in range(tq):
+        e(f"let r{a} = lid.y + {a * wy}u;", f"var m{a} = {NEG};", f"var l{a} = 0.0;",
+          *[f"var o{a}_{j} = {zero};" for j in range(td)])
+    e("var kend = S;", f"if (MASK == 2u) {{ kend = min(S, q0 + {bq}u); }}")
+    e.open(f"for (var k0 = 0u; k0 < kend; k0 = k0 + {bk}u) {{")
+    _stage(e, p, s)
+    _scores(e, p, s)
+    _softmax(e, p, s)
+    _pv(e, p, s)
+    e.close()
+    _reduce(e, [f"l{a}" for a in range(tq)], "add", p)
+    for a in range(tq):
+        e(f"if (q0 + r{a} < S) {{")
+        e(f"    let inv{a} = 1.0 / l{a};")
+        for j in range(td):
+            if vec:
+                e(f"    O[(head + (q0 + r{a}) * D) / 4u + lid.x + {j * wx}u] = o{a}_{j} * inv{a};")
+            else:
+                e(f"    O[head + (q0 + r{a}) * D + lid.x + {j * wx}u] = o{a}_{j} * inv{a};")
+        e("}")
+    e.close()
+    return e.text()
+
+
+AXES = {"wx": (4, 8, 16, 32), "wy": (4, 8, 16, 32), "tq": (1, 2, 4), "bk": (8, 16, 32, 64)}
+
+TEMPLATES = [
+    Template("attention", "flash", "A", "FA2 query block, K/V blocks in workgroup memory, scalar",
+             {**AXES, "sg": (0,)}, render, check),
+    Template("attention", "subgroup", "B", "FA2 with subgroup-shuffle row reductions",
+             {**AXES, "sg": (1,)}, render, check),
+    Template("attention", "vec4", "C", "FA2 with V and O as vec4 along D",
+             {**AXES, "sg": (0, 1), "v4": (1,)}, render, check),
+]
+
+
+def priors(s: Size, d: DeviceInfo | None) -> dict[str, list[Params]]:
+    """Large blocks first on a discrete GPU (under its own limits), then ones that fit
+    WebGPU's portable 16 KiB of workgroup memory (small blocks, D=64 first)."""
+    sg = 1 if subgroups(d) else 0
+    big = [(8, 16, 4, 32), (8, 16, 2, 32), (16, 16, 4, 32)] if big_gpu(d) else []
+    small = [(8, 16, 1, 16), (4, 16, 1, 16), (8, 8, 1, 8), (4, 8, 1, 8), (4, 4, 1, 8)]
+    shapes = [dict(zip(("wx", "wy", "tq", "bk"), t)) for t in big + small]
+    return {"A": [{**q, "sg": 0} for q in shapes],
+            "B": [{**q, "sg": 1} for q in shapes],
+            "C": [{**q, "sg": sg, "v4": 1} for q in shapes]}
