@@ -148,3 +148,22 @@ def test_under_adapter_limits_the_lockfile_says_so(tmp_path, capsys, gpu):
     assert doc["limits"] == "adapter" and "fastest_here" not in doc
     assert entry["portability"] == {"limits": "adapter", "portable": winner["portable"],
                                     "problems": winner["portability"]}
+
+
+def test_the_report_card_shows_the_fastest_kernel_beside_the_portable_winner():
+    from vajra_tui.engine.events import CandidateFinished, CandidateQueued, RankingReady
+    from vajra_tui.tui.screens.report import fastest_here, report_row
+    from vajra_tui.tui.state import RunState
+
+    state = RunState()
+    for r in (_result("baseline", 10.0, True), _result("wide", 1.0, False), _result("small", 2.0, True)):
+        state.apply(CandidateQueued(id=r.id, name=r.name, strategy="user", origin="test"))
+        state.apply(CandidateFinished(result=r))
+    state.apply(RankingReady(generation=1, ranked_ids=["wide", "small", "baseline"], winner_id="small",
+                             fastest_id="wide", final=True))
+    note = fastest_here(state).plain
+    assert "fastest here: wide" in note and "512 invocations per workgroup > 256" in note
+    assert "--limits adapter would crown it" in note
+    wide = state.candidates["wide"]
+    assert report_row(wide, wide.result, "1")[1].plain == "wide*"
+    assert state.winner is not None and state.winner.id == "small"

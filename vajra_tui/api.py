@@ -36,14 +36,16 @@ def bench(workload: Workload | str | Path, kernels: Kernels = None, *, size: str
           warmup: int = 5, reps: int = 9, deadline: float | None = None, timing: str = "auto",
           cache: str = "warm", seeds: tuple[int, ...] = (1, 2), adapter: str | None = None,
           record: Path | None = None, progress: bool = False,
-          on_event: Callable[[Event], None] | None = None) -> Report:
+          on_event: Callable[[Event], None] | None = None, limits: str = "portable") -> Report:
     """Compile, verify (two seeds, float64 reference) and time the baseline and ``kernels``.
 
     ``workload``: a :class:`Workload`, a registered name, a ``.py`` path or ``pkg.mod:ATTR``.
     ``kernels``: file paths or WGSL source strings (or a ``{name: source}`` dict).
+    ``limits``: "portable" crowns only kernels inside WebGPU's default limits; "adapter", this adapter's.
     """
     request = _request(workload, kernels, size, "bench", "library", seeds, adapter, None, record,
                        TimingSettings(warmup=warmup, reps=reps, deadline_s=deadline, method=timing, cache=cache))
+    request.limits = limits
     return _run_sync(lambda: _measure(request, progress, on_event))
 
 
@@ -53,7 +55,7 @@ def tune(workload: Workload | str | Path, kernels: Kernels = None, *, size: str 
          cache: str = "warm", seeds: tuple[int, ...] = (1, 2), adapter: str | None = None,
          record: Path | None = None, progress: bool = False, settings: Settings | None = None,
          on_event: Callable[[Event], None] | None = None, gpus: str | None = None,
-         shootouts: str = "every") -> Report:
+         shootouts: str = "every", limits: str = "portable") -> Report:
     """The closed loop: the baseline, then candidates from ``source``, each generation ended
     by a shoot-out with the baseline (``shootouts="last"``: only the last one, as
     ``tune --shootout last``; the report's numbers come from that one either way).
@@ -66,12 +68,15 @@ def tune(workload: Workload | str | Path, kernels: Kernels = None, *, size: str 
     (the ``// tune:`` space of ``kernels``: exhaustive within ``budget``, else Optuna),
     "llm" (an OpenAI-compatible server from the settings) or "auto". With ``export``,
     the winner's WGSL, TypeScript module and lockfile are written into that folder.
+    ``limits``: "portable" (the default) crowns only kernels inside WebGPU's default limits,
+    ``report.fastest_here`` naming a faster one that is not; "adapter" crowns by this adapter's.
     """
     if shootouts not in ("every", "last"):
         raise ValueError(f"shootouts {shootouts!r}: choose every or last")
     request = _request(workload, kernels, size, "tune", source, seeds, adapter, gpus, record,
                        TimingSettings(warmup=warmup, reps=reps, deadline_s=deadline, method=timing, cache=cache))
     request.generations, request.budget, request.shootouts = generations, budget, shootouts
+    request.limits = limits
     request.export = Path(export) if export is not None else None
     if source in ("llm", "auto"):
         from vajra_tui.settings import load_settings

@@ -311,7 +311,8 @@ class VajraApp(RunControls, App[int]):
         if winner is None or winner.result is None or session is None:
             return [], "no verified winner to export"
         try:
-            written = export_winner(winner.result, session.device, session.workload, out_dir, overwrite)
+            written = export_winner(winner.result, session.device, session.workload, out_dir, overwrite,
+                                    limits=session.limits)
         except FileExistsError as exc:
             return [], f"{exc}: tick “overwrite existing files” to replace it"
         except (OSError, ValueError, RuntimeError) as exc:

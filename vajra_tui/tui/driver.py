@@ -169,7 +169,7 @@ class LiveDriver:
         request = RunRequest(workload=config.workload, size=config.size, source=config.source,
                              kernels=user_kernels(config.extra_kernels, strict=False),
                              timing=config.timing or self.settings.timing, llm=self.settings.llm,
-                             tavily=self.settings.tavily, missing_key="warn",
+                             tavily=self.settings.tavily, missing_key="warn", limits=self.settings.limits,
                              placement=Placement(adapter=config.adapter, gpus=config.gpus, nice=WORKER_NICE))
         self.run = build_run(request, self.emit)
         self.session, self.tuner, self.lanes = self.run.session, self.run.tuner, self.run.lanes

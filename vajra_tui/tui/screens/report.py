@@ -33,7 +33,8 @@ CELL_PADDING = 2  # a DataTable cell's one cell of padding on each side
 
 def report_row(view: CandidateView, r: CandidateResult, rank: str) -> tuple[object, ...]:
     # every text cell is a Text: a str cell would be parsed as markup by the DataTable
-    return (rank, plain(view.label, style="bold" if rank == CROWN else "", single_line=True),
+    label = view.label + ("*" if r.portable is False else "")  # over WebGPU's default limits
+    return (rank, plain(label, style="bold" if rank == CROWN else "", single_line=True),
             fmt.ms(r.median_ms), fmt.num(r.gflops), fmt.speedup(r.speedup), fmt.num(r.gbps),
             fmt.pct(r.pct_of_roofline), plain(r.regime or fmt.DASH, single_line=True),
             fmt.num(r.intensity), fmt.dims(r.workgroup_size), fmt.dims(r.grid), fmt.ms(r.iqr_ms),
@@ -161,7 +162,8 @@ class ReportScreen(ListScreen):
         if state.ranking is not None:
             headline = Text("Nothing verified beat the checks: see the graveyard (g).", style="bold red")
             if state.ranking.baseline_won:
-                headline = Text("No candidate beat the baseline: nothing is crowned.", style="bold yellow")
+                which = "portable candidate" if state.ranking.fastest_id else "candidate"
+                headline = Text(f"No {which} beat the baseline: nothing is crowned.", style="bold yellow")
         if winner is not None and winner.result is not None:
             tie = state.ranking is not None and bool(state.ranking.tie_ids)
             headline = Text.assemble((f"{CROWN} {winner.label}", "bold"),
@@ -173,6 +175,7 @@ class ReportScreen(ListScreen):
                 others = ", ".join(state.candidates[i].label for i in state.ranking.tie_ids
                                    if i in state.candidates)
                 headline.append(f"  (tie with {others}: within noise)", style="yellow")
+        headline.append(fastest_here(state))
         if state.ranking is not None and state.ranking.batch is not None:
             headline.append(f"\nshoot-out batch {state.ranking.batch}: every number below was timed "
                             "in it, beside one baseline sample", style="dim")
@@ -187,6 +190,19 @@ class ReportScreen(ListScreen):
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
         if event.row_key.value is not None:
             self.vapp.selected_id = str(event.row_key.value)
+
+
+def fastest_here(state: RunState) -> Text:
+    """The fastest kernel here, when ``--limits portable`` kept it from the crown, and why."""
+    fid = state.ranking.fastest_id if state.ranking is not None else None
+    view = state.candidates.get(fid) if fid else None
+    if view is None or view.result is None:
+        return Text("")
+    r = view.result
+    why = "; ".join(r.portability) or "over WebGPU's default limits"
+    return Text.assemble("\n* fastest here: ", (view.label, "bold"), f" {fmt.speedup(r.speedup)}, ",
+                         f"{fmt.ms(r.median_ms)}, not portable ({why}); --limits adapter would crown it",
+                         style="yellow")
 
 
 def browser_badge(result: CandidateResult) -> Text:
