@@ -19,8 +19,10 @@ replaces a worker that grew, see ``VAJRA_WORKER_RECYCLE_MB``). Growth per 100 ca
 is the least-squares slope over the samples of the 300 candidates after the first
 ``--warm`` (drivers and JIT caches fill once), and over all of them. ``--trace`` adds the
 main process's top allocation sites (tracemalloc) between the warm-up and the end; its
-bookkeeping and the warm-up's snapshot count in the main process's RSS (a step of ~100 MB
-just after ``--warm`` with 140 KB sgemm kernels), so compare traced runs with traced runs.
+bookkeeping and the warm-up's snapshot count in the main process's RSS (a step of ~90 MB
+with evolve's sgemm kernels), so the snapshot is taken at the warm-up's last sample and
+sampled again at once, and growth is measured from that second sample: the step falls
+before the window. Compare traced runs with traced runs all the same.
 Each sample also records what the lexer's token caches hold (wgsl/lexer.py), when the
 tree has that bound.
 
@@ -114,6 +116,7 @@ class Soak:
         self.count = 0
         self.began = time.perf_counter()
         self.snap0 = None
+        self.begin: int | None = None  # the first sample growth is measured from
 
     def sample(self, where: str) -> None:
         gc.collect()
@@ -125,8 +128,13 @@ class Soak:
             "worker_restarts": c.restarts, "worker_recycles": getattr(c, "recycles", 0),
             "worker_pid": c.pid, "lexer_kept_chars": _lexer_kept_chars(), "at": where})
         print(json.dumps(self.samples[-1]), file=sys.stderr, flush=True)
-        if self.trace and self.snap0 is None and self.count >= self.warm:
-            self.snap0 = tracemalloc.take_snapshot()
+        if self.begin is None and self.count >= self.warm:
+            if self.trace:  # the snapshot's own memory is a step, not growth: sample after it
+                self.snap0 = tracemalloc.take_snapshot()
+                self.begin = len(self.samples)
+                self.sample(f"{where}, after the trace snapshot")
+            else:
+                self.begin = len(self.samples) - 1
 
     async def session(self, name: str, calibrate: bool) -> Session:
         w = get_workload(name)
@@ -196,12 +204,13 @@ class Soak:
                 diff = tracemalloc.take_snapshot().compare_to(self.snap0, "lineno")
                 top = [{"site": str(d.traceback), "kb": round(d.size_diff / 1024, 1)} for d in diff[:12]]
             self.client.close()
-        window = [s for s in self.samples if self.warm <= s["candidates"] <= self.warm + WINDOW]
-        every = [s for s in self.samples if s["candidates"] >= self.warm]
+        every = self.samples[self.begin:] if self.begin is not None else []
+        window = [s for s in every if s["candidates"] <= every[0]["candidates"] + WINDOW]
         return {
             "adapter": device.name, "software": device.software, "mode": mode, "candidates": self.count,
             "sizes": SIZES, "budget": self.budget, "timing": TIMING.model_dump(),
-            "warm_candidates": self.warm, "window": [self.warm, self.warm + WINDOW],
+            "warm_candidates": self.warm,
+            "window": [every[0]["candidates"], every[0]["candidates"] + WINDOW] if every else None,
             "seconds": round(time.perf_counter() - self.began, 1),
             "per_100_candidates": _growth(window),  # over the 300 candidates after the warm-up
             "per_100_candidates_all": _growth(every),  # over everything after the warm-up
