@@ -1,0 +1,122 @@
+"""The attention workload (#27): its float64 reference against the textbook formula, its
+baseline verified full and causal, every library template verified (an awkward size too:
+S off every block, D=128, causal), and a kernel that skips the max subtraction rejected,
+since the hot rows' scores reach 100 and exp overflows f32."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+from vajra_tui.engine.candidate import Candidate, GenerationContext
+from vajra_tui.engine.admission.contract import prelude
+from vajra_tui.engine.events import DeviceInfo
+from vajra_tui.engine.gpu.protocol import Drop
+from vajra_tui.engine.sources.library import LibrarySource, templates
+from vajra_tui.engine.wgsl.uniformity import Analysis
+from vajra_tui.engine.workloads import get_workload
+
+os.environ.setdefault("VAJRA_CACHE_DIR", "/tmp/vcache-attention-tests")
+
+SPEC = "vajra_tui.engine.workloads.attention:WORKLOAD"
+W = get_workload(SPEC)
+CPU = DeviceInfo(name="cpu", software=True, subgroups=False)
+
+# The baseline with the max subtraction left out: exp(100) is +inf in f32.
+NO_MAX = W.baseline.replace("let p = exp(dot * scale - m);", "let p = exp(dot * scale);")
+
+
+def test_size_parsing_keeps_mask_full_unless_given():
+    assert W.size("1x16x4096x64") == {"B": 1, "H": 16, "S": 4096, "D": 64, "MASK": 1}
+    assert W.size("1x16x4096x64x2")["MASK"] == 2
+    assert W.size("512")["S"] == 512
+
+
+@pytest.mark.parametrize("mask", [1, 2])
+def test_reference_matches_the_direct_formula(mask):
+    s = W.size(f"B=2,H=3,S=7,D=4,MASK={mask}")
+    x = W.checked_inputs(s, np.random.default_rng(3))
+    got = W.checked_references(s, x)["O"].reshape(2, 3, 7, 4)
+    q, k, v = (x[n].astype(np.float64).reshape(2, 3, 7, 4) for n in "QKV")
+    for b in range(2):
+        for h in range(3):
+            for i in range(7):
+                keys = range(7) if mask == 1 else range(i + 1)
+                sc = np.array([q[b, h, i] @ k[b, h, j] / 2.0 for j in keys])
+                w = np.exp(sc - sc.max())
+                want = sum(w[n] * v[b, h, j] for n, j in enumerate(keys)) / w.sum()
+                np.testing.assert_allclose(got[b, h, i], want, rtol=1e-12, atol=1e-12)
+
+
+def test_inputs_overflow_a_naive_exp():
+    s = W.size("seed")
+    x = W.checked_inputs(s, np.random.default_rng(1))
+    q, k = (x[n].astype(np.float64).reshape(2, 256, 64) for n in "QK")
+    top = (np.einsum("hid,hjd->hij", q, k) / 8.0).max(axis=2)
+    assert (top > 88.8).mean() > 0.2  # about a third of the rows are hot
+
+
+def test_subgroup_template_only_where_the_adapter_has_subgroups():
+    priors = LibrarySource().priors("attention", W.size("seed"), CPU)
+    assert priors["A"] and priors["C"] and not priors["B"]
+    assert all(p["sg"] == 0 for p in priors["C"])
+
+
+async def _session(client, spec: str):
+    from vajra_tui.engine.session import Session
+    from vajra_tui.settings import TimingSettings
+
+    s = Session(W, W.size(spec), client, lambda e: None, TimingSettings(warmup=0, reps=1))
+    await s.start(calibrate=False)
+    return s
+
+
+async def _admit(s, cand: Candidate) -> None:
+    ok = await s.admit(cand)
+    r = s.results[cand.id]
+    assert ok, f"{cand.origin} at {s.size}: {r.status} {r.reason}\n{cand.source}"
+    assert not Analysis(cand.source, prelude(W, s.size, (1, 1), 1, set())).findings
+    await s.client.request(Drop(cid=cand.id), 30.0)
+
+
+@pytest.mark.parametrize("spec", ["seed", "B=1,H=2,S=256,D=64,MASK=2"])
+async def test_baseline_verifies(gpu, spec):
+    s = await _session(gpu, spec)
+    await _admit(s, s.baseline_candidate())
+
+
+async def test_skipping_the_max_is_rejected_as_non_finite(gpu):
+    s = await _session(gpu, "seed")
+    cand = Candidate(id="nomax", name="nomax", source=NO_MAX)
+    assert not await s.admit(cand)
+    r = s.results["nomax"]
+    assert r.status == "rejected" and "non-finite" in r.reason, r.reason
+
+
+@pytest.mark.parametrize("spec", ["seed", "B=1,H=2,S=77,D=128,MASK=2"])
+async def test_each_template_proposed_verifies(gpu, spec):
+    s = await _session(gpu, spec)
+    ctx = GenerationContext(workload=s.info, device=s.device,
+                            prelude=prelude(W, s.size, (1, 1), 1, set()), generation=1)
+    cands = await LibrarySource(s.device).propose(ctx)
+    names = {c.params["template"] for c in cands}
+    want = {t.full_name for t in templates("attention")}
+    if not s.device.subgroups:
+        want.discard("attention/subgroup")
+    assert names == want
+    for c in cands:
+        await _admit(s, c)
+
+
+async def test_larger_blocks_verify(gpu):
+    """Configurations a discrete GPU gets first (more rows per lane, 32-key blocks), at a
+    size that is no multiple of them."""
+    s = await _session(gpu, "B=1,H=1,S=100,D=64,MASK=2")
+    src = LibrarySource(s.device)
+    for params in ({"template": "attention/flash", "wx": 8, "wy": 16, "tq": 2, "bk": 32, "sg": 0},
+                   {"template": "attention/vec4", "wx": 8, "wy": 8, "tq": 2, "bk": 32, "sg": 0, "v4": 1}):
+        cand = src.instantiate(params, s.size, cid="big", name="big")
+        assert cand is not None, params
+        await _admit(s, cand)
