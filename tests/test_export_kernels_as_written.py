@@ -168,7 +168,7 @@ def _run_under_dawn(module: Path, inputs: dict[str, np.ndarray], work: Path) -> 
     report = json.loads(([ln for ln in proc.stdout.splitlines() if ln.startswith("{")] or ["{}"])[-1])
     if report.get("unavailable"):
         pytest.skip("Dawn has no adapter here")
-    assert proc.returncode == 0 and report.get("ok"), (proc.stdout[-2000:], proc.stderr[-2000:])
+    assert proc.returncode == 0 and report.get("ok"), (proc.stdout[-2000:], proc.stderr[-4000:])
     return report
 
 
@@ -234,3 +234,22 @@ def test_a_two_pass_result_exports_both_modules_and_runs_them_in_order(tmp_path,
     assert run["passes"] == ["square", "shift"] and run["outputs"] == ["Y"]
     _assert_close(np.fromfile(tmp_path / "run" / "Y.bin", dtype="<f4"),
                   w.checked_references(size, inputs)["Y"], 1e-5)
+
+
+def test_a_pass_that_rebinds_buffers_exports_and_runs(tmp_path, monkeypatch):
+    """The published two-level scan: one entry point at two levels, with its own ELEMENT_COUNT
+    and other buffers bound in the second pass; the export runs all three passes."""
+    published = Path(__file__).parent / "published" / "radix_sort_prefix_sum"
+    shutil.copy(published / "kernel.wgsl", tmp_path / "kernel.wgsl")
+    w, result, report, paths = _measure(tmp_path, (published / "workload_full.py").read_text(), "scanfull",
+                                        monkeypatch)
+    ts = (tmp_path / "out" / "radix_sort_prefix_sum_full.ts").read_text()
+    assert '"bind": {"items": "blockSums", "blockSums": "blockSums2"}' in ts
+    assert '"ELEMENT_COUNT": 196' in ts  # the second level's count at the seed size (100000 items)
+    size = dict(report.workload.size)
+    inputs = w.checked_inputs(size, np.random.default_rng(3))
+    as_f32 = {k: v.view(np.float32) for k, v in inputs.items()}  # the runner hands bytes through
+    run = _run_under_dawn(tmp_path / "out" / "radix_sort_prefix_sum_full.ts", as_f32, tmp_path / "run")
+    assert run["passes"] == ["reduce_downsweep", "reduce_downsweep", "add_block_sums"]
+    got = np.fromfile(tmp_path / "run" / "items.bin", dtype="<u4")
+    assert np.array_equal(got.astype(np.int64), w.checked_references(size, inputs)["items"].astype(np.int64))

@@ -28,7 +28,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def _jobs() -> list[tuple[str, bool, bool, dict]]:
     """(source, written by a model?, sanitize?, constants): what a mixed generation holds."""
-    no_entry = kernel("softmax_row.wgsl").replace("fn main(", "fn helper(", 1)
+    # no @compute function at all (one compute entry of another name is taken as the kernel's entry)
+    no_entry = kernel("softmax_row.wgsl").replace("@compute", "", 1).replace("fn main(", "fn helper(", 1)
     return [
         (NON_UNIFORM_BARRIER, True, True, {}),       # refused: a model's unrepairable barrier
         (NON_UNIFORM_BARRIER, False, True, {}),      # flagged only: the user's own kernel

@@ -127,7 +127,7 @@ class Admission:
     async def prebuild(self, stitched: list[Stitched], more: bool = False) -> None:
         """Best effort: a failure here costs only time, as admission compiles each again.
         ``more``: these join the batch's earlier prebuilds (otherwise their leftovers go)."""
-        items = [PrebuildItem(source=p.source, constants=p.constants or None, entry=p.entry)
+        items = [PrebuildItem(source=p.source, constants=p.constants or None, entry=p.entry, bind=dict(p.bind))
                  for st in stitched for p in (st.passes or [])]
         try:  # a compile that hangs costs about one compile's deadline, not one per kernel
             await self.client.request(Prebuild(items=items, more=more),

@@ -66,6 +66,10 @@ def tile_of(body: str, known: dict[str, int], wg: tuple[int, int, int], fail: Fa
 def _side(side: str, known: dict[str, int], line: int, header: str, fail: Fail) -> int:
     """One side's value: an integer expression over numbers and known names."""
     shown = header if len(header) <= 60 else header[:57] + "..."
+    for number in re.findall(r"\d+", side):
+        if len(number.lstrip("0")) > len(str(MAX_TILE_SIDE)) or int(number) > MAX_TILE_SIDE:
+            raise fail(f"tile header: {number[:20]}{'...' if len(number) > 20 else ''} is over the largest "
+                       f"tile side, {MAX_TILE_SIDE}", line)
     for name in _WORD.findall(side):
         if name not in known and name.upper() in known and name.lower() == name:
             side = re.sub(rf"\b{name}\b", name.upper(), side)  # "// tile: cols x 1" names COLS

@@ -177,8 +177,18 @@ def pass_row(row: object, number: int) -> dict[str, Any]:
         raise refuse(f"{where}.own", own, "is not true or false")
     if not isinstance(source, str) or (not own and not source.strip()):
         raise refuse(f"{where}.source", one_line(str(source), 20), "is no WGSL module for a pass of the workload's")
-    return {"label": label, "entry": identifier(row.get("entry"), f"{where}.entry"), "grid": list(grid),
-            "own": own, "source": "" if own else source}
+    checked = {"label": label, "entry": identifier(row.get("entry"), f"{where}.entry"), "grid": list(grid),
+               "own": own, "source": "" if own else source}
+    if "constants" in row:  # this pass's override values (an entry point run at several levels)
+        values = row["constants"]
+        if not isinstance(values, dict):
+            raise refuse(f"{where}.constants", values, "is not an object")
+        checked["constants"] = constants({identifier(k, f"{where}.constants"): v for k, v in values.items()})
+    bind = row.get("bind") or {}
+    if not isinstance(bind, dict):
+        raise refuse(f"{where}.bind", bind, "is not an object")
+    checked["bind"] = {identifier(k, f"{where}.bind"): identifier(v, f"{where}.bind.{k}") for k, v in bind.items()}
+    return checked
 
 
 def passes(rows: object) -> list[dict[str, Any]]:

@@ -42,6 +42,7 @@ class PassPlan:
     layout: list[list[Any]]  # [group, binding, "storage" | "read-only-storage" | "uniform"]
     workgroup: list[int]
     own: bool
+    bind: dict[str, str] = field(default_factory=dict)  # binding -> the buffer it gets in this pass
 
 
 @dataclass
@@ -82,13 +83,15 @@ def build(result: CandidateResult, workload: WorkloadInfo, rows: list[dict[str, 
         source = result.stitched_source if p["own"] else p["source"]
         if source not in program.modules:
             program.modules.append(source)
-        constants = dict(result.constants) if p["own"] else {
-            n: size[n] for n in _overrides(source) if n in size}
+        if "constants" in p:  # recorded per pass (one entry point may run at several levels)
+            constants = dict(p["constants"])
+        else:
+            constants = dict(result.constants) if p["own"] else {n: size[n] for n in _overrides(source) if n in size}
         program.passes.append(PassPlan(
             label=p["label"] or p["entry"], entry=p["entry"], module=program.modules.index(source),
             dispatch=list(p["grid"]), constants={k: (int(v) if isinstance(v, bool) else v) for k, v in constants.items()},
-            layout=_layout(source, rows), workgroup=_workgroup(source, p["entry"], size, constants, result),
-            own=p["own"]))
+            layout=_layout(source, rows, dict(p.get("bind") or {})), workgroup=_workgroup(source, p["entry"], size, constants, result),
+            own=p["own"], bind={str(k): str(v) for k, v in dict(p.get("bind") or {}).items()}))
     return program
 
 
@@ -108,11 +111,13 @@ def _overrides(source: str) -> list[str]:
         return []
 
 
-def _layout(source: str, rows: list[dict[str, Any]]) -> list[list[Any]]:
-    """Every binding's layout type for ``source``: as declared there, else as the workload says."""
+def _layout(source: str, rows: list[dict[str, Any]], bind: dict[str, str] | None = None) -> list[list[Any]]:
+    """Every binding's layout type for ``source``: as declared there, else as the workload says;
+    in a pass that rebinds, a taken buffer's own slot is left out (as gpu/resources.py does)."""
+    taken = set((bind or {}).values())
     kinds = {(r["group"], r["index"]): ("uniform" if r["access"] == "uniform" else
                                         "read-only-storage" if r["access"] == "read" else "storage")
-             for r in rows}
+             for r in rows if not (r["name"] in taken and r["name"] not in (bind or {}))}
     try:
         declared = storage_bindings(source, include_all=True)
     except Exception:  # noqa: BLE001 - the workload's kinds, as the engine would fall back to

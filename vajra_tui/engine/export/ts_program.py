@@ -80,6 +80,8 @@ export interface PassSpec {{
   /** [group, binding, type] of every binding, as this pass's module declares it. */
   readonly layout: readonly (readonly [number, number, LayoutType])[];
   readonly workgroup: readonly [number, number, number];
+  /** Bindings that get another of the buffers in this pass (binding name -> buffer name). */
+  readonly bind: Readonly<Record<string, string>>;
 }}
 /** The dispatches, run in this order in one command encoder. */
 export const PASSES: readonly PassSpec[] = [
@@ -89,7 +91,8 @@ export const PASSES: readonly PassSpec[] = [
 
 def _pass_row(p) -> dict:
     return {"label": p.label, "entry": p.entry, "module": p.module, "dispatch": list(p.dispatch),
-            "constants": dict(p.constants), "layout": p.layout, "workgroup": list(p.workgroup)}
+            "constants": dict(p.constants), "layout": p.layout, "workgroup": list(p.workgroup),
+            "bind": dict(p.bind)}
 
 
 def required_limits(program: ExportProgram) -> dict[str, int]:

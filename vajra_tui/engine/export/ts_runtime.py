@@ -144,10 +144,11 @@ export async function createKernel(device: GPUDevice): Promise<Kernel> {
   const passes: KernelPass[] = PASSES.map((p, i) => ({
     label: p.label, pipeline: pipelines[i], pipelineLayout: layouts[i].pipelineLayout, bindGroupLayouts: layouts[i].groups,
   }));
-  const resource = (buffers: Record<string, GPUBuffer>, g: number, binding: number): GPUBuffer => {
+  const resource = (buffers: Record<string, GPUBuffer>, g: number, binding: number,
+                    rebind: Readonly<Record<string, string>>): GPUBuffer => {
     const b = BUFFERS.find((x) => x.group === g && x.binding === binding);
     const u = UNIFORMS.find((x) => x.group === g && x.binding === binding);
-    const buffer = b ? buffers[b.name] : u ? uniforms[u.name] : undefined;
+    const buffer = b ? buffers[rebind[b.name] ?? b.name] : u ? uniforms[u.name] : undefined;
     if (!buffer) throw new Error(`vajra ${WORKLOAD}: missing buffer ${b?.name ?? `@group(${g}) @binding(${binding})`}`);
     return buffer;
   };
@@ -156,7 +157,7 @@ export async function createKernel(device: GPUDevice): Promise<Kernel> {
     return { bindGroups: PASSES.map((p, i) => layouts[i].groups.map((layout, g) => device.createBindGroup({
       layout,
       entries: p.layout.filter(([gg]) => gg === g).map(([, binding]) => ({
-        binding, resource: { buffer: resource(byName, g, binding) } })),
+        binding, resource: { buffer: resource(byName, g, binding, p.bind) } })),
     }))) };
   };
   const bound = (buffers: Buffers | Bound | GPUBindGroup): Bound => {

@@ -59,7 +59,8 @@ class PipelineStore:
 
     # ---- building ------------------------------------------------------------
     def compile(self, cid: str, source: str, dispatch: Sequence[int],
-                constants: dict[str, Any] | None = None, entry: str = "main") -> Compiled:
+                constants: dict[str, Any] | None = None, entry: str = "main",
+                bind: dict[str, str] | None = None) -> Compiled:
         """Compile what runs: ``source`` with its workgroup memory zeroed (WebGPU's rule).
 
         A kernel over the adapter's workgroup-memory limit, or one whose workgroup
@@ -71,6 +72,7 @@ class PipelineStore:
         self.by_cid.pop(cid, None)  # a recompile replaces (and releases) the old pipeline
         self.keys.pop(cid, None)
         self.modules[cid] = source
+        entry = _entry_key(entry, bind)
         built = self._prebuilt(source, constants, entry)
         problem, guarded, prebuilt = built if built is not None else (*self._read(source, constants, entry), None)
         if problem is not None:
@@ -88,7 +90,7 @@ class PipelineStore:
             return Compiled(compiled=True, zero_init=guarded is not source, reused=True,
                             built=prebuilt is not None)
         try:
-            pipeline = self.rt.compile(guarded, constants, entry)
+            pipeline = self.rt.compile(guarded, constants, *split_entry(entry))
         except Exception as exc:  # wgpu raises GPUValidationError and friends
             own = str(exc) if guarded is source else self._compile_error(source, constants, entry)
             if own:  # located in the caller's text, not in the zero-initialised one
@@ -113,14 +115,16 @@ class PipelineStore:
         """
         if not more:
             self.prebuilt.clear()
-        jobs = {_index(item.source, item.constants or None, item.entry): item for item in items}
+        jobs = {_index(item.source, item.constants or None, _entry_key(item.entry, item.bind)): item
+                for item in items}
         if not jobs:
             return Prebuilt(queued=0)
         known = set(self.recent) | set(self.keys.values()) | {k for k, _ in self.finalists.values()}
         threads = max(1, min(build_threads(), len(jobs)))
         pool = ThreadPoolExecutor(threads, thread_name_prefix="vajra-build")
         for index, item in jobs.items():
-            self.prebuilt[index] = pool.submit(self._build, item.source, item.constants or None, known, item.entry)
+            self.prebuilt[index] = pool.submit(self._build, item.source, item.constants or None, known,
+                                               _entry_key(item.entry, item.bind))
         pool.shutdown(wait=False)  # its threads end when the queue is built
         return Prebuilt(queued=len(jobs), threads=threads)
 
@@ -132,7 +136,7 @@ class PipelineStore:
         if problem is not None or _key(guarded, constants, entry) in known:
             return problem, guarded, None
         try:
-            return problem, guarded, self.rt.compile(guarded, constants, entry)
+            return problem, guarded, self.rt.compile(guarded, constants, *split_entry(entry))
         except Exception:  # noqa: BLE001 - compiled again where its message is located
             return problem, guarded, None
 
@@ -187,14 +191,14 @@ class PipelineStore:
         limit = self.rt.info.limits.get("max-compute-workgroup-storage-size")
         try:
             problem = workgroup_memory_problem(source, limit, ints)
-            return problem, (zero_init_source(source, ints, entry) if problem is None else source)
+            return problem, (zero_init_source(source, ints, split_entry(entry)[0]) if problem is None else source)
         except Exception as exc:  # noqa: BLE001 - a declaration this front end cannot follow
             return (f"cannot read its workgroup memory ({exc})", 1, 1), source
 
     def _compile_error(self, source: str, constants: dict[str, Any] | None = None, entry: str = "main") -> str:
         """The compiler's error for ``source`` as given, or '' when it compiles."""
         try:
-            self.rt.compile(source, constants, entry)
+            self.rt.compile(source, constants, *split_entry(entry))
         except Exception as exc:  # noqa: BLE001
             return str(exc) or exc.__class__.__name__
         return ""
@@ -211,6 +215,17 @@ def build_threads() -> int:
     except (AttributeError, OSError):
         cores = os.cpu_count() or 1
     return max(1, min(MAX_BUILD_THREADS, cores))
+
+
+def _entry_key(entry: str, bind: dict[str, str] | None) -> str:
+    """An entry point with the buffers its pass rebinds: both decide the pipeline's layout,
+    so both key it (``entry|a=b,c=d``); split again by :func:`split_entry`."""
+    return entry + ("|" + ",".join(f"{k}={v}" for k, v in sorted(bind.items())) if bind else "")
+
+
+def split_entry(key: str) -> tuple[str, dict[str, str]]:
+    entry, _, rest = key.partition("|")
+    return entry, dict(pair.split("=", 1) for pair in rest.split(",")) if rest else {}
 
 
 def _index(source: str, constants: dict[str, Any] | None, entry: str = "main") -> tuple[str, str]:

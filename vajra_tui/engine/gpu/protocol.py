@@ -235,6 +235,7 @@ class PrebuildItem:
     source: str
     constants: dict[str, Any] | None = None
     entry: str = "main"
+    bind: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -54,6 +54,12 @@ def module_kinds(source: str) -> dict[Slot, str]:
     return kinds
 
 
+def aliased_slots(bindings: Sequence[Binding], bind: dict[str, str]) -> set[Slot]:
+    """Slots a pass leaves unbound: those of buffers another binding takes in this pass."""
+    taken = set(bind.values())
+    return {b.slot for b in bindings if b.name in taken and b.name not in bind}
+
+
 _TYPES = {"storage": wgpu.BufferBindingType.storage,
           "read-only-storage": wgpu.BufferBindingType.read_only_storage,
           "uniform": wgpu.BufferBindingType.uniform}
@@ -85,10 +91,16 @@ class Resources:
         return {b.slot: ("uniform" if not b.is_storage else "storage" if b.writable else "read-only-storage")
                 for b in self.bindings}
 
-    def layout(self, source: str) -> tuple[Any, tuple]:
-        """The pipeline layout for a module (and its signature, to find its bind groups)."""
+    def layout(self, source: str, bind: dict[str, str] | None = None) -> tuple[Any, tuple]:
+        """The pipeline layout for a module (and its signature, to find its bind groups).
+
+        In a pass that hands a binding another buffer (``bind``), that buffer's own slot
+        is left out, unless it is rebound itself: a buffer bound writable twice in one
+        dispatch is refused by browsers (writable storage aliasing)."""
         kinds = {**self.default_kinds(), **{s: k for s, k in module_kinds(source).items()
                                             if s in self.default_kinds()}}
+        for slot in aliased_slots(self.bindings, bind or {}):
+            kinds.pop(slot, None)
         signature = tuple(sorted(kinds.items()))
         known = self._layouts.get(signature)
         if known is None:

@@ -114,7 +114,7 @@ class Runtime:
 
     # ---- pipelines -----------------------------------------------------------
     def compile(self, source: str, constants: dict[str, float] | None = None,
-                entry: str = "main") -> wgpu.GPUComputePipeline:
+                entry: str = "main", bind: dict[str, str] | None = None) -> wgpu.GPUComputePipeline:
         """Raises the wgpu error (with Naga's located message) when the source is bad.
 
         ``constants`` set the kernel's ``override`` declarations (pipeline constants);
@@ -124,7 +124,7 @@ class Runtime:
         stage: dict = {"module": module, "entry_point": entry}
         if constants:
             stage["constants"] = {k: float(v) for k, v in constants.items()}
-        layout, _ = self.resources.layout(source)
+        layout, _ = self.resources.layout(source, bind)
         return self.device.create_compute_pipeline(layout=layout, compute=stage)
 
     def program(self, passes: Sequence[tuple[Any, str, Sequence[int], dict[str, str]]],
@@ -133,7 +133,7 @@ class Runtime:
         for running."""
         steps = []
         for pipeline, source, grid, bind in passes:
-            _, signature = self.resources.layout(source)
+            _, signature = self.resources.layout(source, bind)
             groups = self.resources.groups(signature, uniforms, bind)
             steps.append(Step(pipeline, tuple(grid), groups))  # type: ignore[arg-type]
         return Program(steps)

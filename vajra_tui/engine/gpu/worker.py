@@ -147,13 +147,15 @@ class Worker:
         result runs them all, in their order, with its uniform contents bound.
         """
         cid = request.cid
-        got = self.pipelines.compile(cid, request.source, request.dispatch, request.constants, request.entry)
+        got = self.pipelines.compile(cid, request.source, request.dispatch, request.constants, request.entry,
+                                     dict(request.bind))
         order = [(request.first, cid, dict(request.bind))]
         for k, spec in enumerate(request.more, 1):
             if not got.compiled:
                 break
             sub = f"{cid}#{k}"
-            other = self.pipelines.compile(sub, spec.source, spec.dispatch, spec.constants, spec.entry)
+            other = self.pipelines.compile(sub, spec.source, spec.dispatch, spec.constants, spec.entry,
+                                           dict(spec.bind))
             if not other.compiled:
                 return Compiled(compiled=False, error=f"pass {spec.entry} (the workload's own module): "
                                                       f"{other.error}")
