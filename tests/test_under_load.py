@@ -1,0 +1,85 @@
+"""A tune on a machine whose every core is busy: what the engine guarantees there.
+
+Users run Vajra (and its tests) beside builds, browsers and other test suites. On a
+software adapter a dispatch is CPU work, so a loaded machine makes every kernel several
+times slower. The default deadline adapts (a floor that is longer on a software adapter,
+and 20x the baseline measured on this adapter, in this session), so the guarantees are:
+
+- no legitimate library kernel is killed by the deadline, however slow the machine;
+- a kernel that never finishes (tests/kernels/hang.wgsl) is still killed, at that deadline;
+- every candidate ends with a verdict, and the ranking holds one batch.
+
+One tune with N CPU hogs beside it (N = os.cpu_count()), the hang brought in with the
+library's generation 1; the hang's wait is the deadline itself, so the test takes about
+that long plus the tune.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from vajra_tui.engine.session import DEADLINE_FLOOR_S, SOFTWARE_DEADLINE_FLOOR_S
+
+KERNELS = Path(__file__).parent / "kernels"
+HOG = "while True: pass"  # one busy core each; the test ends them by pid
+
+
+@pytest.fixture
+def cpu_hogs():
+    """N busy processes (N = os.cpu_count()) for the test's length, ended by their own pids."""
+    hogs = [subprocess.Popen([sys.executable, "-c", HOG], stdin=subprocess.DEVNULL,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            for _ in range(os.cpu_count() or 1)]
+    time.sleep(0.5)  # running before the tune starts
+    try:
+        assert all(h.poll() is None for h in hogs), "a CPU hog did not start"
+        yield hogs
+    finally:
+        for hog in hogs:
+            hog.kill()
+        for hog in hogs:
+            hog.wait(timeout=10)
+
+
+def test_a_loaded_machine_kills_only_the_hung_kernel(cpu_hogs):
+    import vajra_tui
+
+    began = time.monotonic()
+    report = vajra_tui.tune("sgemm", [KERNELS / "hang.wgsl"], size="64", source="library", generations=0,
+                            warmup=1, reps=3)
+    took = time.monotonic() - began
+    assert all(h.poll() is None for h in cpu_hogs), "the hogs ran the whole tune"
+
+    by_name = {r.name: r for r in report.results}
+    hang = by_name["hang"]
+    floor = SOFTWARE_DEADLINE_FLOOR_S if report.device.software else DEADLINE_FLOOR_S
+    baseline = by_name["baseline"]
+    assert baseline.status == "verified" and baseline.median_ms
+    # the default deadline: the floor, or 20x this session's baseline where that is longer
+    expected = max(floor, 20 * baseline.median_ms / 1e3)
+    assert hang.status == "timeout", (hang.status, hang.reason)
+    assert hang.deadline_s is not None and hang.deadline_s >= floor
+    assert hang.deadline_s == pytest.approx(expected, rel=0.5)  # the baseline's median moves a little
+    assert took < hang.deadline_s + 120, f"the tune took {took:.0f} s beside a {hang.deadline_s:.0f} s hang"
+
+    library = [r for r in report.results if r.strategy not in ("baseline", "user")]
+    assert library, "generation 1 proposed no library kernels"
+    killed = [(r.name, r.reason) for r in library if r.status == "timeout"]
+    assert not killed, f"library kernels killed by the deadline on a loaded machine: {killed}"
+    assert all(r.status == "verified" for r in library), [(r.name, r.status, r.reason) for r in library]
+
+    # every verified kernel is ranked, within the final shoot-out's one batch
+    assert report.final_batch is not None
+    ranked = [r for r in report.results if r.status == "verified" and r.batch == report.final_batch]
+    assert baseline in ranked and len(ranked) >= 2
+    if report.winner is not None:  # whichever was fastest in that batch, not a fixed name
+        assert report.winner.batch == report.final_batch and not report.baseline_won
+        assert report.winner.median_ms == min(r.median_ms for r in ranked)
+    else:
+        assert report.baseline_won or report.ties
