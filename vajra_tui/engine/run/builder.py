@@ -201,11 +201,14 @@ def export_result(result: Any, device: Any, workload: Any, out: Path, force: boo
                   limits: str | None = None) -> list[Path]:
     """Write a result's WGSL, TypeScript module and lockfile into ``out``; a failure is one line.
     ``limits``: what the run crowned by ("portable" or "adapter"), recorded in the lockfile."""
-    from vajra_tui.engine.export.winner import export_winner
+    from vajra_tui.engine.browser.judge import annotate_lock
+    from vajra_tui.engine.export.winner import LOCK_NAME, export_winner
     from vajra_tui.safe_text import one_line
 
     try:
-        return export_winner(result, device, workload, out, overwrite=force, limits=limits)
+        paths = export_winner(result, device, workload, out, overwrite=force, limits=limits)
+        annotate_lock(Path(out) / LOCK_NAME, result)  # what the browser said of these bytes, when one judged them
+        return paths
     except FileExistsError as exc:
         raise UsageError(f"{one_line(exc)}; pass --force to overwrite") from None
     except (OSError, ValueError, RuntimeError, KeyError) as exc:  # one line, never a traceback
