@@ -37,6 +37,27 @@ if command -v node >/dev/null && ! ldconfig -p 2>/dev/null | grep -q 'libEGL_mes
   fi
 fi
 
+# Headless Chromium is the first judge of exports: it runs the exported TypeScript module
+# with WebGPU (SwiftShader where no GPU is allowed). Debian's package; playwright-python
+# (the test extra) drives it, so no browser is downloaded. VAJRA_BROWSER=off skips it.
+have_chromium() {
+  local name
+  for name in chromium chromium-browser google-chrome google-chrome-stable; do
+    command -v "$name" >/dev/null && return 0
+  done
+  return 1
+}
+if [ "${VAJRA_BROWSER:-}" != off ] && ! have_chromium; then
+  if command -v apt-get >/dev/null; then
+    echo "setup: installing Debian's chromium (headless, the judge of exported modules)"
+    as_root apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq chromium >/dev/null \
+      || echo "setup: chromium did not install; exports will be judged by Node/Dawn" >&2
+  else
+    echo "setup: no chromium and no apt-get: install Chromium or Chrome to judge exports in a browser" >&2
+  fi
+fi
+
 PY=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
@@ -52,4 +73,5 @@ if command -v npm >/dev/null && command -v node >/dev/null; then
 else
   echo "setup: node/npm not found; browser (Tint) checks will be skipped" >&2
 fi
+.venv/bin/vajra-tui doctor | grep -E 'chromium|ts→js' || true  # what judges exports here
 echo "setup: done"

@@ -85,6 +85,20 @@ def _node() -> list[Check]:
     return checks
 
 
+def _browser() -> list[Check]:
+    """The first judge of exports: a Chromium that playwright-python drives, and a transpiler."""
+    from vajra_tui.engine.browser.find import find_browser
+    from vajra_tui.engine.browser.transpile import NO_TRANSPILER, find_transpiler
+
+    found = find_browser()
+    checks = [Check("chromium", "ok" if found.ok else "warn",
+                    f"{found.describe()}: judges exports (WebGPU with --enable-unsafe-webgpu)" if found.ok
+                    else f"{found.reason}; exports are judged by Node/Dawn instead")]
+    kind, path = find_transpiler()
+    checks.append(Check("ts→js", "ok" if kind else "warn", f"{kind} ({path})" if kind else NO_TRANSPILER))
+    return checks
+
+
 def _package(name: str, module: str, why: str) -> Check:
     if importlib.util.find_spec(module) is None:
         return Check(name, "info", f"not installed ({why})")
@@ -144,6 +158,7 @@ def run_checks() -> list[Check]:
     checks = [Check("vajra-tui", "info", f"{__version__} · Python {sys.version.split()[0]} ({sys.executable})")]
     checks += _adapters()
     checks += _node()
+    checks += _browser()
     checks.append(_package("ray", "ray", "optional: only for fleet runs"))
     checks.append(_nvml())
     checks += _paths()
