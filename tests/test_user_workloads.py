@@ -262,7 +262,7 @@ def test_importing_the_registry_imports_no_workload_until_one_is_asked_for(tmp_p
                                                   "VAJRA_HOSTILE_MARK": str(tmp_path / "mark")})
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = json.loads(proc.stdout.splitlines()[-1])
-    builtins = ["sgemm", "softmax", "conv1d", "sobel", "layernorm", "gemv"]
+    builtins = ["sgemm", "softmax", "conv1d", "sobel", "layernorm", "gemv", "attention", "fft", "fft2"]
     assert out["names"] == [*builtins, "hostile"]  # from the metadata alone
     assert out["after_names"] == ["vajra_tui.engine.workloads.base", "vajra_tui.engine.workloads.bindings",
                                   "vajra_tui.engine.workloads.loader"]
@@ -394,16 +394,17 @@ async def test_the_picker_lists_the_folder_and_runs_a_workload_from_it(user_dirs
         await wait_for(pilot, lambda: app.adapter_info is not None, "the adapter probe", 60)
         table = app.screen.query_one("#workloads", DataTable)
         labels = [str(table.get_row_at(i)[0]) for i in range(table.row_count)]
-        assert labels[:6] == ["sgemm", "softmax", "conv1d", "sobel", "layernorm", "gemv"]
-        assert labels[6:] == ["broken (yours)", "transpose (yours)"], labels
-        table.move_cursor(row=6)
+        builtins = ["sgemm", "softmax", "conv1d", "sobel", "layernorm", "gemv", "attention", "fft", "fft2"]
+        assert labels[:9] == builtins
+        assert labels[9:] == ["broken (yours)", "transpose (yours)"], labels
+        table.move_cursor(row=9)
         await pilot.pause(0.2)
         what = str(app.screen.query_one("#workload-what", Static).render())
         assert "broken.py" in what and "flops" in what
         await pilot.press("enter")  # refused in one line; the picker stays
         await pilot.pause(0.2)
         assert app.current == "picker" and "flops" in str(app.screen.query_one("#picker-error").render())
-        table.move_cursor(row=7)
+        table.move_cursor(row=10)
         await pilot.pause(0.1)
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.driver is not None and app.driver.ready and not app.driver.busy,

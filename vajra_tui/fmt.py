@@ -94,10 +94,14 @@ def workload_label(workload: WorkloadInfo | None) -> str:
     return f"{workload.name} {size}"
 
 
-def calibration_note(cal: Calibration, cached: bool, now: float | None = None) -> str:
-    """'cached, measured 3 h ago on Mesa 22.3.6': how old the roofline is, and on which driver."""
+def calibration_note(cal: Calibration, cached: bool, now: float | None = None, recorded: bool = False) -> str:
+    """'cached, measured 3 h ago on Mesa 22.3.6': how old the roofline is, and on which driver;
+    a replay's is 'recorded, measured 2026-12-01 23:50 UTC' (when the recording was made)."""
     parts = ["cached" if cached else "measured now"]
-    if cached and cal.measured_at:
+    if recorded:
+        stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(cal.measured_at)) if cal.measured_at else ""
+        parts = ["recorded" + (f", measured {stamp}" if stamp else "")]
+    elif cached and cal.measured_at:
         parts[0] += f", measured {age((now or time.time()) - cal.measured_at)} ago"
     elif cached:
         parts[0] += ", age unknown"

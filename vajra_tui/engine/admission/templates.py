@@ -52,7 +52,7 @@ def fill(workload: Workload, size: Size, body: str,
     other fills the template. Raises TemplateError (with its line and column) when the
     template cannot be expanded.
     """
-    if not is_template(body):
+    if not is_template(body) and workload.defines is None:
         return body, constants, {}
     overrides = _overrides_of(body)
     pipeline = {k: v for k, v in constants.items() if k in overrides}

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from vajra_tui.engine.events import Diagnostic
 from vajra_tui.engine.wgsl import stmts as ws
 from vajra_tui.engine.wgsl.tile_check import check_tile_header
+from vajra_tui.engine.wgsl.tokens import compute_entries
 from vajra_tui.engine.wgsl.uniformity import Analysis
 
 __all__ = ["SanitizeResult", "sanitize", "check_tile_header"]
@@ -53,6 +54,12 @@ def sanitize(src: str, prelude: str = "", cooperative: bool = True) -> SanitizeR
     (loads from read_write storage are non-uniform, as in Tint).
     """
     try:
+        entries = compute_entries(src)
+    except Exception:  # noqa: BLE001 - not tokenizable by us: Naga/Tint will say why
+        entries = []
+    if entries and "main" not in entries:
+        return _other_entries(src, prelude, entries)
+    try:
         an = Analysis(src, prelude)
     except Exception:  # not parseable by us: Naga/Tint will say why
         return SanitizeResult(src)
@@ -68,6 +75,18 @@ def sanitize(src: str, prelude: str = "", cooperative: bool = True) -> SanitizeR
     diff = "".join(difflib.unified_diff(
         src.splitlines(keepends=True), new.splitlines(keepends=True), "original", "sanitized"))
     return SanitizeResult(new, findings, diff, True)
+
+
+def _other_entries(src: str, prelude: str, entries: list[str]) -> SanitizeResult:
+    """A kernel as written names its entry points (several, in a multi-pass module): each is
+    analysed, and a finding is reported, never repaired (the rewrite knows one entry point)."""
+    findings: list[Diagnostic] = []
+    for entry in entries:
+        try:
+            findings += _diagnostics(Analysis(src, prelude, entry))
+        except Exception:  # noqa: BLE001 - not parseable by us: Naga/Tint will say why
+            continue
+    return SanitizeResult(src, findings)
 
 
 def _diagnostics(an: Analysis) -> list[Diagnostic]:

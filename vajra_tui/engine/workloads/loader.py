@@ -43,7 +43,7 @@ WORKLOAD_ATTR = "WORKLOAD"
 # The built-ins' order in listings, and what is used when the package metadata lists
 # none (a source tree used without installing it).
 _FALLBACK = {n: f"vajra_tui.engine.workloads.{n}:WORKLOAD"
-             for n in ("sgemm", "softmax", "conv1d", "sobel", "layernorm", "gemv")}
+             for n in ("sgemm", "softmax", "conv1d", "sobel", "layernorm", "gemv", "attention", "fft", "fft2")}
 _FIELDS = ("name", "summary", "dims", "presets", "bindings", "buffer_len", "make_inputs",
            "reference", "flops", "output_grid", "baseline", "atol", "rtol", "bytes", "broadcast",
            "defaults", "entry", "grid", "passes", "defines")

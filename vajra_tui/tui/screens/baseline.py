@@ -92,7 +92,8 @@ class BaselineScreen(StateScreen):
             Text("calibrating the roofline…", style="dim") if cal is None else Text.assemble(
                 ("Roofline ", "bold"), f"copy {fmt.num(cal.copy_gbps)} GB/s · FMA {fmt.num(cal.fma_gflops)} "
                 f"GFLOP/s · launch floor {fmt.ms(cal.launch_floor_ms)} · {cal.method} timing",
-                (f" ({fmt.calibration_note(cal, state.calibration_cached)})", "dim")))
+                (f" ({fmt.calibration_note(cal, state.calibration_cached, recorded=getattr(self.app, 'replay_events', None) is not None)})",
+                 "dim")))
         view = state.baseline
         reps = session.reps if session else 0
         self.query_one("#baseline-progress", Static).update(progress_text(view, reps))

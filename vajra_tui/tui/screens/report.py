@@ -58,7 +58,7 @@ def shown_columns(rows: list[tuple[object, ...]], width: int) -> tuple[int, ...]
     return tuple(shown)
 
 
-def provenance(state: RunState) -> Text:
+def provenance(state: RunState, replay: bool = False) -> Text:
     """Device (software flag), timing method, seeds: what the numbers stand on."""
     s = state.session
     if s is None:
@@ -77,7 +77,7 @@ def provenance(state: RunState) -> Text:
     if state.calibration is not None:
         cal = state.calibration
         text.append(f" · roofline copy {fmt.num(cal.copy_gbps)} GB/s, FMA {fmt.num(cal.fma_gflops)} GFLOP/s"
-                    f" ({fmt.calibration_note(cal, state.calibration_cached)})")
+                    f" ({fmt.calibration_note(cal, state.calibration_cached, recorded=replay)})")
     return text
 
 
@@ -157,7 +157,7 @@ class ReportScreen(ListScreen):
         if signature == self._drawn:
             return
         self._drawn = signature
-        self.query_one("#provenance", Static).update(provenance(state))
+        self.query_one("#provenance", Static).update(provenance(state, getattr(self.app, "replay_events", None) is not None))
         headline = Text("No ranking yet: the report fills in when generation 1 is measured.", style="dim")
         if state.ranking is not None:
             headline = Text("Nothing verified beat the checks: see the graveyard (g).", style="bold red")
