@@ -36,7 +36,8 @@ from torch_ceilings import CEILING_NAMES, load_torch as _torch, torch_ceiling, t
 
 AWKWARD = {"sgemm": "M=517,N=509,K=250", "softmax": "ROWS=257,COLS=1031",
            "conv1d": "N=100003,K=64", "sobel": "H=1001,W=1003",
-           "layernorm": "ROWS=257,COLS=1031", "gemv": "M=1001,K=1031"}
+           "layernorm": "ROWS=257,COLS=1031", "gemv": "M=1001,K=1031",
+           "attention": "B=1,H=2,S=301,D=64,MASK=2", "fft": "BATCH=3,N=65536", "fft2": "H=512,W=128"}
 
 
 # ---- the engine ---------------------------------------------------------------------
@@ -70,14 +71,17 @@ def summary(r) -> dict:
 
 
 async def bench_one(client, name: str, spec: str, args, torch) -> dict:
+    name, _, extra = name.partition("@")  # "attention@MASK=2": the preset with some dims changed
     w = WORKLOADS[name]
     size = w.size(spec)
+    if extra:
+        size = w.size({**size, **{k: int(v) for k, v in (kv.split("=") for kv in extra.split(";"))}})
     timing = TimingSettings(warmup=2, reps=5) if args.quick else TimingSettings(warmup=5, reps=9)
     recorder = None
     if args.record_dir and spec == "seed":  # the seed runs double as shipped session recordings
         recorder = Recorder(Path(args.record_dir) / f"{slug(client.device)}-{name}.jsonl",
                             f"library tune {name} on {client.device.name}")
-    s = Session(w, size, client, recorder or (lambda e: None), timing)
+    s = Session(w, size, client, recorder or (lambda e: None), timing, limits=args.limits)
     tuner = Tuner(s, LibrarySource(client.device), budget=args.budget)
     t0 = time.perf_counter()
     await tuner.start()
@@ -110,7 +114,7 @@ async def bench_one(client, name: str, spec: str, args, torch) -> dict:
     floor_fma = info.flops / (cal.fma_gflops * 1e9) * 1e3
     ceiling_ms = torch_ceiling(torch, name, size) if torch else None
     entry = {
-        "workload": name, "size": size, "size_label": spec,
+        "workload": name, "size": size, "size_label": spec + (f"@{extra}" if extra else ""), "limits": args.limits,
         "baseline_ms": s.results["baseline"].median_ms, "shootout_batch": s.results["baseline"].batch,
         "baseline_won": bool(s.last_ranking and s.last_ranking.baseline_won),
         "best_name": best.name if best else None, "best_origin": best.origin if best else None,
@@ -266,6 +270,8 @@ if __name__ == "__main__":
     ap.add_argument("--workloads", default="sgemm,softmax,conv1d,sobel,layernorm,gemv")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
     ap.add_argument("--no-torch", action="store_true")
+    ap.add_argument("--limits", choices=["adapter", "portable"], default="adapter",
+                    help="crown by the adapter's limits (the published numbers) or WebGPU's defaults")
     ap.add_argument("--no-cold", action="store_true", help="skip the cold-cache re-timing of each winner")
     ap.add_argument("--record-dir", help="record the seed-size sessions as JSONL here")
     asyncio.run(main(ap.parse_args()))

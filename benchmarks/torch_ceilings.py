@@ -7,7 +7,9 @@ import statistics
 
 CEILING_NAMES = {"sgemm": "torch.matmul fp32 (cuBLAS, TF32 off)", "softmax": "torch.softmax",
                  "conv1d": "F.conv1d (cuDNN, TF32 off)", "sobel": "replicate pad + conv2d + sqrt",
-                 "layernorm": "F.layer_norm", "gemv": "torch.mv"}
+                 "layernorm": "F.layer_norm", "gemv": "torch.mv",
+                 "attention": "F.scaled_dot_product_attention fp32 (is_causal for MASK=2)",
+                 "fft": "torch.fft.fft complex64 (cuFFT)", "fft2": "torch.fft.fft2 complex64 (cuFFT)"}
 
 
 def load_torch():
@@ -68,6 +70,16 @@ def torch_ceiling(torch, name: str, s: dict[str, int]) -> float | None:
     if name == "gemv":
         a, x = torch.rand(s["M"], s["K"], device=dev) - 0.5, torch.rand(s["K"], device=dev) - 0.5
         return time_torch(torch, lambda: torch.mv(a, x))
+    if name == "attention":
+        q, k, v = (torch.randn(s["B"], s["H"], s["S"], s["D"], device=dev) for _ in range(3))
+        causal = s.get("MASK", 1) == 2
+        return time_torch(torch, lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal))
+    if name == "fft":
+        x = torch.randn(s["BATCH"], s["N"], dtype=torch.complex64, device=dev)
+        return time_torch(torch, lambda: torch.fft.fft(x))
+    if name == "fft2":
+        x = torch.randn(s["H"], s["W"], dtype=torch.complex64, device=dev)
+        return time_torch(torch, lambda: torch.fft.fft2(x))
     return None
 
 

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Issue #27 on one H200 (kind nvidia-h200), carry [.gl, .whl]: attention (full and causal),
+# fft and fft2 at their large sizes beside torch in one process (TF32 off), then a seed-size
+# tune of all nine built-ins (target: under 40 s). Results land in $OUT.
+set -u
+OUT=${OUT:-/tmp/out}
+. .gl/env.sh
+export VAJRA_ADAPTER=0
+part=${1:-all}
+if [ "$part" = new ] || [ "$part" = all ]; then
+  timeout 500 python3 benchmarks/roofline.py --sizes large --workloads "attention,attention@MASK=2,fft,fft2" \
+    --generations 2 --budget 6 --limits adapter --out "$OUT/new" > "$OUT/new.log" 2>&1
+  echo "rc=$?" >> "$OUT/new.log"
+fi
+if [ "$part" = seed ] || [ "$part" = all ]; then
+  for pass in 1 2; do
+    timeout 120 python3 benchmarks/tune_all.py --size seed --out "$OUT/tune-all-seed-$pass.json" >> "$OUT/tune_all.log" 2>&1
+  done
+fi
+if [ "$part" = old ]; then
+  timeout 540 python3 benchmarks/roofline.py --sizes large --workloads "sgemm,softmax,conv1d,sobel,layernorm,gemv" \
+    --generations 2 --budget 6 --limits adapter --no-cold --out "$OUT/old" > "$OUT/old.log" 2>&1
+  echo "rc=$?" >> "$OUT/old.log"
+fi
