@@ -140,7 +140,8 @@ def results_table(device: DeviceInfo, workload: WorkloadInfo, results: list[Cand
             plain(r.timing or "-"), plain(detail, limit=60 if width is None or width < 120 else 200),
         ])
     table, dropped = fitted_table(title, columns, rows, terminal_width() if width is None else width)
-    notes = [n for n in (portability_note(results), dropped_note(dropped, width)) if n is not None]
+    notes = [n for n in (passes_note(results, winner_id), portability_note(results), dropped_note(dropped, width))
+             if n is not None]
     table.caption = Text("\n").join(notes) if notes else None
     return table
 
@@ -154,6 +155,16 @@ def portability_note(results: list[CandidateResult], most: int = 3) -> Text | No
     more = f"; {len(barred) - most} more (see --json)" if len(barred) > most else ""
     return plain(f"* not portable (over WebGPU's default limits; crowned only under --limits adapter): "
                  f"{said}{more}", style="dim", single_line=True)
+
+
+def passes_note(results: list[CandidateResult], winner_id: str | None) -> Text | None:
+    """A multi-pass workload: each pass's median for the baseline and the winner (all in --json)."""
+    shown = [r for r in results if r.pass_ms and r.passes and (r.id == "baseline" or r.id == winner_id)]
+    if not shown:
+        return None
+    lines = [f"{r.name} passes: " + " · ".join(f"{p['label']} {fmt.ms(ms)}" for p, ms in zip(r.passes, r.pass_ms))
+             for r in shown]
+    return plain("\n".join(lines), style="dim")
 
 
 def dropped_note(dropped: list[str], width: int | None) -> Text | None:

@@ -175,6 +175,10 @@ class ReportScreen(ListScreen):
                 others = ", ".join(state.candidates[i].label for i in state.ranking.tie_ids
                                    if i in state.candidates)
                 headline.append(f"  (tie with {others}: within noise)", style="yellow")
+            r = winner.result
+            if r.pass_ms and r.passes:  # a multi-pass result: each pass's share of its time
+                headline.append("\npasses: " + " · ".join(f"{p['label']} {fmt.ms(ms)}"
+                                                         for p, ms in zip(r.passes, r.pass_ms)), style="dim")
         headline.append(fastest_here(state))
         if state.ranking is not None and state.ranking.batch is not None:
             headline.append(f"\nshoot-out batch {state.ranking.batch}: every number below was timed "
