@@ -220,3 +220,32 @@ def test_a_published_two_level_scan_runs_as_three_passes(capsys):
     assert [p["label"] for p in base["passes"]] == ["scan_blocks", "scan_totals", "add_block_sums"]
     assert [p["grid"][0] for p in base["passes"]] == [137, 1, 137]
     assert base["passes"][1]["constants"]["ELEMENT_COUNT"] == 137 and len(base["pass_ms"]) == 3
+
+
+def test_a_folded_explicit_grid_refuses_a_kernel_that_indexes_globally(tmp_path):
+    """Past the adapter's per-axis limit the grid is folded; a kernel that indexes by
+    global_invocation_id would compute the wrong elements there, and is told so."""
+    w = loader.load_file(_workload(tmp_path, ADD_ONE.replace("BASELINE", PLAIN).replace(
+        "atol=1e-6,", "atol=1e-6, grid=lambda s, p: (-(-s['N'] // 64), 1, 1),")))
+    size = w.size("N=8000000")  # 125000 workgroups along x: over 65535
+    with pytest.raises(ContractError) as info:
+        stitch(w, size, PLAIN)
+    assert "global_invocation_id" in str(info.value) and "vajra_tile" in str(info.value)
+    folded = PLAIN.replace("@builtin(global_invocation_id) g: vec3<u32>", "@builtin(workgroup_id) wid: vec3<u32>, "
+                           "@builtin(local_invocation_id) lid: vec3<u32>").replace(
+        "if (g.x < N)", "let t = vajra_tile(wid); let i = t.x * 64u + lid.x; if (t.y == 0u && i < N)").replace(
+        "y[g.x] = x[g.x] + 1.0;", "y[i] = x[i] + 1.0;")
+    st = stitch(w, size, folded)
+    assert st.dispatch[0] <= 65535 and st.dispatch[0] * st.dispatch[1] >= 125000
+
+
+def test_a_multi_pass_run_records_and_replays_the_same_passes(tmp_path, capsys):
+    """The recording carries each pass; replay's document is the tune's."""
+    rec = tmp_path / "run.jsonl"
+    assert main(["bench", "-w", str(EXAMPLES / "row_normalize.py"), "--size", "ROWS=32,COLS=128",
+                 "--record", str(rec), "--json", *FAST]) == 0
+    live = json.loads(capsys.readouterr().out)
+    assert main(["replay", str(rec), "--json"]) == 0
+    replayed = json.loads(capsys.readouterr().out)
+    pick = lambda doc: [(r["name"], r["passes"], r["pass_ms"], r["uniforms"]) for r in doc["results"]]  # noqa: E731
+    assert pick(replayed) == pick(live) and len(live["results"][0]["passes"]) == 2
