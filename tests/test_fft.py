@@ -1,5 +1,5 @@
 """The fft and fft2 built-ins (issue #27): the two-pass baselines verify at seed size, every
-library radix verifies (both passes replaced), a kernel with the twiddle's sign flipped is
+library template verifies (both passes replaced), the register design at scaled-down large shapes, a kernel with the twiddle's sign flipped is
 rejected, the reference is numpy's DFT, and a length that is not a power of two is refused
 in one line."""
 
@@ -49,16 +49,52 @@ async def test_baseline_verifies(gpu, spec, size):
     assert len(base.pass_ms or []) == 2
 
 
+def _points(t) -> tuple[dict, ...]:
+    """Two or three corners of a template's space (regs's axes differ from the radices')."""
+    if "regs" in t.axes:
+        return ({"regs": 16, "cols": 4}, {"regs": 64, "cols": 1}, {"regs": 32, "cols": 2})
+    return ({"threads": 64, "cols": 4}, {"threads": 256, "cols": 1})
+
+
+async def _verify_all(s, picks) -> None:
+    lib = LibrarySource(s.device)
+    for i, (t, params) in enumerate(picks):
+        cand = lib.instantiate({**params, "template": t.full_name}, s.size, cid=f"v{i}")
+        assert cand is not None, f"{t.full_name} {params} unusable at {s.size}"
+        ok, why = await _admit(s, cand)
+        assert ok, f"{cand.origin} at {s.size}: {why}\n{cand.source}"
+
+
 @pytest.mark.parametrize("spec,size", [(FFT, None), (FFT, "BATCH=2,N=128"), (FFT2, "H=32,W=128")])
 async def test_library_radices_verify(gpu, spec, size):
     s = await _session(gpu, spec, size)
-    lib = LibrarySource(s.device)
-    for i, t in enumerate(templates(s.workload.name)):
-        for params in ({"threads": 64, "cols": 4}, {"threads": 256, "cols": 1}):
-            cand = lib.instantiate({**params, "template": t.full_name}, s.size, cid=f"v{i}{params['cols']}")
-            assert cand is not None, f"{t.full_name} {params} unusable at {s.size}"
-            ok, why = await _admit(s, cand)
-            assert ok, f"{cand.origin} at {s.size}: {why}\n{cand.source}"
+    await _verify_all(s, [(t, p) for t in templates(s.workload.name) for p in _points(t)])
+
+
+@pytest.mark.parametrize("spec,size", [(FFT, "BATCH=2,N=65536"), (FFT, "BATCH=1,N=2097152"),
+                                       (FFT, "BATCH=5,N=8"), (FFT2, "H=2,W=2048"), (FFT2, "H=4096,W=4")])
+async def test_register_design_verifies_at_scaled_shapes(gpu, spec, size):
+    """fft/regs at the large preset's shape scaled down (L=256 x 256, 1024 x 2048), three-stage
+    lengths (2048 = 8*16*16 at regs=16), one-stage ones (no exchange), a 4096-point column."""
+    s = await _session(gpu, spec, size)
+    t = next(t for t in templates(s.workload.name) if t.name == "regs")
+    await _verify_all(s, [(t, p) for p in _points(t)])
+
+
+def test_register_design_is_first_on_a_big_gpu():
+    """On a discrete GPU strategy A's first prior is the register design with two stages per pass
+    (1024 = 32 x 32, 4096 = 64 x 64) and four columns (one 32-byte sector per row of a strided pass)."""
+    from vajra_tui.engine.events import DeviceInfo
+
+    big = DeviceInfo(name="H200", limits={"max-compute-workgroup-storage-size": 49152,
+                                          "max-compute-invocations-per-workgroup": 1024,
+                                          "max-compute-workgroup-size-x": 1024}, subgroups=True)
+    lib = LibrarySource(big)
+    for name, size, regs in (("fft", {"BATCH": 16, "N": 1 << 20}, 32), ("fft2", {"H": 4096, "W": 4096}, 64)):
+        first = lib.priors(name, size, big)["A"][0]  # 4096 = 64 x 64: still one exchange
+        assert first["template"] == f"{name}/regs" and (first["regs"], first["cols"]) == (regs, 4)
+    src = lib.instantiate({"regs": 32, "cols": 4, "template": "fft/regs"}, {"BATCH": 16, "N": 1 << 20}, big).source
+    assert "radix 32-32" in src and src.count("workgroupBarrier();") == 2  # one per pass
 
 
 async def test_wrong_twiddle_sign_is_rejected(gpu):

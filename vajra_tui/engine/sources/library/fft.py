@@ -1,5 +1,10 @@
-"""1-D FFT templates: the four-step passes (``cols``, ``rows``) as Stockham radix-2 (A),
-radix-4 (B) and radix-8 (C) stages, several sub-FFTs per workgroup for coalescing.
+"""1-D FFT templates: the four-step passes (``cols``, ``rows``) as register sub-FFTs (A:
+``regs``, 16/32/64 points per invocation, one exchange for L <= regs^2), Stockham radix-4 (B)
+and radix-8 (C) stages, several sub-FFTs per workgroup for coalescing.
+
+A replaced radix-2 (issue #27): on the H200 each radix-4/8 pass ran at a third of copy rate,
+bound by the exchanges through workgroup memory and their barriers, not by the stage count;
+``regs`` does a 1024-point pass as 32 x 32 with one exchange and one barrier.
 
 Each candidate defines both passes, so it replaces the whole program. ``cols`` is how
 many neighbouring sub-FFTs one workgroup does (neighbouring columns of the strided
@@ -14,10 +19,12 @@ from typing import Callable
 from vajra_tui.engine.events import DeviceInfo
 from vajra_tui.engine.sources.library.base import (Emitter, Params, Size, Template, limit, storage_fits,
                                                     workgroup_fits)
-from vajra_tui.engine.sources.library.fft_gen import PassSpec, helpers, lanes, render_pass, shared_bytes
+from vajra_tui.engine.sources.library.fft_gen import (PassSpec, balanced, helpers, lanes, render_pass,
+                                                       shared_bytes)
 from vajra_tui.engine.workloads.base import SizeError
 
 AXES = {"threads": (64, 128, 256), "cols": (1, 2, 4, 8)}
+REGS_AXES = {"regs": (16, 32, 64), "cols": (1, 2, 4, 8, 16)}
 MAX_REGS = 32  # complex values an invocation holds
 
 
@@ -76,9 +83,43 @@ def make(radix: int, passes_of: Callable[[Size], list[PassSpec]]):
     return render, check
 
 
+def make_regs(passes_of: Callable[[Size], list[PassSpec]]):
+    """(render, check) of the register design: each pass in ``balanced`` stages of at most
+    ``regs`` points, L / widest-stage lanes per sub-FFT."""
+
+    def check(p: Params, s: Size, d: DeviceInfo | None) -> str | None:
+        try:
+            passes = passes_of(s)
+        except SizeError as exc:
+            return str(exc)
+        vec2, cols = plan(p, passes, d)
+        for q, c in zip(passes, cols):
+            tt = q.length // max(balanced(q.length, p["regs"]))
+            problem = (workgroup_fits(d, tt * c) or storage_fits(d, shared_bytes(q, c, vec2)))
+            if problem:
+                return problem
+        return None
+
+    def render(p: Params, s: Size, d: DeviceInfo | None) -> str:
+        passes = passes_of(s)
+        vec2, cols = plan(p, passes, d)
+        e = Emitter()
+        e(f"// FFT, register sub-FFTs of at most {p['regs']} points, one exchange per pair of stages, "
+          f"{' then '.join(q.entry for q in passes)}.")
+        helpers(e, max(q.length * c for q, c in zip(passes, cols)), vec2, tight=True)
+        for q, c in zip(passes, cols):
+            e("")
+            render_pass(e, q, 0, 0, c, vec2, balanced(q.length, p["regs"]))
+        return e.text()
+
+    return render, check
+
+
 def templates_for(workload: str, passes_of: Callable[[Size], list[PassSpec]]) -> list[Template]:
-    out = []
-    for radix, strategy in ((2, "A"), (4, "B"), (8, "C")):
+    render, check = make_regs(passes_of)
+    out = [Template(workload, "regs", "A", "register sub-FFTs (16-64 points), one exchange per pass",
+                    dict(REGS_AXES), render, check)]
+    for radix, strategy in ((4, "B"), (8, "C")):
         render, check = make(radix, passes_of)
         out.append(Template(workload, f"radix{radix}", strategy,
                             f"Stockham radix-{radix}, several sub-FFTs per workgroup", dict(AXES),
@@ -87,11 +128,28 @@ def templates_for(workload: str, passes_of: Callable[[Size], list[PassSpec]]) ->
 
 
 def priors_for(s: Size, d: DeviceInfo | None) -> dict[str, list[Params]]:
-    """Many lanes and four columns (a full sector per row) on a GPU; fewer on a CPU."""
+    """Many lanes and four columns (a full sector per row) on a GPU; fewer on a CPU. The
+    register design (A) is the one expected to win on a big GPU: it is listed first."""
     big = limit(d, "max-compute-invocations-per-workgroup") >= 1024 and d is not None and not d.software
     first = {"threads": 128, "cols": 4} if big else {"threads": 64, "cols": 2}
     rest = [{"threads": 256, "cols": 2}, {"threads": 64, "cols": 8}, {"threads": 64, "cols": 1}]
-    return {k: [first, *rest] for k in "ABC"}
+    wide = 64 if longest(s) > 1024 else 32  # two stages: one exchange per pass
+    regs = ([{"regs": wide, "cols": 4}, {"regs": 96 - wide, "cols": 4}, {"regs": 32, "cols": 8},
+             {"regs": 16, "cols": 4}] if big else
+            [{"regs": 32, "cols": 2}, {"regs": 64, "cols": 1}, {"regs": 16, "cols": 4}])
+    return {"A": [*regs, {"regs": 32, "cols": 1}], "B": [first, *rest], "C": [first, *rest]}
+
+
+def longest(s: Size) -> int:
+    """The longest sub-FFT of either workload's passes (fft's N2, fft2's larger side)."""
+    if "N" in s:
+        from vajra_tui.engine.workloads.fft import split
+
+        try:
+            return split(s["N"])[1]
+        except SizeError:
+            return 0
+    return max(s.get("H", 0), s.get("W", 0))
 
 
 TEMPLATES = templates_for("fft", specs)

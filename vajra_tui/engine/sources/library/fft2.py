@@ -1,5 +1,5 @@
-"""2-D FFT templates: the row pass and the column pass as Stockham radix-2 (A), radix-4 (B)
-and radix-8 (C) stages, from fft.py's generator (several columns per workgroup coalesce the
+"""2-D FFT templates: the row pass and the column pass as register sub-FFTs (A), Stockham
+radix-4 (B) and radix-8 (C) stages, from fft.py's generator (several columns per workgroup coalesce the
 strided column pass)."""
 
 from __future__ import annotations

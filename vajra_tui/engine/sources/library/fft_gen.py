@@ -9,6 +9,12 @@ L / TT complex values in registers. The first stage reads global memory, the las
 it; between stages the values go through workgroup memory, as vec2 (one round trip) when
 C * L * 8 bytes fit, else one component at a time (two). The radix is the largest of
 2, 4, 8 up to ``radix``; a length that is not a power of it ends with a smaller stage.
+
+The ``tight`` form (fft.py's ``regs`` template) takes its stages from ``balanced``: as few
+as registers allow (16-, 32- or 64-point sub-FFTs per invocation, unrolled with constant
+twiddles), so a 1024-point pass is 32 x 32 with one exchange and one barrier. Its exchange
+indices are XOR-swizzled (``sw``: no bank conflicts on the stride-r writes, no extra
+memory), and the four-step twiddle takes two sincos per invocation and complex products.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from vajra_tui.engine.sources.library.base import Emitter
+from vajra_tui.engine.sources.library.base import Emitter, f32
 
 S = "0.7071067811865476"  # sqrt(1/2)
 
@@ -46,6 +52,14 @@ def radices(length: int, radix: int) -> list[int]:
     return sorted(out)
 
 
+def balanced(length: int, most: int) -> list[int]:
+    """The fewest stages of radix <= ``most`` (a power of two) whose product is ``length``,
+    their sizes as even as possible: fewer stages mean fewer exchanges and barriers."""
+    bits, step = length.bit_length() - 1, most.bit_length() - 1
+    k = max(1, -(-bits // step))
+    return sorted(1 << (bits // k + (1 if i < bits % k else 0)) for i in range(k))
+
+
 def lanes(spec: PassSpec, radix: int, threads: int) -> int:
     """Invocations per sub-FFT: ``threads`` at most, and no more than the widest stage has
     butterflies, so every invocation has work in every stage."""
@@ -67,8 +81,9 @@ def _rot(e: Emitter, x: str, k: int, n: int, name: str) -> str:
         e(f"let {name} = vec2<f32>({x}.x + {x}.y, {x}.y - {x}.x) * {S};")
     elif frac == 0.375:
         e(f"let {name} = vec2<f32>({x}.y - {x}.x, -({x}.x + {x}.y)) * {S};")
-    else:
-        raise ValueError(f"no constant twiddle for {k}/{n}")
+    else:  # radix 16 and up: the constant W_n^k, known when the kernel is generated
+        a = -2.0 * math.pi * k / n
+        e(f"let {name} = cmul({x}, vec2<f32>({f32(math.cos(a))}, {f32(math.sin(a))}));")
     return name
 
 
@@ -115,28 +130,39 @@ def _butterflies(e: Emitter, spec: PassSpec, r: int, ns: int, tt: int) -> None:
         e.close()
 
 
-def _exchange(e: Emitter, spec: PassSpec, r: int, ns: int, nxt: int, tt: int, vec2: bool) -> None:
-    """Stage outputs (index (j/ns)*ns*r + j%ns + q*ns) to the next stage's owners (j' + q'*L/nxt)."""
+def _exchange(e: Emitter, spec: PassSpec, r: int, ns: int, nxt: int, tt: int, vec2: bool,
+              tight: bool = False, final: bool = False) -> None:
+    """Stage outputs (index (j/ns)*ns*r + j%ns + q*ns) to the next stage's owners (j' + q'*L/nxt).
+    ``tight``: swizzled indices, and no barrier after the ``final`` exchange's reads (nothing
+    writes workgroup memory after them)."""
     length = spec.length
-    for part in ([""] if vec2 else [".x", ".y"]):
+    at = (lambda i: f"sw({i})") if tight else (lambda i: i)
+    parts = [""] if vec2 else [".x", ".y"]
+    for n, part in enumerate(parts):
         for m in range(length // (r * tt)):
             j = f"(lane + {m * tt}u)"
             idx = f"(({j} / {ns}u) * {ns * r}u + ({j} & {ns - 1}u))"
             for q in range(r):
-                e(f"sh[sub + {idx} + {q * ns}u] = v[{m * r + q}]{part};")
+                e(f"sh[{at(f'sub + {idx} + {q * ns}u')}] = v[{m * r + q}]{part};")
         e("workgroupBarrier();")
         for m in range(length // (nxt * tt)):
             for q in range(nxt):
-                e(f"v[{m * nxt + q}]{part} = sh[sub + lane + {m * tt + q * (length // nxt)}u];")
-        e("workgroupBarrier();")
+                e(f"v[{m * nxt + q}]{part} = sh[{at(f'sub + lane + {m * tt + q * (length // nxt)}u')}];")
+        if not (tight and final and n + 1 == len(parts)):
+            e("workgroupBarrier();")
 
 
-def render_pass(e: Emitter, spec: PassSpec, radix: int, threads: int, cols: int, vec2: bool) -> None:
-    """The entry point of one pass (module-level helpers come from ``helpers``)."""
-    length, stages = spec.length, radices(spec.length, radix)
-    tt = lanes(spec, radix, threads)
+def render_pass(e: Emitter, spec: PassSpec, radix: int, threads: int, cols: int, vec2: bool,
+                stages: list[int] | None = None) -> None:
+    """The entry point of one pass (module-level helpers come from ``helpers``). Given
+    ``stages`` (from ``balanced``) it is the tight form: lanes = L / the widest stage."""
+    tight = stages is not None
+    length = spec.length
+    stages = stages or radices(spec.length, radix)
+    tt = length // max(stages) if tight else lanes(spec, radix, threads)
     e(f"// {spec.entry}: {cols} x {length}-point FFTs per workgroup, {tt} lanes each, radix "
-      f"{'-'.join(map(str, stages))}, exchange {'vec2' if vec2 else 're/im'}",
+      f"{'-'.join(map(str, stages))}, exchange {'vec2' if vec2 else 're/im'}"
+      f"{', swizzled' if tight else ''}",
       f"// tune: {spec.const} = {cols}", f"const {spec.const}: u32 = {{{{{spec.const}}}}}u;",
       f"@compute @workgroup_size({tt * cols})")
     e.open(f"fn {spec.entry}(@builtin(workgroup_id) wid: vec3<u32>, "
@@ -152,21 +178,38 @@ def render_pass(e: Emitter, spec: PassSpec, radix: int, threads: int, cols: int,
     for s, r in enumerate(stages):
         _butterflies(e, spec, r, ns, tt)
         if s + 1 < len(stages):
-            _exchange(e, spec, r, ns, stages[s + 1], tt, vec2)
+            _exchange(e, spec, r, ns, stages[s + 1], tt, vec2, tight, s + 2 == len(stages))
         ns *= r
-    last = stages[-1]
-    for m in range(length // (last * tt)):
-        for q in range(last):
-            k = f"(lane + {m * tt + q * (length // last)}u)"
-            val = f"v[{m * last + q}]"
-            if spec.twiddle_n:
-                val = f"cmul({val}, twiddle(g * {k}, {spec.twiddle_n}u))"
-            e(f"{spec.dst}[ob + {k} * {spec.ostride}u] = {val};")
+    _store(e, spec, stages[-1], tt, tight)
     e.close()
 
 
-def helpers(e: Emitter, shared: int, vec2: bool) -> None:
-    """Bindings as vec2, the workgroup exchange buffer, twiddle and complex product."""
+def _store(e: Emitter, spec: PassSpec, last: int, tt: int, tight: bool) -> None:
+    """Output k = lane + m*TT + q*L/last to dst, times the four-step twiddle W_n^(g*k) when the
+    pass has one: per output (sincos each), or ``tight``: W_n^(g*k0) once per m times powers
+    of W_n^(g*L/last) (two sincos per m and complex products)."""
+    length = spec.length
+    step = length // last
+    if spec.twiddle_n and tight:
+        e(f"let ws1 = twiddle(g * {step}u, {spec.twiddle_n}u);")
+        ws = _powers(e, last, "ws")
+    for m in range(length // (last * tt)):
+        if spec.twiddle_n and tight:
+            e(f"let wb{m} = twiddle(g * (lane + {m * tt}u), {spec.twiddle_n}u);")
+        for q in range(last):
+            k = f"(lane + {m * tt + q * step}u)"
+            val = f"v[{m * last + q}]"
+            if spec.twiddle_n and tight:
+                val = f"cmul({val}, {f'cmul(wb{m}, {ws[q]})' if q else f'wb{m}'})"
+            elif spec.twiddle_n:
+                val = f"cmul({val}, twiddle(g * {k}, {spec.twiddle_n}u))"
+            e(f"{spec.dst}[ob + {k} * {spec.ostride}u] = {val};")
+
+
+def helpers(e: Emitter, shared: int, vec2: bool, tight: bool = False) -> None:
+    """Bindings as vec2, the workgroup exchange buffer, twiddle and complex product (and for
+    the tight form the swizzle: element i's low 5 bits XOR its next 5, a permutation of each
+    32-element block, so a stride-32 write hits 32 different banks)."""
     e("@group(0) @binding(0) var<storage, read> X: array<vec2<f32>>;",
       "@group(0) @binding(1) var<storage, read_write> Y: array<vec2<f32>>;",
       "@group(0) @binding(2) var<storage, read_write> T: array<vec2<f32>>;",
@@ -177,3 +220,5 @@ def helpers(e: Emitter, shared: int, vec2: bool) -> None:
       "    return vec2<f32>(cos(a), sin(a));", "}",
       "fn cmul(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {",
       "    return vec2<f32>(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);", "}")
+    if tight:
+        e("fn sw(i: u32) -> u32 {", "    return i ^ ((i >> 5u) & 31u);", "}")
