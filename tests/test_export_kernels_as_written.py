@@ -193,7 +193,7 @@ def test_a_uniform_group_one_and_a_named_entry_point_export_and_run(tmp_path, mo
     assert '"binding": 2, "name": "Y", "access": "read_write"' in ts and '"group": 1}' in ts
     assert '"access": "inout"' in ts and "is read and overwritten" in ts
     assert "export type Buffers = { X: GPUBuffer; Y: GPUBuffer; Z: GPUBuffer };" in ts  # no uniform
-    assert "export const GROUPS = 2;" in ts
+    assert "export const GROUPS: number = 2;" in ts
     lock = json.loads((out / LOCK_NAME).read_text())
     assert lock["entries"][0]["kernel"]["uniforms"] == result.uniforms
     assert "passes" not in lock["entries"][0]["kernel"]

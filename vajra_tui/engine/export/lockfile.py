@@ -19,6 +19,7 @@ from vajra_tui.safe_text import deeper_than, one_line
 from vajra_tui.engine.events import CandidateResult, DeviceInfo, WorkloadInfo
 from vajra_tui.engine.export.names import passes as checked_passes
 from vajra_tui.engine.export.program import lock_fields
+from vajra_tui.engine.export.wgsl import browser_enables
 
 LOCK_NAME = "vajra.lock.json"
 LOCK_SCHEMA = "vajra.lock"
@@ -127,6 +128,8 @@ def lock_entry(result: CandidateResult, device: DeviceInfo, workload: WorkloadIn
             **({"constants": dict(result.constants), "source_sha256": _sha256(result.stitched_source),
                 "params": {k: v for k, v in result.params.items() if k != "key"}}
                if result.constants else {}),
+            # the directives the exported .wgsl carries (subgroups added back for browsers)
+            "enables": browser_enables(result.stitched_source)[0],
             **lock_fields(result),
         },
         "timing": {

@@ -12,6 +12,7 @@ from vajra_tui import __version__
 from vajra_tui.engine.events import CandidateResult, DeviceInfo, WorkloadInfo
 from vajra_tui.engine.wgsl.tokens import uses_subgroups
 from vajra_tui.engine.export import names
+from vajra_tui.engine.export.wgsl import browser_enables, browser_text
 from vajra_tui.engine.export.lockfile import sha256_bytes, verified_sha
 from vajra_tui.engine.export.names import IDENTIFIER, TYPED_ARRAYS, comment_text, js_literal, template_literal
 from vajra_tui.engine.export.program import ExportProgram
@@ -19,6 +20,7 @@ from vajra_tui.engine.export.program import build as build_program
 from vajra_tui.engine.export.ts_program import (
     INPUT_ACCESS, OUTPUT_ACCESS, pass_exports, program_notes, required_limits, uniform_exports,
 )
+from vajra_tui.engine.export.ts_guards import guards
 from vajra_tui.engine.export.ts_runtime import (
     create_kernel, kernel_cache, kernel_interface, request_device, run_once, usage_flags,
 )
@@ -68,11 +70,12 @@ def typescript_module(result: CandidateResult, device: DeviceInfo, workload: Wor
         uniform_exports(program),
         _io_types(buffers),
         _limits_export(required_limits(program)),
-        _wgsl_exports(result.stitched_source, program),
+        _wgsl_exports(result.stitched_source, program, dict(result.constants)),
         pass_exports(program),
         usage_flags(),
         request_device(any(b["dtype"] == "f16" for b in buffers)),
         kernel_interface(),
+        guards(),
         create_kernel(),
         kernel_cache(),
         run_once(),
@@ -106,6 +109,10 @@ def _header(result: CandidateResult, device: DeviceInfo, workload: WorkloadInfo,
 // Kernel sha256 {sha}: WGSL below is byte-for-byte the source that was verified and timed.
 // Measured {med} ({how}) on {device_name} [{backend}].
 // Sizes are baked into the WGSL prelude: this module runs exactly this problem size.
+// Types: under TypeScript 5 this module needs @webgpu/types (`npm i -D @webgpu/types`, and
+// "types": ["@webgpu/types"] in tsconfig.json); TypeScript 7's DOM lib has them built in
+// (adding @webgpu/types there too conflicts unless skipLibCheck), so no /// <reference>.
+// Clean under `tsc --strict --noUncheckedIndexedAccess`.
 /* eslint-disable */
 """
 
@@ -185,14 +192,23 @@ export const REQUIRED_LIMITS: Readonly<Record<string, number>> = {js_literal(lim
 """
 
 
-def _wgsl_exports(source: str, program: ExportProgram) -> str:
-    """The exact WGSL that was timed, and the variant browsers compile (subgroups enabled)."""
+def _wgsl_exports(source: str, program: ExportProgram, constants: dict[str, Any]) -> str:
+    """The exact WGSL that was timed, and what browsers compile: ``<workload>.wgsl``'s text."""
+    enables, added = browser_enables(source)
+    browser = browser_text(source, constants)
+    prefix = "".join(f"enable {name}; " for name in added)
+    # the file's text is the timed source behind its directives unless overrides got defaults
+    expr = f"{js_literal(prefix)} + WGSL" if browser == prefix + source and prefix else (
+        "WGSL" if browser == source else template_literal(browser))
     return f"""\
 export const WGSL: string = {template_literal(source)};
 
 /** Whether the kernel calls subgroup built-ins: browsers then need the 'subgroups' feature. */
 export const USES_SUBGROUPS: boolean = {js_literal(any(uses_subgroups(m) for m in program.modules))};
-/** What browsers compile: Tint requires `enable subgroups;` for subgroup built-ins, which
- *  wgpu's compiler (where the kernel was timed) rejects, so the directive is added here. */
-export const BROWSER_WGSL: string = USES_SUBGROUPS ? "enable subgroups;\\n" + WGSL : WGSL;
+/** The `enable` directives the browser's WGSL carries. */
+export const ENABLES: readonly string[] = {js_literal(enables)};
+/** What browsers compile, the same text as the exported `.wgsl` file (line for line as WGSL):
+ *  Tint requires `enable subgroups;` for subgroup built-ins, which wgpu's compiler (where
+ *  the kernel was timed) rejects, so it stands in front of the first line here. */
+export const BROWSER_WGSL: string = {expr};
 """

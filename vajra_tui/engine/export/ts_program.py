@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from vajra_tui.engine.export.names import comment_text, js_literal, template_literal
 from vajra_tui.engine.export.program import ExportProgram
-from vajra_tui.engine.wgsl.tokens import uses_subgroups
+from vajra_tui.engine.export.wgsl import browser_enables
 
 INPUT_ACCESS = ("read", "inout")  # what run() uploads (make_inputs gave the engine)
 OUTPUT_ACCESS = ("read_write", "inout")  # what run() reads back (verified by the engine)
@@ -59,16 +59,19 @@ def pass_exports(program: ExportProgram) -> str:
     """MODULES (WGSL of each module, [0] the result's own) and PASSES, in the order they run."""
     others = "".join(f",\n  {template_literal(m)}" for m in program.modules[1:])
     rows = "".join(f"  {js_literal(_pass_row(p))},\n" for p in program.passes)
-    subgroups = [uses_subgroups(m) for m in program.modules]
+    prefixes = ["".join(f"enable {n}; " for n in browser_enables(m)[1]) for m in program.modules[1:]]
     return f"""\
 /** Every WGSL module the passes are built from: [0] is WGSL, the others are passes the
  *  result left to the workload, byte for byte as they ran. */
 export const MODULES: readonly string[] = [WGSL{others}];
-const MODULE_SUBGROUPS: readonly boolean[] = {js_literal(subgroups)};
-const BROWSER_MODULES: readonly string[] = MODULES.map((code, i) =>
-  MODULE_SUBGROUPS[i] ? "enable subgroups;\\n" + code : code);
+/** The directives each module after the first lacks for browsers (wgpu refuses them). */
+const MODULE_ENABLES: readonly string[] = {js_literal(prefixes)};
+/** What browsers compile, module by module: [0] is BROWSER_WGSL, each other one is its
+ *  `<workload>.<pass>.wgsl` file's source with the same directives in front of line 1. */
+export const BROWSER_MODULES: readonly string[] = [BROWSER_WGSL, ...MODULES.slice(1).map((code, i) =>
+  (MODULE_ENABLES[i] ?? "") + code)];
 /** Bind group layouts each pipeline has (an empty one for a group no binding uses). */
-export const GROUPS = {program.groups};
+export const GROUPS: number = {program.groups};
 export type LayoutType = "storage" | "read-only-storage" | "uniform";
 export interface PassSpec {{
   readonly label: string;

@@ -107,30 +107,32 @@ def create_kernel() -> str:
 /** Compile every module and build each pass's explicit layouts and pipeline. */
 export async function createKernel(device: GPUDevice): Promise<Kernel> {
   checkLimits(device);
-  device.pushErrorScope("validation");
-  const modules = BROWSER_MODULES.map((code, i) => device.createShaderModule({
-    label: `vajra ${WORKLOAD} ${i ? `module ${i}` : SHA256.slice(0, 12)}`, code }));
-  const infos = await Promise.all(modules.map((m) => m.getCompilationInfo?.()));
-  const uniforms: Record<string, GPUBuffer> = {};
-  for (const u of UNIFORMS) {
-    const buffer = device.createBuffer({ label: `vajra uniform ${u.name}`, size: u.data.byteLength,
-                                         usage: USAGE.UNIFORM | USAGE.COPY_DST });
-    device.queue.writeBuffer(buffer, 0, u.data);
-    uniforms[u.name] = buffer;
-  }
-  const layouts = PASSES.map((p) => {
-    const groups: GPUBindGroupLayout[] = [];
-    for (let g = 0; g < GROUPS; g++) {
-      groups.push(device.createBindGroupLayout({
-        label: `vajra ${WORKLOAD} ${p.label} group ${g}`,
-        entries: p.layout.filter(([gg]) => gg === g).map(([, binding, type]) => ({
-          binding, visibility: 0x4 /* GPUShaderStage.COMPUTE */, buffer: { type } as GPUBufferBindingLayout,
-        })),
-      }));
+  const { value: made, error } = await scoped(device, async () => {
+    const modules = BROWSER_MODULES.map((code, i) => device.createShaderModule({
+      label: `vajra ${WORKLOAD} ${i ? `module ${i}` : SHA256.slice(0, 12)}`, code }));
+    const infos = await Promise.all(modules.map((m) => m.getCompilationInfo?.()));
+    const uniforms: Record<string, GPUBuffer> = {};
+    for (const u of UNIFORMS) {
+      const buffer = device.createBuffer({ label: `vajra uniform ${u.name}`, size: u.data.byteLength,
+                                           usage: USAGE.UNIFORM | USAGE.COPY_DST });
+      device.queue.writeBuffer(buffer, 0, u.data.buffer as ArrayBuffer, u.data.byteOffset, u.data.byteLength);
+      uniforms[u.name] = buffer;
     }
-    return { groups, pipelineLayout: device.createPipelineLayout({ bindGroupLayouts: groups }) };
+    const layouts = PASSES.map((p) => {
+      const groups: GPUBindGroupLayout[] = [];
+      for (let g = 0; g < GROUPS; g++) {
+        groups.push(device.createBindGroupLayout({
+          label: `vajra ${WORKLOAD} ${p.label} group ${g}`,
+          entries: p.layout.filter(([gg]) => gg === g).map(([, binding, type]) => ({
+            binding, visibility: 0x4 /* GPUShaderStage.COMPUTE */, buffer: { type } as GPUBufferBindingLayout,
+          })),
+        }));
+      }
+      return { groups, pipelineLayout: device.createPipelineLayout({ bindGroupLayouts: groups }) };
+    });
+    return { modules, infos, uniforms, layouts };
   });
-  const error = await device.popErrorScope();
+  const { modules, infos, uniforms, layouts } = made;
   const errors = infos.flatMap((info, i) => (info?.messages ?? []).filter((m) => m.type === "error")
     .map((m) => `${i ? `module ${i} ` : ""}${m.lineNum}:${m.linePos}: ${m.message}`));
   if (errors.length || error) {
@@ -138,11 +140,12 @@ export async function createKernel(device: GPUDevice): Promise<Kernel> {
   }
   const pipelines = await Promise.all(PASSES.map((p, i) => device.createComputePipelineAsync({
     label: `vajra ${WORKLOAD} ${p.label}`,
-    layout: layouts[i].pipelineLayout,
-    compute: { module: modules[p.module], entryPoint: p.entry, constants: p.constants as Record<string, number> },
+    layout: at(layouts, i, "pass").pipelineLayout,
+    compute: { module: at(modules, p.module, "module"), entryPoint: p.entry, constants: p.constants as Record<string, number> },
   })));
   const passes: KernelPass[] = PASSES.map((p, i) => ({
-    label: p.label, pipeline: pipelines[i], pipelineLayout: layouts[i].pipelineLayout, bindGroupLayouts: layouts[i].groups,
+    label: p.label, pipeline: at(pipelines, i, "pipeline"), pipelineLayout: at(layouts, i, "pass").pipelineLayout,
+    bindGroupLayouts: at(layouts, i, "pass").groups,
   }));
   const resource = (buffers: Record<string, GPUBuffer>, g: number, binding: number,
                     rebind: Readonly<Record<string, string>>): GPUBuffer => {
@@ -153,11 +156,10 @@ export async function createKernel(device: GPUDevice): Promise<Kernel> {
     return buffer;
   };
   const bind = (buffers: Buffers): Bound => {
-    const byName = buffers as unknown as Record<string, GPUBuffer>;
-    return { bindGroups: PASSES.map((p, i) => layouts[i].groups.map((layout, g) => device.createBindGroup({
-      layout,
-      entries: p.layout.filter(([gg]) => gg === g).map(([, binding]) => ({
-        binding, resource: { buffer: resource(byName, g, binding, p.bind) } })),
+    const byName = checkedBuffers(buffers);  // before any GPU call: a missing one is named
+    const entries = PASSES.map((p) => p.layout.map(([g, binding]) => ({ g, binding, resource: { buffer: resource(byName, g, binding, p.bind) } })));
+    return { bindGroups: PASSES.map((_, i) => at(layouts, i, "pass").groups.map((layout, g) => device.createBindGroup({
+      layout, entries: at(entries, i, "pass").filter((e) => e.g === g).map(({ binding, resource }) => ({ binding, resource })),
     }))) };
   };
   const bound = (buffers: Buffers | Bound | GPUBindGroup): Bound => {
@@ -168,26 +170,30 @@ export async function createKernel(device: GPUDevice): Promise<Kernel> {
     }
     return { bindGroups: [[buffers]] };
   };
-  const encode = (encoder: GPUCommandEncoder, buffers: Buffers | Bound | GPUBindGroup): void => {
-    const groups = bound(buffers).bindGroups;
+  const record = (encoder: GPUCommandEncoder, groups: readonly (readonly GPUBindGroup[])[]): void => {
     PASSES.forEach((p, i) => {
       const pass = encoder.beginComputePass({ label: `vajra ${WORKLOAD} ${p.label}` });
-      pass.setPipeline(pipelines[i]);
-      groups[i].forEach((group, g) => pass.setBindGroup(g, group));
+      pass.setPipeline(at(pipelines, i, "pipeline"));
+      at(groups, i, "pass's bind groups").forEach((group, g) => pass.setBindGroup(g, group));
       pass.dispatchWorkgroups(p.dispatch[0], p.dispatch[1], p.dispatch[2]);
       pass.end();
     });
   };
+  const encode = (encoder: GPUCommandEncoder, buffers: Buffers | Bound | GPUBindGroup): void =>
+    record(encoder, bound(buffers).bindGroups);
   const dispatchOnce = (buffers: Buffers | Bound | GPUBindGroup): void => {
+    const groups = bound(buffers).bindGroups;  // checked before the encoder exists
     const encoder = device.createCommandEncoder();
-    encode(encoder, buffers);
+    record(encoder, groups);
     device.queue.submit([encoder.finish()]);
   };
   const own = Math.max(0, PASSES.findIndex((p) => p.module === 0));
+  const ownLayout = at(layouts, own, "pass");
   return {
-    device, module: modules[0], modules, bindGroupLayout: layouts[own].groups[0],
-    pipelineLayout: layouts[own].pipelineLayout, pipeline: pipelines[own], passes, uniforms, bind,
-    bindGroup: (buffers: Buffers) => bound(bind(buffers)).bindGroups[0][0], encode, dispatch: dispatchOnce,
+    device, module: at(modules, 0, "module"), modules, bindGroupLayout: at(ownLayout.groups, 0, "bind group layout"),
+    pipelineLayout: ownLayout.pipelineLayout, pipeline: at(pipelines, own, "pipeline"), passes, uniforms, bind,
+    bindGroup: (buffers: Buffers) => at(at(bind(buffers).bindGroups, 0, "pass"), 0, "bind group"),
+    encode, dispatch: dispatchOnce,
   };
 }
 """
@@ -196,22 +202,15 @@ export async function createKernel(device: GPUDevice): Promise<Kernel> {
 def kernel_cache() -> str:
     """kernelFor() and dispatch(): the pipelines are compiled once per device, not once per call."""
     return """\
-function isBound(x: Buffers | Bound | GPUBindGroup): x is Bound {
-  return Array.isArray((x as Bound).bindGroups);
-}
-
-function isBindGroup(x: Buffers | Bound | GPUBindGroup): x is GPUBindGroup {
-  return !isBound(x) && !BUFFERS.every((b) => b.name in (x as object));
-}
-
 const kernels = new WeakMap<GPUDevice, Promise<Kernel>>();
 
-/** The kernel for ``device``, compiled once per device. */
+/** The kernel for ``device``, compiled once per device (a failed compile is not kept). */
 export function kernelFor(device: GPUDevice): Promise<Kernel> {
   let k = kernels.get(device);
   if (!k) {
     k = createKernel(device);
     kernels.set(device, k);
+    k.catch(() => kernels.delete(device));
   }
   return k;
 }
@@ -219,6 +218,7 @@ export function kernelFor(device: GPUDevice): Promise<Kernel> {
 /** Bind ``buffers`` (layouts, pipelines and bind groups included), run every pass and submit.
  *  An "inout" buffer is read and overwritten in place. */
 export async function dispatch(device: GPUDevice, buffers: Buffers): Promise<void> {
+  checkedBuffers(buffers);
   (await kernelFor(device)).dispatch(buffers);
 }
 """
@@ -227,51 +227,55 @@ export async function dispatch(device: GPUDevice, buffers: Buffers): Promise<voi
 def run_once() -> str:
     """run(): the one-call path (upload, dispatch, read back) for callers who own no buffers."""
     return """\
-const ARRAYS: Record<string, new (b: ArrayBuffer) => ArrayBufferView> = {
+const ARRAYS: Readonly<Record<BufferSpec["dtype"], new (b: ArrayBuffer) => ArrayBufferView>> = {
   f32: Float32Array, f16: Uint16Array, i32: Int32Array, u32: Uint32Array,
 };
 
 /** Upload ``inputs``, run the kernel once and read the output back (each output, if several).
  *  Fresh buffers start zeroed (outputs that accumulate from zero, scratch); an "inout"
- *  buffer is uploaded from ``inputs`` and read back as an output. */
+ *  buffer is uploaded from ``inputs`` and read back as an output. Inputs are checked
+ *  before any GPU call, and the error scope is popped on every path. */
 export async function run(device: GPUDevice, inputs: Inputs): Promise<Outputs> {
+  const data = checkedInputs(inputs);
   const kernel = await kernelFor(device);
+  const outs = BUFFERS.filter((b) => b.access === "read_write" || b.access === "inout");
   const owned: GPUBuffer[] = [];
   try {
-    device.pushErrorScope("validation");
-    const buffers: Record<string, GPUBuffer> = {};
-    for (const b of BUFFERS) {
-      const buffer = device.createBuffer({
-        label: `vajra ${b.name}`, size: b.bytes,
-        usage: USAGE.STORAGE | USAGE.COPY_DST | USAGE.COPY_SRC,
-      });
-      owned.push(buffer);
-      buffers[b.name] = buffer;
-      if (b.access === "read" || b.access === "inout") {
-        const data = (inputs as unknown as Record<string, { length: number } & ArrayBufferView>)[b.name];
-        if (!data || data.length !== b.elements) {
-          throw new Error(`vajra ${WORKLOAD}: input ${b.name} needs ${b.elements} ${b.dtype}, got ${data?.length}`);
+    const { value: stagings, error } = await scoped(device, () => {
+      const buffers: Record<string, GPUBuffer> = {};
+      for (const b of BUFFERS) {
+        const buffer = device.createBuffer({
+          label: `vajra ${b.name}`, size: b.bytes,
+          usage: USAGE.STORAGE | USAGE.COPY_DST | USAGE.COPY_SRC,
+        });
+        owned.push(buffer);
+        buffers[b.name] = buffer;
+        const input = data[b.name];
+        if (input) {
+          const bytes = new Uint8Array(b.bytes);  // padded to whole words, as writeBuffer wants
+          bytes.set(new Uint8Array(input.buffer as ArrayBuffer, input.byteOffset, input.byteLength));
+          device.queue.writeBuffer(buffer, 0, bytes);
         }
-        const bytes = new Uint8Array(b.bytes);  // padded to whole words, as writeBuffer wants
-        bytes.set(new Uint8Array(data.buffer as ArrayBuffer, data.byteOffset, data.byteLength));
-        device.queue.writeBuffer(buffer, 0, bytes);
       }
-    }
-    const outs = BUFFERS.filter((b) => b.access === "read_write" || b.access === "inout");
-    const stagings = outs.map((out) => device.createBuffer({ label: `vajra readback ${out.name}`, size: out.bytes, usage: USAGE.MAP_READ | USAGE.COPY_DST }));
-    owned.push(...stagings);
-    const encoder = device.createCommandEncoder();
-    kernel.encode(encoder, buffers as unknown as Buffers);
-    outs.forEach((out, i) => encoder.copyBufferToBuffer(buffers[out.name], 0, stagings[i], 0, out.bytes));
-    device.queue.submit([encoder.finish()]);
-    const error = await device.popErrorScope();
+      const readbacks = outs.map((out) => device.createBuffer({ label: `vajra readback ${out.name}`, size: out.bytes, usage: USAGE.MAP_READ | USAGE.COPY_DST }));
+      owned.push(...readbacks);
+      const encoder = device.createCommandEncoder();
+      kernel.encode(encoder, buffers as unknown as Buffers);
+      outs.forEach((out, i) => {
+        const from = buffers[out.name];
+        if (from) encoder.copyBufferToBuffer(from, 0, at(readbacks, i, "readback buffer"), 0, out.bytes);
+      });
+      device.queue.submit([encoder.finish()]);
+      return readbacks;
+    });
     if (error) throw new Error(`vajra ${WORKLOAD}: ${error.message}`);
     const results: Record<string, ArrayBufferView> = {};
     for (const [i, out] of outs.entries()) {
-      await stagings[i].mapAsync(MAP_READ);
-      const all = new ARRAYS[out.dtype](stagings[i].getMappedRange().slice(0)) as unknown as { subarray(a: number, b: number): ArrayBufferView };
+      const staging = at(stagings, i, "readback buffer");
+      await staging.mapAsync(MAP_READ);
+      const all = new ARRAYS[out.dtype](staging.getMappedRange().slice(0)) as unknown as { subarray(a: number, b: number): ArrayBufferView };
       results[out.name] = all.subarray(0, out.elements);
-      stagings[i].unmap();
+      staging.unmap();
     }
     return (outs.length === 1 ? results[OUTPUT] : results) as unknown as Outputs;
   } finally {

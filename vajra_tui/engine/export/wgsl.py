@@ -5,13 +5,20 @@ Exported for a user who may not pass those constants, the values it won with bec
 the declarations' defaults (``override WG: u32 = 64u;``): the same kernel either way,
 since a pipeline constant only replaces a default. The TypeScript module keeps the
 timed source byte for byte and passes the values as pipeline ``constants`` instead.
+
+A ``.wgsl`` file must also compile on its own in a browser: wgpu's compiler (where the
+kernel was timed) refuses ``enable subgroups;`` and Tint requires it, so the engine
+leaves that directive out (admission/contract.py, ``NATIVE_IMPLICIT``) and
+:func:`browser_text` puts it back, on the first line, so every line keeps its number.
 """
 
 from __future__ import annotations
 
 from typing import Union
 
-from vajra_tui.engine.wgsl.tokens import KEYWORD, significant_tokens
+import re
+
+from vajra_tui.engine.wgsl.tokens import KEYWORD, significant_tokens, uses_subgroups
 
 Value = Union[bool, int, float]
 
@@ -58,3 +65,34 @@ def with_defaults(source: str, constants: dict[str, Value] | None) -> str:
     for start, stop, text in sorted(edits, reverse=True):
         source = source[:start] + text + source[stop:]
     return source
+
+
+_ENABLE = re.compile(r"^[ \t]*enable\s+([A-Za-z_][\w\s,]*?)\s*;", re.M)
+
+
+def enables_in(source: str) -> list[str]:
+    """The extensions ``source``'s ``enable`` directives name, in order (each once)."""
+    names: list[str] = []
+    for match in _ENABLE.finditer(source):
+        for name in (n.strip() for n in match.group(1).split(",")):
+            if name and name not in names:
+                names.append(name)
+    return names
+
+
+def browser_enables(source: str) -> tuple[list[str], list[str]]:
+    """``(all, added)``: the enables a browser needs for ``source``, and those it lacks.
+
+    Only ``subgroups`` can be lacking: the engine writes every other directive (``f16``
+    for f16 bindings, the kernel's own) into the stitched source."""
+    have = enables_in(source)
+    added = ["subgroups"] if uses_subgroups(source) and "subgroups" not in have else []
+    return added + have, added
+
+
+def browser_text(source: str, constants: dict[str, Value] | None = None) -> str:
+    """``source`` as a browser compiles it: the overrides' defaults set to ``constants``
+    and the missing directives put in front of the first line (so no line moves)."""
+    _, added = browser_enables(source)
+    prefix = "".join(f"enable {name}; " for name in added)
+    return prefix + with_defaults(source, constants)

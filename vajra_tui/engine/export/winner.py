@@ -22,7 +22,7 @@ from vajra_tui.engine.export.lockfile import (
     load_lock, lock_entry, merge_locks,
 )
 from vajra_tui.engine.export.names import json_text, recorded_names
-from vajra_tui.engine.export.wgsl import with_defaults
+from vajra_tui.engine.export.wgsl import browser_text
 
 
 # ---- export --------------------------------------------------------------------
@@ -61,9 +61,10 @@ def export_winner(result: CandidateResult, device: DeviceInfo, workload: Workloa
     recorded_names(workload.name, dict(workload.size), dict(result.constants))
     entry = lock_entry(result, device, workload, limits)  # limits: what crowned it (portable|adapter)
     # tuned through `override`s: the values it won with become the defaults (the .ts passes
-    # them as pipeline constants instead); otherwise the timed source, byte for byte. A pass
-    # the result left to the workload's own module is <workload>.<label>.wgsl beside it.
-    wgsl = {out_dir / f"{workload.name}.wgsl": with_defaults(result.stitched_source, result.constants),
+    # them as pipeline constants instead); otherwise the timed source, byte for byte, with
+    # the `enable`s a browser needs that wgpu refused (subgroups) in front of its first line.
+    # A pass the result left to the workload's own module is <workload>.<label>.wgsl beside it.
+    wgsl = {out_dir / f"{workload.name}.wgsl": browser_text(result.stitched_source, result.constants),
             **_pass_files(result, workload, out_dir)}
     ts_path = out_dir / f"{workload.name}.ts"
     lock_path = out_dir / LOCK_NAME
@@ -81,7 +82,7 @@ def export_winner(result: CandidateResult, device: DeviceInfo, workload: Workloa
     for path, text in wgsl.items():
         atomic_write(path, text)
         if sha256_bytes(path.read_bytes()) != files[path.name]:
-            raise RuntimeError(f"{path}: the written bytes differ from the timed source "
+            raise RuntimeError(f"{path}: the written bytes differ from the exported source "
                                "(a non-UTF-8 or newline-translating platform encoding?)")
     atomic_write(ts_path, module)
     atomic_write(lock_path, json_text(dump_lock(lock)))  # no raw U+2028/U+2029, C1 in its strings
@@ -92,9 +93,9 @@ def export_winner(result: CandidateResult, device: DeviceInfo, workload: Workloa
 def _pass_files(result: CandidateResult, workload: WorkloadInfo, out_dir: Path) -> dict[Path, str]:
     """``<workload>.<label>.wgsl`` for each pass from another module than the result's own,
     its override values (from the size, as the .ts passes them) set as defaults. Labels are
-    checked file name parts (names.PASS_LABEL), so none is a path."""
+    checked file name parts (names.PASS_LABEL), so none is a path; each carries its enables."""
     program = export_program(result, workload)
-    return {out_dir / f"{workload.name}.{p.label}.wgsl": with_defaults(program.modules[p.module], p.constants)
+    return {out_dir / f"{workload.name}.{p.label}.wgsl": browser_text(program.modules[p.module], p.constants)
             for p in program.passes if not p.own}
 
 
