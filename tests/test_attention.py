@@ -14,7 +14,7 @@ from vajra_tui.engine.candidate import Candidate, GenerationContext
 from vajra_tui.engine.admission.contract import prelude
 from vajra_tui.engine.events import DeviceInfo
 from vajra_tui.engine.gpu.protocol import Drop
-from vajra_tui.engine.sources.library import LibrarySource, templates
+from vajra_tui.engine.sources.library import LibrarySource, attention_gen, template, templates
 from vajra_tui.engine.wgsl.uniformity import Analysis
 from vajra_tui.engine.workloads import get_workload
 
@@ -58,10 +58,24 @@ def test_inputs_overflow_a_naive_exp():
     assert (top > 88.8).mean() > 0.2  # about a third of the rows are hot
 
 
-def test_subgroup_template_only_where_the_adapter_has_subgroups():
+def test_subgroup_reductions_only_where_the_adapter_has_subgroups():
     priors = LibrarySource().priors("attention", W.size("seed"), CPU)
-    assert priors["A"] and priors["C"] and not priors["B"]
-    assert all(p["sg"] == 0 for p in priors["C"])
+    assert priors["A"] and priors["B"] and priors["C"]
+    assert all(p["sg"] == 0 for p in priors["A"] + priors["C"])
+    flash = template("attention/flash")
+    assert not flash.usable({**priors["A"][0], "sg": 1}, W.size("seed"), CPU)
+
+
+def test_tiled_comes_first_on_a_discrete_gpu():
+    """B's first prior on a big GPU: 64-key blocks, enough workgroups for 2 x 132 SMs."""
+    h200 = DeviceInfo(name="h200", software=False, subgroups=True,
+                      limits={"max-compute-workgroup-storage-size": 49152})
+    size = W.size("large")
+    first = LibrarySource().priors("attention", size, h200)["B"][0]
+    assert first["template"] == "attention/tiled"
+    bq, bk = first["wy"] * first["tm"], first["wx"] * first["tn"]
+    assert bk == 64 and size["H"] * size["S"] // bq >= 2 * 132
+    assert attention_gen.smem_bytes(first, size) <= 36 * 1024
 
 
 async def _session(client, spec: str):
@@ -95,7 +109,8 @@ async def test_skipping_the_max_is_rejected_as_non_finite(gpu):
     assert r.status == "rejected" and "non-finite" in r.reason, r.reason
 
 
-@pytest.mark.parametrize("spec", ["seed", "B=1,H=2,S=77,D=128,MASK=2"])
+@pytest.mark.parametrize("spec", ["seed", "B=1,H=2,S=77,D=128,MASK=2", "B=1,H=2,S=301,D=64,MASK=1",
+                                  "B=2,H=1,S=301,D=64,MASK=2", "B=1,H=1,S=77,D=128,MASK=1"])
 async def test_each_template_proposed_verifies(gpu, spec):
     s = await _session(gpu, spec)
     ctx = GenerationContext(workload=s.info, device=s.device,
@@ -103,8 +118,6 @@ async def test_each_template_proposed_verifies(gpu, spec):
     cands = await LibrarySource(s.device).propose(ctx)
     names = {c.params["template"] for c in cands}
     want = {t.full_name for t in templates("attention")}
-    if not s.device.subgroups:
-        want.discard("attention/subgroup")
     assert names == want
     for c in cands:
         await _admit(s, c)
@@ -116,7 +129,23 @@ async def test_larger_blocks_verify(gpu):
     s = await _session(gpu, "B=1,H=1,S=100,D=64,MASK=2")
     src = LibrarySource(s.device)
     for params in ({"template": "attention/flash", "wx": 8, "wy": 16, "tq": 2, "bk": 32, "sg": 0},
-                   {"template": "attention/vec4", "wx": 8, "wy": 8, "tq": 2, "bk": 32, "sg": 0, "v4": 1}):
+                   {"template": "attention/vec4", "wx": 8, "wy": 8, "tq": 2, "bk": 32, "sg": 0, "v4": 1},
+                   {"template": "attention/tiled", "wx": 8, "wy": 16, "tm": 1, "tn": 4},
+                   {"template": "attention/tiled", "wx": 8, "wy": 8, "tm": 2, "tn": 4},
+                   {"template": "attention/tiled", "wx": 16, "wy": 16, "tm": 1, "tn": 2}):
         cand = src.instantiate(params, s.size, cid="big", name="big")
+        assert cand is not None, params
+        await _admit(s, cand)
+
+
+@pytest.mark.parametrize("spec", ["B=1,H=2,S=100,D=32,MASK=2", "B=1,H=1,S=301,D=16,MASK=1"])
+async def test_tiled_64_key_blocks_verify(gpu, spec):
+    """The shapes B gives a discrete GPU first (64-key blocks: 34 KB of workgroup memory at
+    D=64, past lavapipe's 32 KiB), at a D small enough for lavapipe: the same code paths."""
+    s = await _session(gpu, spec)
+    src = LibrarySource(s.device)
+    for params in ({"wx": 8, "wy": 16, "tm": 1, "tn": 8}, {"wx": 8, "wy": 8, "tm": 2, "tn": 8},
+                   {"wx": 16, "wy": 16, "tm": 1, "tn": 4}, {"wx": 8, "wy": 32, "tm": 1, "tn": 8}):
+        cand = src.instantiate({"template": "attention/tiled", **params}, s.size, cid="b64", name="b64")
         assert cand is not None, params
         await _admit(s, cand)

@@ -11,10 +11,13 @@ block's weights go through workgroup memory to the P·V product, and ``l`` stays
 per-lane partial (every lane of a row rescales by the same factor), summed once at
 the end. A causal workgroup stops at its last row's key, so it does half the work.
 
-A: scalar, the reductions through workgroup memory. B: the reductions by
-``subgroupShuffleXor`` butterflies (subgroupMax/Add would mix rows, as several rows
-share a subgroup), only where the adapter's smallest subgroup holds ``wx`` lanes.
-C: vectorised, V and O as vec4 along D (D % 4 == 0), optionally with B's reductions.
+A: scalar, the reductions through workgroup memory (``sg=0``) or by ``subgroupShuffleXor``
+butterflies (``sg=1``; subgroupMax/Add would mix rows, as several rows share a subgroup),
+only where the adapter's smallest subgroup holds ``wx`` lanes. B ("tiled",
+attention_gen.py): both products register-tiled SGEMM-style, Q in registers, a per-lane
+online softmax with no per-block reductions; first on a discrete GPU. It replaced the
+subgroup-only template, the slowest of the three on the H200 (#27); A keeps its reductions.
+C: vectorised, V and O as vec4 along D (D % 4 == 0), optionally with the shuffles.
 
 A split-K variant (S split into partial (m, l, O) results and a combine) needs a second
 dispatch; library candidates are single-module, so it is left to a workload with passes.
@@ -23,6 +26,7 @@ dispatch; library candidates are single-module, so it is left to a workload with
 from __future__ import annotations
 
 from vajra_tui.engine.events import DeviceInfo
+from vajra_tui.engine.sources.library import attention_gen
 from vajra_tui.engine.sources.library.base import (Emitter, Params, Size, Template, big_gpu, storage_fits,
                                                     subgroups, workgroup_fits)
 
@@ -200,12 +204,21 @@ AXES = {"wx": (4, 8, 16, 32), "wy": (4, 8, 16, 32), "tq": (1, 2, 4), "bk": (8, 1
 
 TEMPLATES = [
     Template("attention", "flash", "A", "FA2 query block, K/V blocks in workgroup memory, scalar",
-             {**AXES, "sg": (0,)}, render, check),
-    Template("attention", "subgroup", "B", "FA2 with subgroup-shuffle row reductions",
-             {**AXES, "sg": (1,)}, render, check),
+             {**AXES, "sg": (0, 1)}, render, check),
+    Template("attention", "tiled", "B", "register-tiled Q·Kᵀ and P·V, Q in registers, per-lane softmax",
+             attention_gen.AXES, attention_gen.render, attention_gen.check),
     Template("attention", "vec4", "C", "FA2 with V and O as vec4 along D",
              {**AXES, "sg": (0, 1), "v4": (1,)}, render, check),
 ]
+
+
+def _tiled_priors(d: DeviceInfo | None) -> list[Params]:
+    """B's shapes (wx, wy, tm, tn): on a discrete GPU 64-key blocks (34 KB of workgroup memory
+    at D=64) and 16-32 rows per workgroup, so S=4096 x 16 heads gives 2048-4096 workgroups;
+    then ones that fit the portable 16 KiB (16- and 8-key blocks; the last for D=128)."""
+    big = [(8, 16, 1, 8), (16, 16, 1, 4), (8, 8, 2, 8), (8, 32, 1, 8), (16, 8, 1, 4)] if big_gpu(d) else []
+    small = [(4, 16, 1, 4), (8, 8, 1, 2), (4, 8, 2, 4), (4, 16, 1, 2), (2, 16, 1, 4), (2, 8, 1, 2)]
+    return [dict(zip(("wx", "wy", "tm", "tn"), t)) for t in big + small]
 
 
 def priors(s: Size, d: DeviceInfo | None) -> dict[str, list[Params]]:
@@ -216,5 +229,5 @@ def priors(s: Size, d: DeviceInfo | None) -> dict[str, list[Params]]:
     small = [(8, 16, 1, 16), (4, 16, 1, 16), (8, 8, 1, 8), (4, 8, 1, 8), (4, 4, 1, 8)]
     shapes = [dict(zip(("wx", "wy", "tq", "bk"), t)) for t in big + small]
     return {"A": [{**q, "sg": 0} for q in shapes],
-            "B": [{**q, "sg": 1} for q in shapes],
+            "B": _tiled_priors(d),
             "C": [{**q, "sg": sg, "v4": 1} for q in shapes]}
