@@ -15,28 +15,20 @@ import re
 from dataclasses import dataclass, field
 
 from vajra_tui.engine.admission import dispatch as dispatch_plan
+from vajra_tui.engine.admission.passes import (  # noqa: F401 - prelude_consts is imported from here
+    overrides, overrides_from_size, own_passes, pass_binds, plan_pass, prelude_consts,
+)
+from vajra_tui.engine.admission.refusal import ContractError
 from vajra_tui.engine.admission.resources import check_bindings as resource_check
 from vajra_tui.engine.admission.resources import declarations, module_names, uniform_bytes
 from vajra_tui.engine.admission.templates import fill as fill_template
-from vajra_tui.engine.events import Diagnostic
 from vajra_tui.engine.gpu.protocol import Compile, PassSpec
-from vajra_tui.engine.wgsl.expr import ConstEvalError
 from vajra_tui.engine.wgsl.memory import workgroup_memory_problem
 from vajra_tui.engine.wgsl.template import TemplateError
-from vajra_tui.engine.wgsl.tokens import (
-    compute_entries, module_consts, override_names, read_workgroup_size, storage_bindings,
-)
+from vajra_tui.engine.wgsl.tokens import override_names, storage_bindings
 from vajra_tui.engine.workloads.base import Size, Workload, WorkloadError
 
 PRELUDE_END = "// ---- candidate source starts on the next line ----"
-
-
-class ContractError(Exception):
-    """The candidate breaks the contract: rejected before it ever runs."""
-
-    def __init__(self, message: str, line: int = 1, column: int = 1) -> None:
-        super().__init__(message)
-        self.diagnostic = Diagnostic(line=line, column=column, message=message)
 
 
 @dataclass
@@ -125,8 +117,8 @@ def prelude(workload: Workload, size: Size, tiles: tuple[int, int], dispatch_x: 
     bindings (``skip``: the slots it declares itself; ``taken``: names it declares)."""
     taken = taken or set()
     lines = [f"// ---- vajra prelude: {workload.name} {workload.label(size)} (generated) ----"]
-    overrides = set(_overrides(prelude_body)) if prelude_body else set()  # sized by the host: constants
-    lines += [f"const {dim}: u32 = {size[dim]}u;" for dim in workload.dims if dim not in overrides]
+    by_host = set(overrides(prelude_body)) if prelude_body else set()  # sized by the host: constants
+    lines += [f"const {dim}: u32 = {size[dim]}u;" for dim in workload.dims if dim not in by_host]
     lines += [
         f"const TILES_X: u32 = {tiles[0]}u;",
         f"const TILES_Y: u32 = {tiles[1]}u;",
@@ -224,12 +216,12 @@ def stitch(workload: Workload, size: Size, body: str, max_dim: int = 65535,
     own = own_passes(workload, rest)
     declared = check_bindings(workload, rest)
     check_constants(rest, constants)
-    constants = {**_overrides_from_size(workload, size, rest), **constants}
+    constants = {**overrides_from_size(workload, size, rest), **constants}
     consts = {dim: size[dim] for dim in workload.dims}
     consts.update({k: int(v) for k, v in constants.items() if isinstance(v, int) and not isinstance(v, bool)})
     check_workgroup_memory(rest, consts, max_workgroup_bytes)
     params = {**filled, **constants}
-    plans = [_plan(workload, size, rest, index, entry, consts, params, constants, max_dim, tile)
+    plans = [plan_pass(workload, size, rest, index, entry, consts, params, constants, max_dim, tile)
              for index, entry in own]
     first = plans[0]
     head = directives_for(workload, enables) + prelude(workload, size, first.tiles, first.dispatch[0],
@@ -239,7 +231,7 @@ def stitch(workload: Workload, size: Size, body: str, max_dim: int = 65535,
         uniforms = uniform_bytes(workload, size, params)
     except WorkloadError as exc:
         raise ContractError(f"workload {exc}") from None
-    passes = [PassPlan(p.label, p.entry, source, p.dispatch, p.constants, p.index, True, _bind(workload, p.index))
+    passes = [PassPlan(p.label, p.entry, source, p.dispatch, p.constants, p.index, True, pass_binds(workload, p.index))
               for p in plans]
     passes += _default_passes(workload, size, {i for i, _ in own}, max_dim, max_workgroup_bytes)
     return Stitched(
@@ -257,97 +249,6 @@ def stitch(workload: Workload, size: Size, body: str, max_dim: int = 65535,
         uniforms=uniforms,
         given=given,
     )
-
-
-@dataclass
-class _Planned:
-    index: int
-    entry: str
-    label: str
-    workgroup_size: tuple[int, int, int]
-    tile: tuple[int, int]
-    tiles: tuple[int, int]
-    dispatch: tuple[int, int, int]
-    constants: dict[str, int | float | bool]  # this pass's pipeline constants
-
-
-def _plan(workload: Workload, size: Size, rest: str, index: int, entry: str, consts: dict[str, int],
-          params: dict, constants: dict, max_dim: int, tile: tuple[int, int] | None) -> _Planned:
-    """One of the kernel's own passes: its workgroup size, and the grid it is dispatched on."""
-    try:
-        own = workload.pass_constants(size, params, index)
-    except WorkloadError as exc:
-        raise ContractError(f"workload {exc}") from None
-    constants = {**constants, **{k: v for k, v in own.items() if k in _overrides(rest)}}
-    consts = {**consts, **{k: int(v) for k, v in own.items() if isinstance(v, int) and not isinstance(v, bool)}}
-    try:
-        wg = read_workgroup_size(rest, consts, entry)
-    except ConstEvalError as exc:
-        raise ContractError(f"cannot read @workgroup_size of `{entry}`: {exc}") from None
-    label = workload.passes[index].label if workload.passes else entry
-    try:
-        groups = workload.workgroups(size, params, index)
-    except WorkloadError as exc:
-        raise ContractError(f"workload {exc}") from None
-    if groups is None:
-        tile = tile or tile_of(rest, size, wg, _own_consts(rest, consts))
-        tiles, dispatch = plan_dispatch(workload.grid_of_output(size), tile, max_dim)
-    else:
-        tile, tiles = (wg[0], wg[1]), (groups[0], groups[1])
-        dispatch = dispatch_plan.fold(groups, max_dim, ContractError)
-    problem = dispatch_plan.folding_problem(rest, dispatch, tiles)
-    if problem is not None:
-        raise ContractError(problem)
-    return _Planned(index, entry, label, wg, tile, tiles, dispatch, constants)
-
-
-def _bind(workload: Workload, index: int) -> dict[str, str]:
-    return dict(workload.passes[index].bind or {}) if workload.passes else {}
-
-
-def _overrides(rest: str) -> list[str]:
-    try:
-        return override_names(rest)
-    except Exception:  # noqa: BLE001 - the compiler will say what is wrong with the text
-        return []
-
-
-def _overrides_from_size(workload: Workload, size: Size, rest: str) -> dict[str, int | float | bool]:
-    """An ``override`` named like a size constant or a define takes that value: a published
-    kernel sized by its host (``override ELEMENT_COUNT: u32;``) gets it as a pipeline constant."""
-    try:
-        names = override_names(rest)
-    except Exception:  # noqa: BLE001 - the compiler will say what is wrong with the text
-        return {}
-    if not any(n in size or workload.defines is not None for n in names):
-        return {}
-    known = workload.template_values(size)
-    return {n: known[n] for n in names if isinstance(known.get(n), (int, float, bool))}
-
-
-def own_passes(workload: Workload, rest: str) -> list[tuple[int, str]]:
-    """(pass index, entry point) of the passes this module defines, in order.
-
-    A single-pass workload takes its ``entry``, or the module's only compute entry
-    point whatever its name; a multi-pass one, every pass whose entry it defines.
-    """
-    try:
-        found = compute_entries(rest)
-    except Exception:  # noqa: BLE001 - a body we cannot read: the compiler will say why
-        found = []
-    wanted = workload.entries
-    if not workload.passes:
-        if wanted[0] in found:
-            return [(0, wanted[0])]
-        if len(found) == 1:
-            return [(0, found[0])]
-        raise ContractError(f"no @compute entry point named `{wanted[0]}`"
-                            + (f" (it has {', '.join(found)})" if found else ""))
-    own = [(i, name) for i, name in enumerate(wanted) if name in found]
-    if not own:
-        raise ContractError(f"defines none of {workload.name}'s passes: want @compute fn "
-                            + " or ".join(f"`{n}`" for n in wanted) + (f" (it has {', '.join(found)})" if found else ""))
-    return own
 
 
 def _default_passes(workload: Workload, size: Size, own: set[int], max_dim: int,
@@ -375,19 +276,6 @@ class _SinglePass:
         p = workload.passes[index]
         alone = replace(p, bind=None)
         return replace(workload, passes=(alone,), entry=p.entry)
-
-
-def _own_consts(body: str, sizes: dict[str, int]) -> dict[str, int]:
-    """The kernel's module-scope integer constants, evaluated with the size constants (and
-    the pipeline's override values) known."""
-    try:
-        return module_consts(prelude_consts(sizes) + body, sizes)
-    except Exception:  # noqa: BLE001 - a body we cannot read: the compiler will say why
-        return {}
-
-
-def prelude_consts(sizes: dict[str, int]) -> str:
-    return "".join(f"const {name}: u32 = {value}u;\n" for name, value in sizes.items())
 
 
 def parse_only_source(workload: Workload, size: Size, body: str) -> Stitched:

@@ -30,11 +30,9 @@ from vajra_tui.engine.gpu.protocol import (
 from vajra_tui.engine.gpu.references import ReferenceStore
 from vajra_tui.engine.gpu.resources import Program
 from vajra_tui.engine.gpu.runtime import Runtime
+from vajra_tui.engine.gpu.stale_reads import stale_reads
 from vajra_tui.engine.gpu.telemetry import Telemetry
 from vajra_tui.engine.gpu.telemetry import summarize as summarize_telemetry
-
-
-SECOND_FILL = 0x00000000  # the second fill of a failed verification: zeros, in every dtype
 
 
 class Worker:
@@ -220,33 +218,8 @@ class Worker:
         return Checked(**verdict)
 
     def _second_fill(self, program: Program, seed: int, verdict: dict) -> dict:
-        """Run again from the same poison, then from zeros: an element that is the same after
-        both poisoned runs but changes with the fill was computed from the output's old
-        contents (an in-place or accumulating kernel whose workload declares a plain output),
-        which is another mistake than "never written"; a racy element (two poisoned runs
-        disagree) is not blamed on the fill."""
-        outs = [b for b in self.workload.outputs if self.rt.outs.poisoned(b.name)]
-        first = {b.name: self._words(b.name) for b in outs}
-        self.rt.dispatch(program)
-        again = {b.name: self._words(b.name) for b in outs}
-        self.rt.dispatch(program, word=SECOND_FILL)
-        stale = {}
-        for b in outs:
-            second = self._words(b.name)
-            unwritten = (first[b.name] == poison_word(b.dtype, self._seed_index(seed))) & (second == SECOND_FILL)
-            changed = (first[b.name] == again[b.name]) & (first[b.name] != second) & ~unwritten
-            stale[b.name] = int(np.count_nonzero(changed))
-        if not any(stale.values()):
-            return verdict
-        which = ", ".join(f"{n} ({count} elements)" for n, count in stale.items() if count)
-        return {**verdict, "reason": (
-            f"reads its output's old contents: {which} changed with what the buffer held before the "
-            "dispatch (the poison, then zeros), so the kernel computes from it; declare the binding "
-            "'inout' (its start given by make_inputs) or fill=0 if it accumulates from zero "
-            f"({verdict['reason']})")}
-
-    def _words(self, name: str) -> np.ndarray:
-        return np.frombuffer(self.rt.queue.read_buffer(self.rt.buffers[name]), np.uint32).copy()
+        """Tell "reads its output's old contents" from "never written" (gpu/stale_reads.py)."""
+        return stale_reads(self.rt, self.workload, program, self._seed_index(seed), verdict)
 
     def parse(self, request: Parse) -> Parsed:
         """Only the compiler's front end: does this text parse and validate as a module?"""
