@@ -13,8 +13,9 @@ C * L * 8 bytes fit, else one component at a time (two). The radix is the larges
 The ``tight`` form (fft.py's ``regs`` template) takes its stages from ``balanced``: as few
 as registers allow (16-, 32- or 64-point sub-FFTs per invocation, unrolled with constant
 twiddles), so a 1024-point pass is 32 x 32 with one exchange and one barrier. Its exchange
-indices are XOR-swizzled (``sw``: no bank conflicts on the stride-r writes, no extra
-memory), and the four-step twiddle takes two sincos per invocation and complex products.
+interleaves the C sub-FFTs (element i of sub-FFT c at i*C + c) and XOR-swizzles i (``sw``),
+so neither the unit-stride reads nor the stride-r writes conflict on banks, in no extra
+memory; the four-step twiddle takes two sincos per invocation and complex products.
 """
 
 from __future__ import annotations
@@ -131,23 +132,24 @@ def _butterflies(e: Emitter, spec: PassSpec, r: int, ns: int, tt: int) -> None:
 
 
 def _exchange(e: Emitter, spec: PassSpec, r: int, ns: int, nxt: int, tt: int, vec2: bool,
-              tight: bool = False, final: bool = False) -> None:
+              tight: int = 0, final: bool = False) -> None:
     """Stage outputs (index (j/ns)*ns*r + j%ns + q*ns) to the next stage's owners (j' + q'*L/nxt).
-    ``tight``: swizzled indices, and no barrier after the ``final`` exchange's reads (nothing
-    writes workgroup memory after them)."""
+    ``tight`` (the pass's C): element i of sub-FFT c at sw(i)*C + c, so neighbouring invocations
+    (neighbouring c, then lanes) touch neighbouring banks, and no barrier after the ``final``
+    exchange's reads (nothing writes workgroup memory after them)."""
     length = spec.length
-    at = (lambda i: f"sw({i})") if tight else (lambda i: i)
+    at = (lambda i: f"sw({i}) * {tight}u + c") if tight else (lambda i: f"sub + {i}")
     parts = [""] if vec2 else [".x", ".y"]
     for n, part in enumerate(parts):
         for m in range(length // (r * tt)):
             j = f"(lane + {m * tt}u)"
             idx = f"(({j} / {ns}u) * {ns * r}u + ({j} & {ns - 1}u))"
             for q in range(r):
-                e(f"sh[{at(f'sub + {idx} + {q * ns}u')}] = v[{m * r + q}]{part};")
+                e(f"sh[{at(f'{idx} + {q * ns}u')}] = v[{m * r + q}]{part};")
         e("workgroupBarrier();")
         for m in range(length // (nxt * tt)):
             for q in range(nxt):
-                e(f"v[{m * nxt + q}]{part} = sh[{at(f'sub + lane + {m * tt + q * (length // nxt)}u')}];")
+                e(f"v[{m * nxt + q}]{part} = sh[{at(f'lane + {m * tt + q * (length // nxt)}u')}];")
         if not (tight and final and n + 1 == len(parts)):
             e("workgroupBarrier();")
 
@@ -178,7 +180,7 @@ def render_pass(e: Emitter, spec: PassSpec, radix: int, threads: int, cols: int,
     for s, r in enumerate(stages):
         _butterflies(e, spec, r, ns, tt)
         if s + 1 < len(stages):
-            _exchange(e, spec, r, ns, stages[s + 1], tt, vec2, tight, s + 2 == len(stages))
+            _exchange(e, spec, r, ns, stages[s + 1], tt, vec2, cols if tight else 0, s + 2 == len(stages))
         ns *= r
     _store(e, spec, stages[-1], tt, tight)
     e.close()
@@ -208,8 +210,8 @@ def _store(e: Emitter, spec: PassSpec, last: int, tt: int, tight: bool) -> None:
 
 def helpers(e: Emitter, shared: int, vec2: bool, tight: bool = False) -> None:
     """Bindings as vec2, the workgroup exchange buffer, twiddle and complex product (and for
-    the tight form the swizzle: element i's low 5 bits XOR its next 5, a permutation of each
-    32-element block, so a stride-32 write hits 32 different banks)."""
+    the tight form the swizzle: i's low 5 bits XOR its next 5, a permutation of each
+    32-element block of a sub-FFT, so a stride-32 write hits 32 different banks)."""
     e("@group(0) @binding(0) var<storage, read> X: array<vec2<f32>>;",
       "@group(0) @binding(1) var<storage, read_write> Y: array<vec2<f32>>;",
       "@group(0) @binding(2) var<storage, read_write> T: array<vec2<f32>>;",
