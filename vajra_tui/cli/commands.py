@@ -140,10 +140,13 @@ async def tune(args: argparse.Namespace, settings: Settings) -> int:
     from vajra_tui.engine.scale.lanes import LanesLost
     from vajra_tui.engine.session import BaselineError
 
+    if getattr(args, "export_baseline", False) and args.export is None:  # said before any tuning
+        raise UsageError("--export-baseline needs --export DIR")
     run, progress = _build(args, settings, "tune")
     lost: LanesLost | None = None
     try:
         report = await run.tune()
+        _export_baseline(args, report)  # before close(): the --export folder is still claimed
     except LanesLost as exc:  # every lane lost: what finished is still shown, then the error
         lost = exc
     except BaselineError as exc:
@@ -157,11 +160,22 @@ async def tune(args: argparse.Namespace, settings: Settings) -> int:
         raise lost
     for path in report.exported:
         print(f"wrote {one_line(path)}", file=sys.stderr)
-    if args.export is not None and report.winner is None:  # said, never a silent empty folder
+    if args.export is not None and report.winner is None and not report.exported:  # said, never silent
         print(f"vajra-tui: {report.headline or 'no winner'}: nothing exported to {one_line(args.export)} "
-              "(vajra-tui export RECORDING --kernel NAME exports any verified kernel of a --record)",
-              file=sys.stderr)
+              "(--export-baseline exports the baseline then; vajra-tui export RECORDING --kernel NAME "
+              "any verified kernel of a --record)", file=sys.stderr)
     return _finish(args, run, report)
+
+
+def _export_baseline(args: argparse.Namespace, report: Report) -> None:
+    """``--export-baseline``: when nothing beat the baseline, the baseline is what won, so it
+    is what gets exported (a verified one only; the engine never exports anything else)."""
+    if args.export is None or report.winner is not None or not getattr(args, "export_baseline", False):
+        return
+    baseline = next((r for r in report.results if r.id == "baseline" and r.status == "verified"), None)
+    if baseline is not None:
+        report.exported = export_result(baseline, report.device, report.workload, args.export,
+                                        limits=report.limits)
 
 
 def _partial(args: argparse.Namespace, run: Run, report: Report, why: str) -> None:

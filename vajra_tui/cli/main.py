@@ -98,6 +98,9 @@ def build_parser() -> argparse.ArgumentParser:
                            "by each kernel's ratio to its own batch's baseline")
     tune.add_argument("--kernel", "-k", action="append", default=[], type=Path)
     tune.add_argument("--export", type=Path, help="export the winner into this directory")
+    tune.add_argument("--export-baseline", action="store_true",
+                      help="with --export: when no candidate beat the baseline, export the baseline "
+                           "(the verified kernel that won) instead of writing nothing")
     tune.add_argument("--gpus", metavar="all|N|i,j",
                       help="one worker per adapter: all (every adapter of the --adapter one's model), "
                            "the first N of them, or these indices (0,0: two workers on adapter 0); "
