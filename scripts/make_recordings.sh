@@ -13,15 +13,15 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 DEST=$ROOT/vajra_tui/recordings
-VAJRA=${VAJRA:-$ROOT/.venv/bin/vajra-tui}
-[ -x "$VAJRA" ] || VAJRA=vajra-tui
+VAJRA=${VAJRA:-$ROOT/.venv/bin/vajra-tui}  # a command, maybe with arguments ("python3 -m vajra_tui")
+[ -x "$VAJRA" ] || [ "$VAJRA" != "$ROOT/.venv/bin/vajra-tui" ] || VAJRA=vajra-tui
 SCRATCH=$(mktemp -d)
 trap 'rm -rf "$SCRATCH"' EXIT
 export VAJRA_CACHE_DIR=$SCRATCH/cache VAJRA_DATA_DIR=$SCRATCH/data VAJRA_CONFIG_DIR=$SCRATCH/config
 
 record() {  # record NAME WORKLOAD GENERATIONS: one tune into $DEST/NAME.jsonl
   local name=$1 workload=$2 generations=$3
-  "$VAJRA" tune -w "$workload" --source library --size seed --generations "$generations" --budget 6 \
+  $VAJRA tune -w "$workload" --source library --size seed --generations "$generations" --budget 6 \
     --warmup 5 --reps 9 --no-cache -q --record "$SCRATCH/$name.jsonl" > "$SCRATCH/$name.txt"
   mv "$SCRATCH/$name.jsonl" "$DEST/$name.jsonl"
   echo "recorded $DEST/$name.jsonl ($(wc -c < "$DEST/$name.jsonl") bytes)"
@@ -32,6 +32,6 @@ case "${1:-}" in
     record lavapipe-sgemm sgemm 2 ;;
   h200)  # the same tunes benchmarks/roofline.py --sizes seed --record-dir ran (sgemm one more)
     record nvidia-h200-sgemm sgemm 3
-    for w in softmax conv1d sobel layernorm gemv; do record "nvidia-h200-$w" "$w" 2; done ;;
+    for w in softmax conv1d sobel layernorm gemv attention fft fft2; do record "nvidia-h200-$w" "$w" 2; done ;;
   *) echo "usage: $0 lavapipe|h200" >&2; exit 2 ;;
 esac

@@ -140,7 +140,8 @@ def results_table(device: DeviceInfo, workload: WorkloadInfo, results: list[Cand
             plain(r.timing or "-"), plain(detail, limit=60 if width is None or width < 120 else 200),
         ])
     table, dropped = fitted_table(title, columns, rows, terminal_width() if width is None else width)
-    notes = [n for n in (passes_note(results, winner_id), portability_note(results), dropped_note(dropped, width))
+    notes = [n for n in (browser_note(results, winner_id), passes_note(results, winner_id),
+                         portability_note(results), dropped_note(dropped, width))
              if n is not None]
     table.caption = Text("\n").join(notes) if notes else None
     return table
@@ -155,6 +156,18 @@ def portability_note(results: list[CandidateResult], most: int = 3) -> Text | No
     more = f"; {len(barred) - most} more (see --json)" if len(barred) > most else ""
     return plain(f"* not portable (over WebGPU's default limits; crowned only under --limits adapter): "
                  f"{said}{more}", style="dim", single_line=True)
+
+
+def browser_note(results: list[CandidateResult], winner_id: str | None) -> Text | None:
+    """The winner's browser judgement in one line (its details are in --json and the lockfile)."""
+    r = next((r for r in results if r.id == winner_id and r.browser_judge), None)
+    if r is None:
+        return None
+    said = f"browser: {r.browser or 'unchecked'} in {r.browser_judge}" + (f" on {r.browser_adapter}" if r.browser_adapter else "")
+    if r.browser_used_features:
+        said += f"; uses {', '.join(r.browser_used_features)}"
+    said += f"; {len(r.browser_messages)} compile messages" if r.browser_messages else "; compiles clean"
+    return plain(said, style="dim", single_line=True)
 
 
 def passes_note(results: list[CandidateResult], winner_id: str | None) -> Text | None:

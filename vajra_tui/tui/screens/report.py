@@ -170,7 +170,7 @@ class ReportScreen(ListScreen):
                                      " ties at " if tie else " wins: ",
                                      (fmt.speedup(winner.result.speedup), "bold green"), " vs baseline, ",
                                      f"{fmt.ms(winner.result.median_ms)}, {fmt.num(winner.result.gflops)} GFLOP/s",
-                                     browser_badge(winner.result))
+                                     browser_badge(winner.result), browser_line(winner.result))
             if tie:
                 others = ", ".join(state.candidates[i].label for i in state.ranking.tie_ids
                                    if i in state.candidates)
@@ -207,6 +207,32 @@ def fastest_here(state: RunState) -> Text:
     return Text.assemble("\n* fastest here: ", (view.label, "bold"), f" {fmt.speedup(r.speedup)}, ",
                          f"{fmt.ms(r.median_ms)}, not portable ({why}); --limits adapter would crown it",
                          style="yellow")
+
+
+def browser_line(result: CandidateResult) -> Text:
+    """Where the crowned kernel's export ran in a browser: judge, adapter, the limits it
+    leans on, the features it used and the compile messages (all in the JSON and lockfile)."""
+    if not result.browser_judge:
+        return Text("")
+    limits = result.browser_limits
+    told = [f"{limits[k]} {label}" for k, label in (("maxComputeInvocationsPerWorkgroup", "invocations"),
+                                                    ("maxComputeWorkgroupStorageSize", "B workgroup storage"))
+            if k in limits]
+    parts = [f"\nbrowser: {result.browser or 'unchecked'} in {result.browser_judge}"]
+    if result.browser_adapter:
+        parts.append(f" on {result.browser_adapter}")
+    if told:
+        parts.append(f" (limits {', '.join(told)})")
+    if result.browser_used_features:
+        parts.append(f"; uses {', '.join(result.browser_used_features)}")
+    messages = result.browser_messages
+    parts.append(f"; {len(messages)} compile message{'s' if len(messages) != 1 else ''}" if messages
+                 else "; compiles clean")
+    if messages:
+        parts.append(f", first {messages[0].line}:{messages[0].column} {messages[0].message}")
+    if result.browser_ms is not None:
+        parts.append(f"; {fmt.ms(result.browser_ms)} there")
+    return Text("".join(parts), style="dim")
 
 
 def browser_badge(result: CandidateResult) -> Text:
