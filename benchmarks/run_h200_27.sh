@@ -22,3 +22,8 @@ if [ "$part" = old ]; then
     --generations 2 --budget 6 --limits adapter --no-cold --out "$OUT/old" > "$OUT/old.log" 2>&1
   echo "rc=$?" >> "$OUT/old.log"
 fi
+if [ "$part" = recordings ]; then  # the shipped H200 recordings, on today's schema
+  VAJRA="python3 -m vajra_tui" timeout 400 bash scripts/make_recordings.sh h200 > "$OUT/recordings.log" 2>&1
+  echo "rc=$?" >> "$OUT/recordings.log"
+  mkdir -p "$OUT/rec" && cp vajra_tui/recordings/nvidia-h200-*.jsonl "$OUT/rec/"
+fi
