@@ -167,3 +167,29 @@ def test_the_report_card_shows_the_fastest_kernel_beside_the_portable_winner():
     wide = state.candidates["wide"]
     assert report_row(wide, wide.result, "1")[1].plain == "wide*"
     assert state.winner is not None and state.winner.id == "small"
+
+
+def test_the_library_proposes_only_portable_kernels_under_the_default():
+    """On a big adapter the library's priors would use 1024 invocations and 48 KB of
+    workgroup memory; under the default limits it proposes what can be crowned."""
+    import asyncio
+
+    from vajra_tui.engine.candidate import GenerationContext
+    from vajra_tui.engine.events import DeviceInfo
+    from vajra_tui.engine.sources.library import LibrarySource, portable_view
+    from vajra_tui.engine.wgsl.tokens import read_workgroup_size
+    from vajra_tui.engine.workloads import get_workload
+
+    big = DeviceInfo(name="NVIDIA H200", discrete=True, subgroups=True, limits={
+        "max-compute-invocations-per-workgroup": 1024, "max-compute-workgroup-size-x": 1024,
+        "max-compute-workgroup-size-y": 1024, "max-compute-workgroup-storage-size": 49152,
+        "max-compute-workgroups-per-dimension": 65535})
+    assert portable_view(big, ()).limits["max-compute-workgroup-storage-size"] == 16384
+    assert not portable_view(big, ()).subgroups and portable_view(big, ("subgroups",)).subgroups
+    w = get_workload("sgemm")
+    ctx = GenerationContext(workload=w.info(w.size("large")), device=big, generation=1)
+    for limits, most in (("portable", 256), ("adapter", 1024)):
+        cands = asyncio.run(LibrarySource(limits=limits).propose(ctx))
+        sizes = [read_workgroup_size(c.source) for c in cands]
+        assert cands and all(x * y * z <= most for x, y, z in sizes), (limits, sizes)
+        assert all("subgroup" not in c.source for c in cands) or limits == "adapter"

@@ -187,7 +187,8 @@ def _tuner(request: RunRequest, session: Session, lanes: list[Any], params: Cand
     """The tuner: one worker's, or one that spreads batches over every lane."""
     from vajra_tui.engine.sources.library import LibrarySource
 
-    source: CandidateSource = params or (Fallback(llm, LibrarySource()) if llm else LibrarySource())
+    library = LibrarySource(limits=request.limits, features=tuple(request.features))
+    source: CandidateSource = params or (Fallback(llm, library) if llm else library)
     user = [] if params else list(request.kernels)  # params: the kernels are the search spaces
     options: dict[str, Any] = {"budget": request.budget, "shootouts": request.shootouts}
     if request.placement.spread:

@@ -8,9 +8,11 @@ winner (and the runners-up), never one whose ``params["key"]`` was tried.
 
 from __future__ import annotations
 
+import re
+
 from itertools import product
 from types import ModuleType
-from typing import Iterator, Sequence
+from typing import Any, Iterator, Sequence
 
 from vajra_tui.engine.candidate import Candidate, GenerationContext
 from vajra_tui.engine.events import DeviceInfo
@@ -38,19 +40,37 @@ def template(full_name: str) -> Template | None:
     return next((t for t in MODULES[workload].TEMPLATES if t.full_name == full_name), None)
 
 
+def portable_view(device: DeviceInfo, features: tuple[str, ...]) -> DeviceInfo:
+    """The adapter as a page that asks for no limits sees it: each limit at most WebGPU's
+    default, and subgroups or f16 only when asked for."""
+    from vajra_tui.engine.admission.portability import WEBGPU_DEFAULT_LIMITS
+
+    kebab = {re.sub(r"([A-Z])", lambda m: "-" + m.group(1).lower(), k): v for k, v in WEBGPU_DEFAULT_LIMITS.items()}
+    limits = {k: min(v, kebab[k]) if k in kebab and isinstance(v, int) else v for k, v in device.limits.items()}
+    update: dict[str, Any] = {"limits": limits}
+    if "subgroups" not in features and "subgroups" in DeviceInfo.model_fields:
+        update["subgroups"] = False
+    return device.model_copy(update=update)
+
+
 class LibrarySource(CandidateSource):
     """Vajra's own templates: generation 1 from the priors, later ones from the winner's neighbourhood."""
 
     label = "library"
 
-    def __init__(self, device: DeviceInfo | None = None) -> None:
+    def __init__(self, device: DeviceInfo | None = None, limits: str = "adapter",
+                 features: tuple[str, ...] = ()) -> None:
+        """``limits="portable"``: propose only what fits WebGPU's default limits and the
+        optional ``features`` asked for, since nothing else can be crowned then."""
         self.device = device
+        self.limits, self.features = limits, tuple(features)
         self.note = ""  # said once when the library has nothing for the workload
         self.exhausted = ""  # why evolve() proposed nothing, when it is not the usual reason
 
     # ---- building blocks -------------------------------------------------------
     def _device(self, ctx: GenerationContext) -> DeviceInfo | None:
-        return ctx.device or self.device
+        device = ctx.device or self.device
+        return portable_view(device, self.features) if device is not None and self.limits == "portable" else device
 
     def priors(self, workload: str, size: Size, device: DeviceInfo | None) -> dict[str, list[Params]]:
         """Usable priors per strategy, best first (each completed with its key)."""
