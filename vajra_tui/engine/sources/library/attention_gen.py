@@ -60,7 +60,7 @@ def _header(e: Emitter, p: Params, s: Size) -> tuple[str, str]:
     wx, wy, tm, tn = p["wx"], p["wy"], p["tm"], p["tn"]
     own_o, own_ml = _extra(p, s)
     e(f"// Attention, register-tiled: {bq} query rows per workgroup of {wx}x{wy}, keys in blocks of {bk}",
-      f"// (K, V as padded vec4 rows); per lane {tm} Q rows in registers, {tm}x{tn} scores, P·V from",
+      f"// (K, V as padded vec4 rows); per lane {tm} Q rows in registers, {tm}x{tn} scores, P.V from",
       "// registers into vec4 outputs; a per-lane online softmax over its own keys, combined once at the end.",
       f"// tile: {bq}*D x 1")
     for i, n in enumerate("QKV"):
