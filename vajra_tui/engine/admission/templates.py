@@ -8,40 +8,11 @@ exported is the expanded text, whose every line keeps the template's line number
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
+from vajra_tui.engine.sources.space import first_values
 from vajra_tui.engine.wgsl.template import TemplateError, expand, is_template, placeholders
 from vajra_tui.engine.workloads.base import Size, Workload
-
-_TUNE = re.compile(r"^\s*//\s*tune\s*:\s*([A-Za-z_]\w*)\s*=\s*(.+?)\s*$", re.I | re.M)
-
-
-def template_names(source: str) -> list[str]:
-    """The names a template kernel needs from outside (none for plain WGSL)."""
-    if not is_template(source):
-        return []
-    try:
-        return placeholders(source)
-    except TemplateError:
-        return []
-
-
-def first_tune_values(source: str) -> dict[str, Any]:
-    """Each ``// tune:`` name's first value (a range's low end): a template's defaults."""
-    found: dict[str, Any] = {}
-    for name, values in _TUNE.findall(source):
-        head = values.split(",")[0].split("..")[0].strip()
-        if re.fullmatch(r"-?\d+", head):
-            found.setdefault(name, int(head))
-        elif head in ("true", "false"):
-            found.setdefault(name, head == "true")
-        else:
-            try:
-                found.setdefault(name, float(head))
-            except ValueError:
-                continue
-    return found
 
 
 def fill(workload: Workload, size: Size, body: str,
@@ -58,7 +29,7 @@ def fill(workload: Workload, size: Size, body: str,
     pipeline = {k: v for k, v in constants.items() if k in overrides}
     defines = workload.template_values(size)
     macros = {k: v for k, v in defines.items() if k not in size}  # the workload's -D values
-    values: dict[str, Any] = {**first_tune_values(body), **defines}
+    values: dict[str, Any] = {**first_values(body), **defines}
     values.update({k: v for k, v in constants.items() if k not in overrides})
     expanded = expand(body, {k: v for k, v in values.items() if k not in macros}, macros)
     used = {k: values[k] for k in placeholders(body) if k in values}

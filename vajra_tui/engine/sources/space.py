@@ -18,7 +18,7 @@ from typing import Iterator, Sequence, Union
 
 from vajra_tui.engine.sources.require import MAX_MAGNITUDE, ParamsError, RequireLimit, evaluate, probe
 from vajra_tui.engine.sources.require import names as require_names
-from vajra_tui.engine.admission.templates import template_names
+from vajra_tui.engine.wgsl.template import TemplateError, is_template, placeholders
 from vajra_tui.engine.wgsl.tokens import override_names
 from vajra_tui.engine.workloads import Size
 
@@ -64,6 +64,26 @@ class Space:
                 at = " ".join(f"{k}={show_value(v)}" for k, v in config.items())
                 raise ParamsError(f"{self.kernel}:{line}: // require: {_brief(text)}: {exc} at {at}") from None
         return None
+
+
+def template_names(source: str) -> list[str]:
+    """The names a template kernel needs from outside (none for plain WGSL): they tune too."""
+    if not is_template(source):
+        return []
+    try:
+        return placeholders(source)
+    except TemplateError:
+        return []
+
+
+def first_values(source: str) -> dict[str, Value]:
+    """Each ``// tune:`` name's first value (a range's low end): what a template is filled
+    with when nothing else gives the name. A space that cannot be read gives none (the
+    params search says why where it reads it)."""
+    try:
+        return {name: values[0] for name, values in read_space("", source).axes.items() if values}
+    except ParamsError:
+        return {}
 
 
 def read_space(kernel: str, source: str, dims: tuple[str, ...] = ()) -> Space:
