@@ -81,17 +81,36 @@ def tolerance(points: int) -> float:
     return 1e-6 * math.log2(points) * math.sqrt(points)
 
 
+# exp(-2*pi*i * k / m), the forward transform's sign, for any k and 0 < m <= 2^24. WGSL
+# promises sin and cos only to 2^-11 absolute (a browser's software adapter is about that
+# coarse), far outside an FFT's tolerance, so the twiddle uses neither: k/m is reduced in
+# integers to a quarter turn and an angle x in [0, pi/4] (exact), whose sine and cosine
+# come from their Taylor series to x^11 (truncation under 2e-10): f32 rounding on any
+# adapter. Shared by the library's FFT passes (sources/library/fft_gen.py).
+TWIDDLE = """\
+fn twiddle(k: u32, m: u32) -> vec2<f32> {
+    let t = 4u * (k % m);
+    let quad = t / m;
+    let rem = t - quad * m;
+    let flip = 2u * rem > m;
+    let x = 1.5707963267948966 * (f32(select(rem, m - rem, flip)) / f32(m));
+    let x2 = x * x;
+    let s = x * (1.0 - x2 * (1.0 / 6.0) * (1.0 - x2 * (1.0 / 20.0) * (1.0 - x2 * (1.0 / 42.0)
+        * (1.0 - x2 * (1.0 / 72.0) * (1.0 - x2 * (1.0 / 110.0))))));
+    let c = 1.0 - x2 * 0.5 * (1.0 - x2 * (1.0 / 12.0) * (1.0 - x2 * (1.0 / 30.0)
+        * (1.0 - x2 * (1.0 / 56.0) * (1.0 - x2 * (1.0 / 90.0)))));
+    let swap = flip != ((quad & 1u) == 1u);
+    let a = select(c, s, swap);
+    let b = select(s, c, swap);
+    return vec2<f32>(select(a, -a, quad == 1u || quad == 2u), select(-b, b, quad >= 2u));
+}
+"""
+
 # Shared by fft2.py: twiddles, the complex product and the workgroup FFT of length l.
 CORE = """\
-const PI2: f32 = 6.283185307179586;
 var<workgroup> sh: array<f32, 4096>;
 
-// exp(-2*pi*i * k / m) for 0 <= k < m (the forward transform's sign), angle kept in [-pi, pi].
-fn twiddle(k: u32, m: u32) -> vec2<f32> {
-    let r = select(i32(k), i32(k) - i32(m), 2u * k > m);
-    let a = -PI2 * f32(r) / f32(m);
-    return vec2<f32>(cos(a), sin(a));
-}
+""" + TWIDDLE + """
 
 fn cmul(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
     return vec2<f32>(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);

@@ -15,7 +15,7 @@ as registers allow (16-, 32- or 64-point sub-FFTs per invocation, unrolled with 
 twiddles), so a 1024-point pass is 32 x 32 with one exchange and one barrier. Its exchange
 interleaves the C sub-FFTs (element i of sub-FFT c at i*C + c) and XOR-swizzles i (``sw``),
 so neither the unit-stride reads nor the stride-r writes conflict on banks, in no extra
-memory; the four-step twiddle takes two sincos per invocation and complex products.
+memory; the four-step twiddle takes two twiddle() calls per invocation and complex products.
 """
 
 from __future__ import annotations
@@ -188,8 +188,8 @@ def render_pass(e: Emitter, spec: PassSpec, radix: int, threads: int, cols: int,
 
 def _store(e: Emitter, spec: PassSpec, last: int, tt: int, tight: bool) -> None:
     """Output k = lane + m*TT + q*L/last to dst, times the four-step twiddle W_n^(g*k) when the
-    pass has one: per output (sincos each), or ``tight``: W_n^(g*k0) once per m times powers
-    of W_n^(g*L/last) (two sincos per m and complex products)."""
+    pass has one: per output (a twiddle() each), or ``tight``: W_n^(g*k0) once per m times powers
+    of W_n^(g*L/last) (two twiddle() calls per m and complex products)."""
     length = spec.length
     step = length // last
     if spec.twiddle_n and tight:
@@ -211,15 +211,15 @@ def _store(e: Emitter, spec: PassSpec, last: int, tt: int, tight: bool) -> None:
 def helpers(e: Emitter, shared: int, vec2: bool, tight: bool = False) -> None:
     """Bindings as vec2, the workgroup exchange buffer, twiddle and complex product (and for
     the tight form the swizzle: i's low 5 bits XOR its next 5, a permutation of each
-    32-element block of a sub-FFT, so a stride-32 write hits 32 different banks)."""
+    32-element block of a sub-FFT, so a stride-32 write hits 32 different banks). The twiddle
+    is the fft workload's own, exact to f32 rounding on any adapter."""
+    from vajra_tui.engine.workloads.fft import TWIDDLE
+
     e("@group(0) @binding(0) var<storage, read> X: array<vec2<f32>>;",
       "@group(0) @binding(1) var<storage, read_write> Y: array<vec2<f32>>;",
       "@group(0) @binding(2) var<storage, read_write> T: array<vec2<f32>>;",
       f"var<workgroup> sh: array<{'vec2<f32>' if vec2 else 'f32'}, {max(1, shared)}>;",
-      "fn twiddle(k: u32, m: u32) -> vec2<f32> {",
-      "    let r = select(i32(k), i32(k) - i32(m), 2u * k > m);",
-      f"    let a = {-2 * math.pi!r} * f32(r) / f32(m);",
-      "    return vec2<f32>(cos(a), sin(a));", "}",
+      *TWIDDLE.splitlines(),
       "fn cmul(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {",
       "    return vec2<f32>(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);", "}")
     if tight:
