@@ -77,6 +77,34 @@ def test_reading_the_output_before_writing_it_is_not_called_never_written(tmp_pa
     assert "old contents" not in got["k1"]["reason"]
 
 
+
+@pytest.mark.parametrize("body", [
+    "y[g.x] = max(y[g.x], x[g.x] + 1.0);",  # NaN poison: max returns x + 1, the answer
+    "y[g.x] = min(x[g.x] + 1.0, y[g.x]);",
+    "y[g.x] = select(x[g.x] + 1.0, y[g.x], y[g.x] == y[g.x] && y[g.x] < 0.0);",
+])
+def test_a_kernel_whose_nan_absorbing_read_of_its_output_matches_is_still_caught(tmp_path, capsys, body):
+    """max, min and select return the other operand when one is the NaN poison, so these
+    kernels give the answer from the poison; from zeros or an output's old results they do
+    not. A verified kernel runs again from the ends of its type's range and is rejected."""
+    w = _workload(tmp_path, ADD_ONE.replace("BASELINE", PLAIN))
+    got = _bench(capsys, w, PLAIN.replace("y[g.x] = x[g.x] + 1.0;", body))
+    assert got["k0"]["status"] == "rejected", got["k0"]
+    assert "reads its output's old contents" in got["k0"]["reason"]
+
+
+def test_stale_reads_and_unwritten_elements_are_counted_apart(tmp_path, capsys):
+    """A quarter of y accumulates into its old contents, a quarter is never written: the reason
+    counts each as what it is, not the two together as "never written"."""
+    w = _workload(tmp_path, ADD_ONE.replace("BASELINE", PLAIN))
+    mixed = PLAIN.replace("if (g.x < N) { y[g.x] = x[g.x] + 1.0; }",
+                          "if (g.x < 250u) { y[g.x] += x[g.x] + 1.0; } "
+                          "else if (g.x < 750u) { y[g.x] = x[g.x] + 1.0; }")
+    reason = _bench(capsys, w, mixed)["k0"]["reason"]
+    assert "reads its output's old contents: y (250 elements, first at element 0)" in reason, reason
+    assert "never written: y (250 elements, first at element 750)" in reason, reason
+    assert "1000 elements never written" not in reason and "500 of 1000" not in reason
+
 COUNTER = '''
 import numpy as np
 from vajra_tui import Binding, Workload

@@ -16,17 +16,18 @@ from dataclasses import dataclass
 import numpy as np
 import wgpu
 
-from vajra_tui.engine.gpu.verify import poison_word
+from vajra_tui.engine.gpu.verify import other_fill, poison_word
 
 SLOT_BYTES = 256  # dynamic offsets must be multiples of minStorageBufferOffsetAlignment (<= 256)
 MAX_OUTPUTS = SLOT_BYTES // 8
 
+# Even words get ``even``, odd words ``odd`` (the same word for the poison and a fill value).
 FILL = """
 @group(0) @binding(0) var<storage, read_write> out: array<u32>;
 @compute @workgroup_size(256)
 fn main(@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups) n: vec3<u32>) {{
     let i = g.x + g.y * n.x * 256u;
-    if (i < arrayLength(&out)) {{ out[i] = {word:#x}u; }}
+    if (i < arrayLength(&out)) {{ out[i] = select({even:#x}u, {odd:#x}u, (i & 1u) == 1u); }}
 }}
 """
 
@@ -122,7 +123,7 @@ class Outputs:
         self.pristine = dict(pristine or {})
         self.items = [_Output(n, dtypes.get(n, "f32"), b) for n, b in buffers.items()]
         self.scratch = [_Output(n, dtypes.get(n, "f32"), b) for n, b in (extra or {}).items()]
-        self._modules: dict[int, wgpu.GPUShaderModule] = {}
+        self._modules: dict[tuple[int, int], wgpu.GPUShaderModule] = {}
         self.set_seed(0)
 
     def poisoned(self, name: str) -> bool:
@@ -148,26 +149,29 @@ class Outputs:
             if o.fill is None or word != o.word:
                 o.word, o.fill = word, self._fill(o.buffer, word)
 
-    def _fill(self, out: wgpu.GPUBuffer, word: int) -> tuple:
-        module = self._modules.get(word)
+    def _fill(self, out: wgpu.GPUBuffer, word: int | tuple[int, int]) -> tuple:
+        """The pass that fills ``out`` with ``word`` (or with (even, odd) words alternating)."""
+        even, odd = word if isinstance(word, tuple) else (word, word)
+        module = self._modules.get((even, odd))
         if module is None:
-            module = self._modules[word] = self.device.create_shader_module(code=FILL.format(word=word))
+            module = self._modules[(even, odd)] = self.device.create_shader_module(
+                code=FILL.format(even=even, odd=odd))
         pipe = self.device.create_compute_pipeline(layout="auto", compute={"module": module, "entry_point": "main"})
         group = self.device.create_bind_group(
             layout=pipe.get_bind_group_layout(0), entries=[{"binding": 0, "resource": {"buffer": out}}])
         return pipe, group, _grid(out.size // 4)
 
-    def poison(self, enc: wgpu.GPUCommandEncoder, word: int | None = None) -> None:
-        """Start every writable buffer for a run; ``word``: poisoned outputs get that
-        pattern instead (a second fill, to tell unwritten elements from stale reads)."""
+    def poison(self, enc: wgpu.GPUCommandEncoder, fill: str | None = None) -> None:
+        """Start every writable buffer for a run; ``fill`` ("extremes", "zeros"): poisoned
+        outputs start from that instead (verify.other_fill: does the kernel read them?)."""
         for o in [*self.items, *self.scratch]:
             if o.name in self.pristine:
                 enc.copy_buffer_to_buffer(self.pristine[o.name], 0, o.buffer, 0, o.buffer.size)
                 continue
-            fill = o.fill
-            if word is not None and self.poisoned(o.name) and o in self.items:
-                fill = self._fill(o.buffer, word)
-            pipe, group, (gx, gy) = fill  # type: ignore[misc]
+            start = o.fill
+            if fill is not None and self.poisoned(o.name) and o in self.items:
+                start = self._fill(o.buffer, other_fill(o.dtype, fill))
+            pipe, group, (gx, gy) = start  # type: ignore[misc]
             cp = enc.begin_compute_pass()
             cp.set_pipeline(pipe)
             cp.set_bind_group(0, group)

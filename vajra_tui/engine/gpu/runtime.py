@@ -164,17 +164,17 @@ class Runtime:
         else:  # another backend: a buffer read cannot finish before earlier work
             self.queue.read_buffer(self.resolve if self.timestamps else self.buffers[self._output], 0, 4)
 
-    def poison_output(self, word: int | None = None) -> None:
+    def poison_output(self, fill: str | None = None) -> None:
         """Start every output as its binding says (poison, fill, or its input) so an
-        unwritten element can never pass; ``word`` fills poisoned outputs with another
-        pattern (the second fill that tells "never written" from "reads old contents")."""
+        unwritten element can never pass; ``fill`` ("extremes", "zeros"): poisoned outputs
+        start from that instead (verify.other_fill: a kernel that reads its output is caught)."""
         enc = self.device.create_command_encoder()
-        self._poison_pass(enc, word)
+        self._poison_pass(enc, fill)
         self.queue.submit([enc.finish()])
 
     def dispatch(self, target: "Program | wgpu.GPUComputePipeline", grid: tuple[int, int, int] | None = None,
                  group: wgpu.GPUBindGroup | None = None, check: bool = False,
-                 word: int | None = None) -> Timing:
+                 fill: str | None = None) -> Timing:
         """Poison (workload programs only), then one timed run; waits for the GPU.
 
         ``target`` is a workload's Program (its passes; ``grid`` overrides the first pass's
@@ -188,7 +188,7 @@ class Runtime:
             program = Program([Step(first.pipeline, tuple(grid), first.groups), *program.steps[1:]])  # type: ignore[arg-type]
         workload = isinstance(target, Program)
         if workload:
-            self.poison_output(word)
+            self.poison_output(fill)
             if self.flusher is not None:
                 flush = self.device.create_command_encoder()
                 self.flusher.record(flush)
@@ -249,9 +249,9 @@ class Runtime:
             cp.dispatch_workgroups(*step.grid)
             cp.end()
 
-    def _poison_pass(self, enc, word: int | None = None) -> None:
+    def _poison_pass(self, enc, fill: str | None = None) -> None:
         assert self.outs is not None
-        self.outs.poison(enc, word)
+        self.outs.poison(enc, fill)
 
     def set_cache_state(self, state: str) -> None:
         """"cold": flush the GPU's caches before every dispatch, outside its timestamps."""

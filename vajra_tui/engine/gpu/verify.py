@@ -9,6 +9,11 @@ kernel never wrote apart from a NaN or Inf it computed (an ``exp`` that overflow
 An integer has no value that arithmetic cannot produce, so integer outputs are
 poisoned with a different pattern on each seed (:data:`INT_POISON`): an element the
 kernel never writes holds the wrong value on at least one of them.
+
+A NaN does not survive everything: ``max(y, v)``, ``min(y, v)`` and ``select`` return the
+other operand. So a kernel that verifies is run once more from :func:`other_fill`, each
+element at one end of its type's range (even elements at one, odd at the other), and must
+verify again: what it computes may not depend on what its output held before.
 """
 
 from __future__ import annotations
@@ -24,6 +29,20 @@ _CHUNK = 1 << 22
 POISON_BITS = 0x7FD1DEAD
 POISON_F16 = 0x7D1D  # the same idea in half precision (arithmetic gives 0x7e00 or 0xfe00)
 INT_POISON = (0xFFFFFFFF, 0xAAAAAAAA)  # integer outputs: one pattern per seed, in turn
+
+
+# (even, odd) words: each element starts at one end of its type's range, so that no
+# max/min/select against the old contents returns the answer on every element.
+SECOND_FILL = {"f32": (0x7149F2CA, 0xF149F2CA),  # +1e30, -1e30: finite, so arithmetic keeps them
+               "f16": (0xFBFF7BFF, 0xFBFF7BFF),  # +65504 (even half), -65504 (odd half)
+               "u32": (0x00000000, 0xFFFFFFFF), "i32": (0x80000000, 0x7FFFFFFF)}
+
+
+def other_fill(dtype: str, kind: str = "extremes") -> tuple[int, int]:
+    """The (even, odd) words an output of ``dtype`` starts from in a run that is not poisoned:
+    "extremes" (:data:`SECOND_FILL`, which checks a verified kernel again: see the module's
+    docstring) or "zeros" (where ``y += v`` differs from the poison's)."""
+    return SECOND_FILL[dtype] if kind == "extremes" else (0, 0)
 
 
 def poison_word(dtype: str, seed_index: int = 0) -> int:
@@ -163,9 +182,21 @@ def verdict_of(t: Tally, ref: np.ndarray, got: Callable[[int], Any], judged_by: 
                        f"element {i} (got {what}, want {float(ref[i]):.6g}: an overflow or an "
                        f"invalid operation; {count})", 0, t.nonfinite, judged_by)
     i = t.worst_index
-    return Verdict(False, t.max_rel, i,
-                   f"{count}; worst at {i} (got {float(got(i)):.6g}, want {float(ref[i]):.6g})",
+    value, want = pair(float(got(i)), float(ref[i]))
+    return Verdict(False, t.max_rel, i, f"{count}; worst at {i} (got {value}, want {want})",
                    judged_by=judged_by)
+
+
+def pair(got: float, want: float) -> tuple[str, str]:
+    """Two numbers written so that a reader sees them differ: whole numbers in full (a
+    counter off by one at 16291901 reads as such), others in as many digits as it takes."""
+    if got.is_integer() and want.is_integer() and max(abs(got), abs(want)) < 2**53:
+        return str(int(got)), str(int(want))
+    for digits in range(6, 18):
+        a, b = f"{got:.{digits}g}", f"{want:.{digits}g}"
+        if a != b:
+            return a, b
+    return a, b
 
 
 def combine(verdicts: dict[str, Verdict]) -> Verdict:
