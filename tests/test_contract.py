@@ -28,6 +28,9 @@ def test_prelude_defines_sizes_and_missing_bindings_only():
     ("// tile: 64x32", (64, 32)), ("// tile: 256", (256, 1)), ("// tile: COLS x 4", (300, 4)),
     ("// tile: 8 × 2", (8, 2)), ("// Tile: 64 x 64  (each workgroup computes a 64x64 block)", (64, 64)),
     ("//TILE:128x2 // rows", (128, 2)), ("// tile: cols x 1", (300, 1)),
+    ("// tile: (2*ROWS) x (ROWS*4)", (20, 40)), ("// tile: 32 x 16 x 1", (32, 16)),
+    ("// tile: COLS x ROWS - 8", (300, 2)), ("// tile: 64 x 64 (one per workgroup)", (64, 64)),
+    ("// tile: 16x16 with padding", (16, 16)),
 ])
 def test_tile_header_forms(header, expected):
     size = {"ROWS": 10, "COLS": 300}
@@ -44,6 +47,20 @@ def test_a_tile_header_may_name_the_kernels_own_constants():
 def test_prose_that_starts_with_tile_is_not_a_header():
     body = "// Tile: load A and B into shared memory\n@compute @workgroup_size(8, 4) fn main() {}"
     assert tile_of(body, {"N": 4}, (8, 4, 1)) == (8, 4)
+
+
+@pytest.mark.parametrize("header,why", [
+    ("// tile: 4*ROWS x", "cannot be read"), ("// tile: 32 x 16 x 2", "third side must be 1"),
+    ("// tile: 4*ROWS x 4*ROWS - 40", "sizes must be positive"), ("// tile:", "cannot be read"),
+    ("// tile: 64 x 32 x 1 x 1", "cannot be read"), ("// tile: 64 x {32}", "cannot be read"),
+])
+def test_a_tile_header_meant_as_sizes_is_read_whole_or_refused_quoted(header, why):
+    """Never read in part (`4*WX x 4*WY - 16` was 32x16, the `- 16` taken for a note) nor
+    skipped (`4*WX x`, `32 x 16 x 1` fell back to the workgroup's shape in silence)."""
+    with pytest.raises(ContractError) as info:
+        tile_of(f"{header}\n@compute @workgroup_size(8, 4) fn main() {{}}", {"ROWS": 10, "COLS": 300}, (8, 4, 1))
+    assert why in str(info.value) and f"`{header.strip()}" in str(info.value).replace("`// tile: `", "`// tile:`")
+    assert "\n" not in str(info.value)
 
 
 def test_bad_tile_header_and_grid_planning():

@@ -26,25 +26,32 @@ Fail = Callable[[str, int], Exception]
 _HEADER = re.compile(r"^\s*//\s*tile\s*:(.*)$", re.I)
 _SPLIT = re.compile(r"\s+[xX×]\s+|\s*[×,]\s*|(?<=\d)[xX](?=\d)|(?<=[\w)])\s*[xX]\s*(?=[\d(])")
 _WORD = re.compile(r"[A-Za-z_]\w*")
+# A note after the sizes: "  (each workgroup ...)", " (64x64 block)", " - one per row", "; ...",
+# " with padding".
+_NOTE = re.compile(r"(\s{2,}\S.*|\s+\([^()]*[A-Za-z]{2}[^()]*\)|\s+-\s+[A-Za-z].*|\s*;.*|\s+[a-z]{2,}(\s.*)?)$")
+_EXPRESSION = re.compile(r"^[\w\s()+\-*/%<>&|^~]+$")  # what a side may hold: numbers, names, operators
 
 
 def header_sides(text: str, known: dict[str, int]) -> list[str] | None:
-    """The one or two sides of a tile header's text, or None when it reads as prose."""
+    """The sides of a tile header's text (one, two, or three with the last 1), None when it
+    reads as prose ("// Tile: load A and B"), or [] when it is meant as sizes but cannot be
+    read: whatever follows ``// tile:`` is then refused, never guessed at."""
     body = text.split("//")[0].strip()
-    body = re.split(r"\s{2,}|\s+\(|\s+-\s+|;", body)[0].strip()
-    if not body:
+    if _prose(body, known):
         return None
-    sides = [s.strip() for s in _SPLIT.split(body, maxsplit=1)]
-    if any(not s for s in sides):
-        return None
-    for side in sides:  # prose: a lower-case word that names nothing ("// Tile: load A and B")
-        words = _WORD.findall(side)
-        first = words[0] if words and side.startswith(words[0]) else ""
-        if first.islower() and first not in known and first.upper() not in known:
-            return None
-        if re.search(r"[\w)]\s+[\w(]", side):  # words side by side: a sentence, not an expression
-            return None
-    return sides
+    for reading in dict.fromkeys((body, _NOTE.sub("", body).strip())):
+        sides = [side.strip() for side in _SPLIT.split(reading)]
+        if 1 <= len(sides) <= 3 and all(_EXPRESSION.match(side) and not re.search(r"[\w)]\s+[\w(]", side)
+                                         for side in sides):
+            return sides
+    return []
+
+
+def _prose(body: str, known: dict[str, int]) -> bool:
+    """A header whose first word is a lower-case word that names nothing is a sentence."""
+    words = _WORD.findall(body)
+    first = words[0] if words and body.startswith(words[0]) else ""
+    return bool(first) and first.islower() and first not in known and first.upper() not in known
 
 
 def tile_of(body: str, known: dict[str, int], wg: tuple[int, int, int], fail: Fail) -> tuple[int, int]:
@@ -56,9 +63,19 @@ def tile_of(body: str, known: dict[str, int], wg: tuple[int, int, int], fail: Fa
         sides = header_sides(match.group(1), known)
         if sides is None:
             continue
-        values = [_side(side, known, number, match.group(1).strip(), fail) for side in sides] + [1]
+        header = match.group(1).strip()
+        shown = header if len(header) <= 60 else header[:57] + "..."
+        if not sides:
+            raise fail(f"tile header `// tile: {shown}` cannot be read: write the output elements one "
+                       "workgroup covers as X x Y (e.g. `// tile: 64x64`, `// tile: 4*WX x 4*WY`, "
+                       "`// tile: 256`)", number)
+        values = [_side(side, known, number, header, fail) for side in sides] + [1, 1]
+        if len(sides) == 3 and values[2] != 1:
+            raise fail(f"tile header `// tile: {shown}`: a third side must be 1 (the output is a "
+                       "grid of X x Y)", number)
         if min(values[:2]) < 1:
-            raise fail("tile header: sizes must be positive", number)
+            raise fail(f"tile header `// tile: {shown}`: sizes must be positive (reads as "
+                       f"{values[0]} x {values[1]})", number)
         return values[0], values[1]
     return wg[0], wg[1]
 
