@@ -212,3 +212,28 @@ def test_an_unforeseen_front_end_error_rejects_only_its_candidate(monkeypatch):
                                 {}, staging.Limits())
     assert staged.stitched is None and staged.contract is not None
     assert "ZeroDivisionError" in staged.contract.message and "\n" not in staged.contract.message
+
+
+@pytest.mark.parametrize("brk", ["\v", "\f", "\x85", "\u2028", "\u2029", "\r"])
+def test_a_line_comment_ends_at_every_wgsl_line_break(brk):
+    """WGSL (and naga, Tint) end a `//` comment at VT, FF, NEL, LS and PS as at LF: text after
+    one is code. Read as comment, `8u // x<VT>* 2000u` was 8 elements, not 16000 (64 KB on
+    lavapipe's 32 KB limit, verified and run; its zero-init cleared 8)."""
+    src = f"const LEN: u32 = 8u // hidden{brk}* 2000u\n;\nvar<workgroup> scratch: array<f32, LEN>;\n"
+    (var,) = workgroup_vars(src)
+    assert var.bytes == 64000
+    assert workgroup_memory_problem(src, LAVAPIPE_LIMIT) is not None
+
+
+@pytest.mark.parametrize("decl, var_type", [
+    ("alias vec4f = array<vec4<u32>, 64>;", "array<vec4f, 40>"),
+    ("alias vec4f = array<vec4<u32>, 64>;\nstruct S { pad: vec4f }", "array<S, 40>"),
+    ("struct vec4u { a: array<u32, 256> }", "array<vec4u, 40>"),
+    ("alias f32 = array<u32, 256>;", "array<f32, 40>"),
+])
+def test_a_module_name_shadows_the_predeclared_type_it_reuses(decl, var_type):
+    """WGSL lets a module declare `vec4f` or `f32` itself; sized as the built-in, 40 960 bytes
+    were 640 and ran on a 32 KB adapter."""
+    src = f"{decl}\nvar<workgroup> scratch: {var_type};\n"
+    (var,) = workgroup_vars(src)
+    assert var.bytes == 40960, var

@@ -202,7 +202,7 @@ class TypeParser:
     def _scalar_arg(self) -> str:
         self._expect("<")
         name = self._next()
-        if name in self.mod.aliases:
+        if name in self.mod.aliases or name in self.mod.structs:
             inner = self.named(name)
             if inner.kind != "scalar":
                 raise ValueError(f"{name} is not a scalar type")
@@ -214,6 +214,8 @@ class TypeParser:
 
     def parse(self) -> WType:
         name = self._next()
+        if name in self.mod.aliases or name in self.mod.structs:  # a module's own names shadow
+            return self.named(name)  # the predeclared ones (`alias vec4f = array<...>` is legal)
         if name in _SCALARS:
             size, align = _SCALARS[name]
             return WType("scalar", size, align, name)

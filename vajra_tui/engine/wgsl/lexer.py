@@ -219,7 +219,7 @@ def _gc_paused() -> Iterator[None]:
 
 
 _ASCII_TOKEN = re.compile(
-    r"(?P<newline>\r\n|\r|\n)|(?P<ws>[ \t\v\f]+)|(?P<line_comment>//[^\r\n]*)|(?P<block_comment>/\*)"
+    r"(?P<newline>\r\n|\r|\n)|(?P<ws>[ \t\v\f]+)|(?P<line_comment>//[^\r\n\v\f]*)|(?P<block_comment>/\*)"
     r"|(?P<number>(?=[0-9]|\.[0-9])(?:" + _NUMBER.pattern + r"))"
     r"|(?P<keyword>(?:" + "|".join(sorted(KEYWORDS)) + r")(?![A-Za-z0-9_]))"
     r"|(?P<punct>_(?![A-Za-z0-9_])|" + "|".join(re.escape(p) for p in _PUNCTS if p != "_") + r")"
@@ -257,6 +257,12 @@ def _block_comment_end(src: str, i: int) -> int:
     return j
 
 
+# WGSL's line breaks (a // comment ends at any of them, as naga and Tint end it: a kernel
+# must not hide code from these checks behind a VT or a U+2028) and its other blankspace.
+_LINE_BREAKS = "\n\v\f\r\x85\u2028\u2029"
+_BLANK = " \t\v\f\x85\u200e\u200f\u2028\u2029"
+
+
 def _spans(src: str) -> list[tuple[str, int, int]]:
     """Token kinds and extents, one character class at a time (any Unicode source)."""
     spans: list[tuple[str, int, int]] = []
@@ -266,14 +272,14 @@ def _spans(src: str) -> list[tuple[str, int, int]]:
         if c == "\n" or c == "\r":
             j = i + 2 if src.startswith("\r\n", i) else i + 1
             kind = NEWLINE
-        elif c in " \t\v\f":
+        elif c in _BLANK:
             j = i + 1
-            while j < n and src[j] in " \t\v\f":
+            while j < n and src[j] in _BLANK:
                 j += 1
             kind = WS
         elif src.startswith("//", i):
             j = i + 2
-            while j < n and src[j] not in "\r\n":
+            while j < n and src[j] not in _LINE_BREAKS:
                 j += 1
             kind = LINE_COMMENT
         elif src.startswith("/*", i):
