@@ -11,8 +11,9 @@ import argparse
 import json
 import sys
 import textwrap
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable, Iterator
 
 from vajra_tui import fmt
 from vajra_tui.cli.args import UsageError
@@ -21,7 +22,8 @@ from vajra_tui.cli.options import adapter_flag, timing_for
 from vajra_tui.cli.progress import progress_sink
 from vajra_tui.cli.render import print_table
 from vajra_tui.cli.tables import terminal_width
-from vajra_tui.engine.events import Event
+from vajra_tui.engine.errors import VajraError
+from vajra_tui.engine.events import CandidateResult, Event
 from vajra_tui.engine.run.builder import Placement, Run, RunRequest, build_run, export_result
 from vajra_tui.engine.run.kernels import user_kernels
 from vajra_tui.engine.run.output_paths import check_new_file
@@ -107,57 +109,79 @@ def _print_report(args: argparse.Namespace, report: Report, seeds: list[int]) ->
     return 0
 
 
-def _failed_document(args: argparse.Namespace, run: Run, exc: Exception) -> None:
-    """``--json`` when the run failed (its baseline did not verify, say): a document that
-    says why and holds every result there is, instead of nothing on stdout."""
-    if not args.json:
-        return
-    from vajra_tui.engine.run.report import result_dict
+class _Failing:
+    """What a failed command had done: the results a ``--json`` error document holds, and
+    whether a document was printed already (a run cut short prints its own)."""
 
-    results = [result_dict(r) for r in run.session.results.values()]
-    print(json.dumps({"error": " ".join(str(exc).split()), "winner": None, "results": results}, indent=2))
+    def __init__(self) -> None:
+        self.results: Callable[[], Iterable[CandidateResult]] = lambda: ()
+        self.printed = False
+
+
+@contextmanager
+def json_errors(args: argparse.Namespace) -> Iterator[_Failing]:
+    """``--json``: every failure meant for the user still leaves one JSON document on stdout,
+    ``{"error": ..., "winner": null, "results": [...]}`` (a script parses stdout whatever
+    happened), beside the one stderr line and exit status that ``cli.main`` gives it."""
+    failing = _Failing()
+    try:
+        yield failing
+    except VajraError as exc:
+        if getattr(args, "json", False) and not failing.printed:
+            from vajra_tui.engine.run.report import result_dict
+
+            results = [result_dict(r) for r in failing.results()]
+            print(json.dumps({"error": exc.user_message(), "winner": None, "results": results}, indent=2))
+        raise
+
+
+def _show_sources(args: argparse.Namespace, results: Iterable[CandidateResult]) -> None:
+    """``--show-source``: each kernel as it ran (stitched), or as written when it never got
+    that far; a rejected baseline is when its source is wanted most."""
+    if not getattr(args, "show_source", False):
+        return
+    for r in results:
+        text = r.stitched_source or r.source
+        what = "" if r.stitched_source else ", as written: it was not stitched"
+        print(clean(f"// ===== {r.name} (sha256 {r.source_sha256 or '-'}{what}) =====\n{text}"), file=sys.stderr)
 
 
 async def bench(args: argparse.Namespace, settings: Settings) -> int:
-    from vajra_tui.engine.session import BaselineError
-
-    run, progress = _build(args, settings, "bench")
-    try:
-        report = await run.bench()
-    except BaselineError as exc:
-        _failed_document(args, run, exc)
-        raise
-    finally:
-        await _close(run, progress)
-    if args.show_source:
-        for r in report.results:
-            print(clean(f"// ===== {r.name} (sha256 {r.source_sha256}) =====\n{r.stitched_source}"),
-                  file=sys.stderr)
+    with json_errors(args) as failing:
+        run, progress = _build(args, settings, "bench")
+        failing.results = lambda: run.session.results.values()
+        try:
+            report = await run.bench()
+        except VajraError:
+            _show_sources(args, run.session.results.values())
+            raise
+        finally:
+            await _close(run, progress)
+    _show_sources(args, report.results)
     return _finish(args, run, report)
 
 
 async def tune(args: argparse.Namespace, settings: Settings) -> int:
     from vajra_tui.engine.scale.lanes import LanesLost
-    from vajra_tui.engine.session import BaselineError
 
-    if getattr(args, "export_baseline", False) and args.export is None:  # said before any tuning
-        raise UsageError("--export-baseline needs --export DIR")
-    run, progress = _build(args, settings, "tune")
-    lost: LanesLost | None = None
-    try:
-        report = await run.tune()
-        _export_baseline(args, report)  # before close(): the --export folder is still claimed
-    except LanesLost as exc:  # every lane lost: what finished is still shown, then the error
-        lost = exc
-    except BaselineError as exc:
-        _failed_document(args, run, exc)
-        raise
-    finally:
-        await _close(run, progress)
-    if lost is not None:
-        if lost.report is not None:
-            _partial(args, run, lost.report, lost.user_message())
-        raise lost
+    with json_errors(args) as failing:
+        if getattr(args, "export_baseline", False) and args.export is None:  # said before any tuning
+            raise UsageError("--export-baseline needs --export DIR")
+        run, progress = _build(args, settings, "tune")
+        failing.results = lambda: run.session.results.values()
+        lost: LanesLost | None = None
+        try:
+            report = await run.tune()
+            _export_baseline(args, report)  # before close(): the --export folder is still claimed
+        except LanesLost as exc:  # every lane lost: what finished is still shown, then the error
+            lost = exc
+        finally:
+            await _close(run, progress)
+        if lost is not None:
+            if lost.report is not None:
+                _partial(args, run, lost.report, lost.user_message())
+                failing.printed = True  # its document says `incomplete`
+            raise lost
     for path in report.exported:
         print(f"wrote {one_line(path)}", file=sys.stderr)
     if args.export is not None and report.winner is None and not report.exported:  # said, never silent
@@ -202,12 +226,13 @@ def replay(args: argparse.Namespace, settings: Settings) -> int:
         from vajra_tui.tui.app import run_app  # a bad file fails there, in one line, before the UI starts
 
         return run_app(settings, replay=args.file, speed=args.speed)
-    check_csv(args.csv)
-    recording, rec = _recorded(args.file)
-    if rec.device is None or rec.workload is None:
-        raise UsageError(f"{recording.shown}: the recording stops before its session started")
-    label = str(recording.header.get("label", "")) if isinstance(recording.header, dict) else ""
-    report = recorded_report(rec, "bench" if label.startswith("bench") else "tune")
+    with json_errors(args):
+        check_csv(args.csv)
+        recording, rec = _recorded(args.file)
+        if rec.device is None or rec.workload is None:
+            raise UsageError(f"{recording.shown}: the recording stops before its session started")
+        label = str(recording.header.get("label", "")) if isinstance(recording.header, dict) else ""
+        report = recorded_report(rec, "bench" if label.startswith("bench") else "tune")
     return _print_report(args, report, rec.seeds)
 
 
@@ -230,7 +255,7 @@ def check_csv(path: Path | None) -> None:
     """Before the run: a --csv file is new, never one of the user's overwritten."""
     if path is None:
         return
-    check_new_file(path, "CSV", "--csv")  # an OutputPathError is a usage error
+    check_new_file(path, "CSV", "--csv", folder_must_exist=True)  # an OutputPathError is a usage error
 
 
 def save_csv(path: Path, results: list, device: Any, workload: Any) -> None:
@@ -258,7 +283,8 @@ def lock(args: argparse.Namespace, settings: Settings) -> int:
 def devices(args: argparse.Namespace, settings: Settings) -> int:
     from vajra_tui.cli.devices import devices as list_devices
 
-    return list_devices(args)
+    with json_errors(args):
+        return list_devices(args)
 
 
 def tui(args: argparse.Namespace, settings: Settings) -> int:

@@ -131,6 +131,7 @@ def results_table(device: DeviceInfo, workload: WorkloadInfo, results: list[Cand
     for r in results:
         crown = "★ " if r.id == winner_id else ""
         mark = "*" if r.portable is False else ""  # over WebGPU's default limits: the footnote says why
+        mark += "†" if _over(r) else ""  # dispatched many times over: the footnote says by how much
         roof = f"{r.pct_of_roofline:.0f}% {r.regime[0]}" if r.pct_of_roofline is not None and r.regime else "-"
         speedup, detail = _speedup_and_detail(r, final_batch)
         rows.append([
@@ -140,11 +141,53 @@ def results_table(device: DeviceInfo, workload: WorkloadInfo, results: list[Cand
             plain(r.timing or "-"), plain(detail, limit=60 if width is None or width < 120 else 200),
         ])
     table, dropped = fitted_table(title, columns, rows, terminal_width() if width is None else width)
-    notes = [n for n in (browser_note(results, winner_id), passes_note(results, winner_id),
-                         portability_note(results), dropped_note(dropped, width))
+    notes = [n for n in (over_dispatch_note(results, workload), browser_note(results, winner_id),
+                         passes_note(results, winner_id), portability_note(results), dropped_note(dropped, width))
              if n is not None]
     table.caption = Text("\n").join(notes) if notes else None
     return table
+
+
+def _over(r: CandidateResult) -> tuple[int, int] | None:
+    """The factors by which the kernel's first grid was too large, or None."""
+    fx, fy = (list(r.over_dispatch) + [1, 1])[:2]
+    return (fx, fy) if fx * fy > 1 else None
+
+
+def _fitting_tile(r: CandidateResult, workload: WorkloadInfo, f: tuple[int, int]) -> tuple[int, int] | None:
+    """The output elements one workgroup really computes: its header's (or shape's) tile times the factors."""
+    from vajra_tui.engine.admission.contract import tile_of
+
+    wg = (list(r.workgroup_size) + [1, 1, 1])[:3]
+    try:
+        tile = tile_of(r.source, dict(workload.size), (wg[0], wg[1], wg[2]), dict(r.constants))  # type: ignore[arg-type]
+    except Exception:  # noqa: BLE001 - a header that cannot be read here says nothing more
+        return None
+    return tile[0] * f[0], tile[1] * f[1]
+
+
+def over_dispatch_note(results: list[CandidateResult], workload: WorkloadInfo, most: int = 3) -> Text | None:
+    """The footnote of the rows marked ``†``: a finding about the result, so it is in the table
+    whatever ``--quiet`` hid (the progress line said it once; --json has ``over_dispatch``)."""
+    said = []
+    for r in [r for r in results if _over(r)][:most]:
+        f = _over(r) or (1, 1)
+        tile = _fitting_tile(r, workload, f)
+        grid = (list(r.grid) + [1, 1])[:2]
+        og = (list(workload.output_grid) + [1, 1])[:2]
+        header = f"`// tile: {tile[0]}x{tile[1]}`" if tile else "a `// tile:` header"
+        text = f"{r.name}: dispatched {f[0] * f[1]}x over ({f[0]}x{f[1]} times fewer workgroups also verify)"
+        if tile and grid == [-(-og[0] // tile[0]), -(-og[1] // tile[1])]:  # re-planned, timed on what it needs
+            text += f"; timed on the {grid[0]}x{grid[1]} it needs; declare {header}"
+        else:  # the workload's own grid= (or a grid Vajra left alone): said, not changed
+            fewer = f"{-(-grid[0] // f[0])}x{-(-grid[1] // f[1])}"
+            text += (f"; its time includes the extra workgroups: {fewer} of its {grid[0]}x{grid[1]} would do"
+                     + (f" (each workgroup computes {tile[0]}x{tile[1]}: {header} with output_grid)" if tile else ""))
+        said.append(text)
+    if not said:
+        return None
+    more = len([r for r in results if _over(r)]) - most
+    return plain("† " + "; ".join(said) + (f"; {more} more (see --json)" if more > 0 else ""), style="dim")
 
 
 def portability_note(results: list[CandidateResult], most: int = 3) -> Text | None:

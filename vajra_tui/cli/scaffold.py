@@ -40,6 +40,8 @@ SIZE_WORDS = {"m", "n", "k", "width", "height", "depth", "size", "rows", "cols",
               "count", "batch", "channels"}
 SCALARS = {"f32", "u32", "i32", "f16"}
 SHORT_VECTORS = {"f": "f32", "u": "u32", "i": "i32", "h": "f16"}  # vec4f, vec2u, ...
+AXES = ("x", "y", "z")
+ARITH = {"+", "-", "*", "/", "%", ".", "<<", ">>", "&", "|", "^", "["}
 
 
 def new_workload(args: argparse.Namespace) -> int:
@@ -227,15 +229,88 @@ def _workgroup(f: FunctionSpan, toks: list, names: dict[str, set[str]], known: d
     return Entry(f.name, "KERNEL", ("",), "?")
 
 
-def _entries(sources: list[tuple[str, str]], names: dict[str, set[str]]) -> list[Entry]:
+class _Covers:
+    """Which dim each ``global_invocation_id`` axis covers, as the kernel's own guards say.
+
+    A grid guessed from the order of the dims is wrong for most 2-D kernels (a matmul's
+    ``M, K, N`` put K along x), so an axis gets a dim only when a name that indexes an
+    output is that axis (``let row = gid.x;``, or ``gid.x`` itself) and is compared with
+    the dim (``row < params.M``, ``gid.x >= N``). Anything less is left to the user.
+    """
+
+    def __init__(self, toks: list, f: FunctionSpan, dims: set[str], members: dict[tuple[str, str], str],
+                 outputs: set[str]) -> None:
+        self.toks, self.dims, self.members = toks, dims, members
+        self.gid = next((toks[i + 5].text for i in range(f.params_open, f.body_open - 5)
+                         if toks[i].kind == ATTR and toks[i + 1].text == "builtin"
+                         and toks[i + 3].text == "global_invocation_id"), None)
+        self.alias: dict[str, str] = {}
+        self.used: set[str] = set()
+        self.indexing: set[str] = set()
+        self.bounds: dict[str, str] = {}
+        if self.gid is not None:
+            self._read(range(f.body_open, f.body_close), outputs)
+
+    def _at(self, j: int) -> str:
+        """Token ``j``'s text, "" past either end (a kernel cut short is read, never indexed past)."""
+        return self.toks[j].text if 0 <= j < len(self.toks) else ""
+
+    def _ref(self, j: int) -> tuple[str, int] | None:
+        """(axis, next index) when token ``j`` starts ``gid.x`` or an alias of one."""
+        at = self._at
+        if at(j) == self.gid and at(j + 1) == "." and at(j + 2) in AXES:
+            return at(j + 2), j + 3
+        return (self.alias[at(j)], j + 1) if at(j) in self.alias else None
+
+    def _dim(self, j: int) -> tuple[str, int] | None:
+        """(dim, next index) when token ``j`` starts a dim: ``N``, or a uniform member carrying one."""
+        at = self._at
+        if at(j + 1) == "." and (at(j), at(j + 2)) in self.members:
+            return self.members[(at(j), at(j + 2))], j + 3
+        return (at(j), j + 1) if at(j) in self.dims and self.toks[j].kind == IDENT else None
+
+    def _read(self, span: range, outputs: set[str]) -> None:
+        t, at = self.toks, self._at
+        for j in span:
+            if at(j) in ("let", "var") and t[j + 1].kind == IDENT:  # let row: u32 = gid.x;
+                k = j + 2 + (2 if at(j + 2) == ":" else 0)
+                if at(k) == "=" and at(k + 4) == ";" and (ref := self._ref(k + 1)) and ref[1] == k + 4:
+                    self.alias[at(j + 1)] = ref[0]
+            if (ref := self._ref(j)) is not None:
+                self.used.add(ref[0])
+            if at(j) in outputs and at(j + 1) == "[":
+                self.indexing |= {r[0] for k in range(j + 2, match_bracket(t, j + 1)) if (r := self._ref(k))}
+            if at(j - 1) in ARITH:
+                continue
+            for first, ops, second in ((self._ref, ("<", ">="), self._dim), (self._dim, (">", "<="), self._ref)):
+                a = first(j)
+                b = second(a[1] + 1) if a is not None and at(a[1]) in ops else None
+                if a is not None and b is not None and at(b[1]) not in ARITH:
+                    axis, dim = (a[0], b[0]) if first == self._ref else (b[0], a[0])
+                    self.bounds.setdefault(axis, dim)
+
+    def axes(self) -> tuple[str, ...] | None:
+        """Per axis the dim it covers ("" for an axis the kernel never reads), or None."""
+        known = {a: d for a, d in self.bounds.items() if a in self.indexing}
+        if not self.used or not self.used <= known.keys():
+            return None
+        return tuple(known.get(a, "") for a in AXES)
+
+
+def _entries(sources: list[tuple[str, str]], names: dict[str, set[str]], buffers: list[Buffer]) -> list[Entry]:
     entries = []
+    members = {(b.name, m): d for b in buffers for m, d in b.field_dims.items()}
+    outputs = {b.name for b in buffers if b.access == "read_write"}
     for number, (_, src) in enumerate(sources):
         toks = significant_tokens(src)
         known = typed_consts(toks)
         local = {**names, "override": set(override_names(toks))}
         var = "KERNEL" if number == 0 else f"KERNEL_{number + 1}"
-        entries += [replace(_workgroup(f, toks, local, known), source_var=var)
-                    for f in find_functions(toks) if "compute" in f.attributes]
+        for f in find_functions(toks):
+            if "compute" in f.attributes:
+                covers = _Covers(toks, f, names["dims"], members, outputs)
+                entries.append(replace(_workgroup(f, toks, local, known), source_var=var, covers=covers.axes(),
+                                       axes_used=tuple(sorted(covers.used))))
     return entries
 
 
@@ -263,7 +338,7 @@ def build(files: list[tuple[Path, str]], out: Path, name: str) -> Scaffold:
     guessed = not dims
     dims = dims or ["N"]
     names = {"dims": set(dims), "tune": tuned, "template": set(template)}
-    entries = _entries(sources, names)
+    entries = _entries(sources, names, buffers)
     if not entries:
         raise UsageError(f"{shown}: no @compute entry point: a workload dispatches at least one")
     defines = tuple(n for n in template if n not in dims and n not in tuned and n not in overrides)

@@ -38,6 +38,9 @@ class Entry:
     source_var: str  # KERNEL, KERNEL_2, ...
     workgroup: tuple[str, ...]  # per axis: "16", 'params["WG"]', ... or "" (not readable)
     wgsl_size: str = "?"  # the @workgroup_size arguments as the kernel writes them
+    # per axis x, y, z: the dim its guards bound it by ("" unread), None when the kernel does not say
+    covers: tuple[str, ...] | None = None
+    axes_used: tuple[str, ...] = ()  # the global_invocation_id axes the entry reads
 
 
 @dataclass(frozen=True)
@@ -187,11 +190,27 @@ def _uniform(b: Buffer, group: str) -> str:
 
 
 def _grid(e: Entry, dims: tuple[str, ...]) -> tuple[str, str]:
-    """``lambda size, params: (...)`` and its comment: one invocation per output element
-    assumed, the last dim along x (a row-major output's fastest axis)."""
+    """``lambda size, params: (...)`` and its comment.
+
+    Each axis covers the dim the kernel's own guards bound it by (``row < params.M`` for
+    ``let row = gid.x``). A one-axis kernel with no such guard gets the first dim, marked as
+    a guess. Otherwise the grid is a ``todo(...)`` that raises when the workload is run:
+    guessing from the order of the dims (a matmul's M, K, N put K along x) verifies nothing
+    and mis-times whatever it happens to cover.
+    """
     wg = list(e.workgroup) + ["1"] * (3 - len(e.workgroup))
-    used = max(1, min(len(dims), 3, sum(1 for w in wg if w != "1")))
-    axes = list(reversed(dims[:used])) + [""] * (3 - used)
+    if e.covers is not None:
+        axes, said = list(e.covers), ", ".join(f"{a} covers {d}" for a, d in zip("xyz", e.covers) if d)
+        why = f"from the kernel's guards on the output's index: {said}; check"
+    elif set(e.axes_used) <= {"x"} and wg[1:] == ["1", "1"] and dims:
+        axes, why = [dims[0], "", ""], f"guessed: one invocation per element of {dims[0]} along x"
+    else:
+        wx, wy = (w or "?" for w in wg[:2])
+        wanted = (f"grid= of entry {e.name} (@workgroup_size({e.wgsl_size})): workgroups along x, y, z; "
+                  f"say which dim of the output each axis covers, e.g. (ceil_div(size[\"COLS\"], {wx}), "
+                  f"ceil_div(size[\"ROWS\"], {wy}), 1) for ROWS x COLS outputs, one per invocation")
+        return (f"lambda size, params: todo({py_str(wanted)})",
+                "  # TODO: new-workload could not tell which dim each axis covers")
     parts = []
     for dim, size in zip(axes, wg):
         if not dim:
@@ -201,7 +220,7 @@ def _grid(e: Entry, dims: tuple[str, ...]) -> tuple[str, str]:
         else:
             parts.append(f"ceil_div(size[{py_str(dim)}], {size})")
     return (f"lambda size, params: ({', '.join(parts)})",
-            f"  # TODO: workgroups along x, y, z for {e.name}'s @workgroup_size({e.wgsl_size})")
+            f"  # TODO: workgroups along x, y, z for {e.name}'s @workgroup_size({e.wgsl_size}); {why}")
 
 
 def _dispatch(s: Scaffold) -> list[str]:
