@@ -103,6 +103,34 @@ def check_environment(environ: Mapping[str, str], known: set[str]) -> None:
                 raise ConfigEnvError(f"unknown environment variable {name} (did you mean {close[0]}?)")
 
 
+def check_aliases(environ: Mapping[str, str], aliases: Mapping[str, tuple[str, str]]) -> None:
+    """Refuse a short alias set beside its nested name to another value.
+
+    The short names (``VAJRA_WARMUP``) are read by a settings source ahead of pydantic's own
+    (``VAJRA_TIMING__WARMUP``, or the group as JSON: ``VAJRA_TIMING='{"warmup": 3}'``), so the
+    alias used to win in silence; which of two values the user meant nobody can tell."""
+    import json
+
+    for short, (group, key) in aliases.items():
+        value = environ.get(short)
+        if not value:  # an empty alias is no setting (settings._FlatEnvOverrides skips it)
+            continue
+        nested = f"{PREFIX}{group.upper()}__{key.upper()}"
+        others = {nested: environ[nested]} if nested in environ else {}
+        whole = environ.get(f"{PREFIX}{group.upper()}", "")
+        try:
+            parsed = json.loads(whole) if whole.lstrip()[:1] == "{" else None
+        except ValueError:  # said by load_settings, with the column
+            parsed = None
+        if isinstance(parsed, dict) and key in parsed:
+            others[f"{PREFIX}{group.upper()}"] = str(parsed[key])
+        for name, other in others.items():
+            if other.strip() != value.strip():
+                raise ConfigEnvError(
+                    f"{short}={one_line(repr(value), 40)} and {name} set {group}.{key} to "
+                    f"{one_line(repr(other), 40)}: unset one ({short} is the short alias of {nested})")
+
+
 def check_theme(theme: str, default: str) -> None:
     """A theme Textual does not ship, refused with the nearest one (the TUI would fall back silently)."""
     if theme == default:
@@ -115,4 +143,4 @@ def check_theme(theme: str, default: str) -> None:
         raise ConfigEnvError(f"theme {one_line(repr(theme), 60)} is not a Textual theme ({hint})")
 
 
-__all__ = ["PROCESS_VARIABLES", "check_environment", "check_theme", "settings_names"]
+__all__ = ["PROCESS_VARIABLES", "check_aliases", "check_environment", "check_theme", "settings_names"]

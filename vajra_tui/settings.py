@@ -174,11 +174,12 @@ def load_settings() -> Settings:
     """The effective settings; a mistake in the file or the environment is a one-line ConfigError."""
     from pydantic import ValidationError
 
-    from vajra_tui.config_env import check_environment, check_theme, settings_names
+    from vajra_tui.config_env import check_aliases, check_environment, check_theme, settings_names
     from vajra_tui.config_file import ConfigError, check_file, env_error
 
     check_file(config_path(), Settings)
     check_environment(os.environ, settings_names(Settings, _FlatEnvOverrides._MAP))
+    check_aliases(os.environ, _FlatEnvOverrides._MAP)  # VAJRA_WARMUP=2 beside VAJRA_TIMING__WARMUP=3
     try:
         settings = Settings()
     except ValidationError as exc:  # the file validated on its own: the environment is at fault

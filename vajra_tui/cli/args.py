@@ -28,16 +28,44 @@ class OneLineParser(argparse.ArgumentParser):
         self._given = list(sys.argv[1:] if args is None else args)
         return super().parse_known_args(args, namespace)
 
+    def parse_args(self, args=None, namespace=None):  # type: ignore[no-untyped-def,override]
+        """Words nobody took are answered by the (sub)command that was given them, so
+        ``replay --hedless`` points at ``vajra-tui replay --help`` and suggests its flags."""
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            self._owner(parsed, extras).error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed
+
+    def _owner(self, parsed: argparse.Namespace, extras: list[str]) -> "OneLineParser":
+        """The deepest subcommand chosen whose own words hold every unrecognized one."""
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                sub = action.choices.get(getattr(parsed, action.dest, None) or "")
+                if isinstance(sub, OneLineParser) and all(w in getattr(sub, "_given", ()) for w in extras):
+                    return sub._owner(parsed, extras)
+        return self
+
+    def _odd_flags(self) -> list[str]:
+        """The ``--flags`` given (without ``=value``) that no option of this parser starts with."""
+        own = [o for action in self._actions for o in action.option_strings]
+        words = [w.split("=", 1)[0] for w in getattr(self, "_given", []) if w.startswith("--") and len(w) > 2]
+        return [w for w in dict.fromkeys(words) if not any(o.startswith(w) for o in own)]
+
+    def _hinted(self, flags: list[str], form: str = "{flag}; did you mean {hint}?") -> str:
+        """Each flag with its nearest option in ``form`` (the flag alone when none is near), joined."""
+        own = [o for action in self._actions for o in action.option_strings]
+        return ", ".join(form.format(flag=w, hint=h) if (h := _suggest(w, own)) else w for w in flags)
+
     def _misspelt(self) -> str:
         """' (unrecognized: --wrkload; did you mean --workload?)' for flags no option of ours starts with."""
-        own = [o for action in self._actions for o in action.option_strings]
-        words = [w for w in getattr(self, "_given", []) if w.startswith("--") and len(w) > 2]
-        odd = [w for w in words if not any(o.startswith(w.split("=", 1)[0]) for o in own)]
-        if not odd:
-            return ""
-        hints = [f"{w.split('=', 1)[0]}" + (f"; did you mean {h}?" if (h := _suggest(w, own)) else "")
-                 for w in odd]
-        return f" (unrecognized: {', '.join(hints)})"
+        odd = self._odd_flags()
+        return f" (unrecognized: {self._hinted(odd)})" if odd else ""
+
+    def _value_of_odd_flag(self, word: str) -> bool:
+        """Whether ``word`` came right after an unknown flag: ``--wrkload sgemm`` made argparse
+        take ``sgemm`` for a command, and the typo, not the command, is the mistake."""
+        given, odd = getattr(self, "_given", []), set(self._odd_flags())
+        return any(w == word and i and given[i - 1] in odd for i, w in enumerate(given))
 
     def error(self, message: str) -> NoReturn:  # type: ignore[override]
         if message.startswith("the following arguments are required"):
@@ -47,7 +75,9 @@ class OneLineParser(argparse.ArgumentParser):
             hints = [_suggest(word, self._every_option()) for word in unknown.group(1).split()]
             message += "".join(f" (did you mean {h}?)" for h in hints if h)
         choice = re.search(r"invalid choice: '([^']*)' \(choose from (.+)\)", message)
-        if choice:  # Python 3.12.8+ lists the choices without quotes
+        if choice and self._value_of_odd_flag(choice.group(1)):  # `vajra-tui --sise 64`: name --sise
+            message = f"unrecognized arguments: {self._hinted(self._odd_flags(), '{flag} (did you mean {hint}?)')}"
+        elif choice:  # Python 3.12.8+ lists the choices without quotes
             options = [o.strip().strip("'") for o in choice.group(2).split(",")]
             close = difflib.get_close_matches(choice.group(1), options, n=1)
             if close:

@@ -20,10 +20,17 @@ EXIT_PIPE = 141  # what a shell reports for a program its reader left (128 + SIG
 NO_SETTINGS = {"doctor", "completion", "setup-node", "new-workload"}
 
 
+def _workload_help() -> str:
+    """``-w``'s help, naming every registered workload: a list written by hand left out the
+    ones added since (attention, fft, fft2). Read from the registry's metadata, nothing imported."""
+    from vajra_tui.engine.workloads.loader import entry_point_names
+
+    return (f"a name ({', '.join(entry_point_names())}, or one from your workloads folder), "
+            "a .py file, or package.module:ATTR")
+
+
 def _timing_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--workload", "-w", required=True,
-                   help="a name (sgemm, softmax, conv1d, sobel, layernorm, gemv, or one from your "
-                        "workloads folder), a .py file, or package.module:ATTR")
+    p.add_argument("--workload", "-w", required=True, help=_workload_help())
     p.add_argument("--size", help="seed (default), large, or e.g. 2048 / 4096x1024 / M=64,N=32,K=16")
     p.add_argument("--warmup", type=int_at_least(0), help="warm-up dispatches per kernel (default 5)")
     p.add_argument("--reps", type=int_at_least(1), help="timed dispatches per kernel (default 9)")

@@ -408,10 +408,28 @@ class LanesUpdated(_Event):
     final_lane: str = ""  # the lane whose shoot-out the report shows
 
 
+class ReportTail(_Model):
+    """What a run's report says that no other event does (engine/run/report.py): the CLI's and
+    the API's runs end their stream with it, so ``replay --json`` prints the document
+    ``tune --json`` printed. The verdict itself comes from the last :class:`RankingReady`."""
+
+    kind: Literal["bench", "tune"] = "tune"
+    generations: int = 0
+    ranking: list[str] = Field(default_factory=list)  # the crowned kernels' names, fastest first
+    library: str = ""  # why the library had nothing (a workload without templates)
+    params: dict[str, Any] | None = None  # source "params": the space, what was ruled out, the search
+    lanes: list[LaneInfo] = Field(default_factory=list)  # several adapters: every worker at the end
+    baseline_spread: float | None = None
+    final_lane: str | None = None
+
+
 class SessionFinished(_Event):
     type: Literal["session_finished"] = "session_finished"
     ok: bool = True
     error: str = ""
+    # Added within schema 1 (optional: older readers ignore it, older recordings lack it, and
+    # replay then derives what it can from the rankings). None from the TUI, which has no report.
+    report: ReportTail | None = None
 
 
 Event = Annotated[

@@ -15,10 +15,10 @@ from typing import Any, Callable, Mapping, Sequence
 
 from vajra_tui.engine.candidate import Candidate
 from vajra_tui.engine.errors import UsageError
-from vajra_tui.engine.events import Event, Notice
+from vajra_tui.engine.events import Event, Notice, SessionFinished
 from vajra_tui.engine.export.claim import ExportClaim
 from vajra_tui.engine.run.output_paths import check_export_folder, check_new_file
-from vajra_tui.engine.run.report import Report, session_report
+from vajra_tui.engine.run.report import Report, report_tail, session_report
 from vajra_tui.engine.session import Session
 from vajra_tui.engine.sources.base import CandidateSource, Fallback
 from vajra_tui.engine.sources.params import ParamsSource
@@ -251,7 +251,7 @@ class Run:
         if best is not None:  # the user's fastest kernel gets its badge, crowned or not
             await session.check_browser(best.id)
         results = [session.results["baseline"], *[session.results[k.id] for k in self.request.kernels]]
-        return session_report(session, results, verdict.winner, "bench")
+        return self._finished(session_report(session, results, verdict.winner, "bench"))
 
     async def tune(self) -> Report:
         """The whole loop: baseline, the first generation, then every evolution round.
@@ -266,8 +266,15 @@ class Run:
         except LanesLost as exc:
             exc.report = self.report(exc.ranked, export=False)
             exc.report.generations = exc.generation
+            self._finished(exc.report, error=exc.user_message())
             raise
-        return self.report(ranked)
+        return self._finished(self.report(ranked))
+
+    def _finished(self, report: Report, error: str = "") -> Report:
+        """The stream's last event: what the report holds beyond the rankings, so a recording
+        replays to the same document (``replay --json`` is ``tune --json``)."""
+        self._sink(SessionFinished(ok=not error, error=error, report=report_tail(report)))
+        return report
 
     def report(self, ranked: list[Any], export: bool = True) -> Report:
         """The tune's report from its ranked kernels (best first), written out when asked

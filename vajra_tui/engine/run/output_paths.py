@@ -61,14 +61,26 @@ def check_writable_folder(folder: Path, what: str) -> None:
                               f"{_reason(exc)}") from None
 
 
-def check_new_file(path: Path, what: str = "recording", flag: str = "--record") -> None:
-    """A new file can be written at ``path`` and none is there to be overwritten."""
+def check_new_file(path: Path, what: str = "recording", flag: str = "--record",
+                   folder_must_exist: bool = False) -> None:
+    """A new file can be written at ``path`` and none is there to be overwritten.
+
+    ``folder_must_exist``: a file beside the user's others (``--csv``) goes into a folder
+    that is there already; a typo in its folder would otherwise create that folder, and
+    the file would land where nobody looks. A recording's folder is created (``--record``
+    names a place of its own, as ``--export`` does)."""
     path = Path(path)
     if path.is_dir():
         raise OutputPathError(f"{flag} {one_line(path)} is a directory; give a file name")
     if path.exists() or path.is_symlink():
         raise OutputPathError(f"{one_line(path)} exists; choose another {flag} file")
-    check_writable_folder(path.parent, what)
+    folder = path.parent
+    if folder_must_exist and not folder.is_dir():
+        base = _existing_ancestor(folder.absolute())
+        if base.is_dir():  # a file on the way is said by check_writable_folder
+            raise OutputPathError(f"{flag} {one_line(path)}: the folder {one_line(folder)} does not exist "
+                                  "(create it first; nothing is created for a CSV file)")
+    check_writable_folder(folder, what)
 
 
 def check_export_folder(folder: Path, names: list[str], overwrite: bool = False,

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from vajra_tui.engine.events import Calibration, CandidateResult, DeviceInfo, LaneInfo, WorkloadInfo
+from vajra_tui.engine.events import Calibration, CandidateResult, DeviceInfo, LaneInfo, ReportTail, WorkloadInfo
 
 if TYPE_CHECKING:
     from vajra_tui.engine.session import Session
@@ -135,9 +135,20 @@ def session_report(session: Session, results: list[CandidateResult], winner: Can
                   fastest_here=verdict.fastest if verdict else None, limits=session.limits)
 
 
+def report_tail(report: Report) -> ReportTail:
+    """What of ``report`` its events do not say: the run ends its stream with it
+    (``SessionFinished.report``), so :func:`recorded_report` rebuilds the same document."""
+    return ReportTail(kind="bench" if report.kind == "bench" else "tune", generations=report.generations,
+                      ranking=list(report.ranking), library=report.library, params=report.params,
+                      lanes=[lane.model_copy(deep=True) for lane in report.lanes],
+                      baseline_spread=report.baseline_spread, final_lane=report.final_lane)
+
+
 def recorded_report(run: RecordedRun, kind: str = "tune") -> Report:
     """A recording's report, the same document ``tune --json`` printed when it was made:
-    the last ranking's verdict, its batch, the winner by name."""
+    the last ranking's verdict, its batch, the winner by name, and what the run's last event
+    (``SessionFinished.report``) adds; a recording made before that event carried it derives
+    its generations and ranking from the rankings, and ``kind`` from its label."""
     ranking = run.ranking
     by_id = run.results
     winner = by_id.get(run.winner_id) if run.winner_id else None
@@ -147,15 +158,23 @@ def recorded_report(run: RecordedRun, kind: str = "tune") -> Report:
     if ranking and not headline:  # recorded before rankings carried their headline
         headline = (f"{winner.name} wins" if winner else
                     "no candidate beat the baseline" if ranking.baseline_won else "no kernel verified")
+    tail = run.finished.report if run.finished is not None else None
+    if tail is None:  # recorded before runs ended with their report's tail
+        tail = ReportTail(kind="bench" if kind == "bench" else "tune",
+                          generations=max((r.generation for r in by_id.values()), default=0),
+                          ranking=[r.name for r in ranked if r.id != "baseline"] if winner else [])
     return Report(
-        kind=kind, device=run.device, workload=run.workload, calibration=run.calibration,
+        kind=tail.kind, device=run.device, workload=run.workload, calibration=run.calibration,
         results=list(by_id.values()), winner=winner, headline=headline,
         ties=[by_id[i].name for i in ranking.tie_ids if i in by_id] if ranking else [],
         baseline_won=bool(ranking and ranking.baseline_won),
         final_batch=(ranking.batch if ranking and ranking.batch else baseline.batch if baseline else None),
-        standing=[r.id for r in ranked], generations=max((r.generation for r in by_id.values()), default=0),
+        standing=[r.id for r in ranked], generations=tail.generations, limits=run.limits,
         fastest_here=by_id.get(ranking.fastest_id) if ranking and ranking.fastest_id else None,
-        ranking=[r.name for r in ranked if r.id != "baseline"] if winner else [])
+        ranking=list(tail.ranking), library=tail.library, params=tail.params,
+        lanes=[lane.model_copy(deep=True) for lane in tail.lanes], baseline_spread=tail.baseline_spread,
+        final_lane=tail.final_lane)
 
 
-__all__ = ["Report", "RESULT_FIELDS", "document", "recorded_report", "result_dict", "session_report"]
+__all__ = ["Report", "RESULT_FIELDS", "document", "recorded_report", "report_tail", "result_dict",
+           "session_report"]

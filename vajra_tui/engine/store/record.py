@@ -341,12 +341,15 @@ class RecordedRun:
         self.winner_id: str | None = None
         self.ranking: RankingReady | None = None  # the last one: what the run's report showed
         self.seeds: list[int] = []
+        self.limits: str | None = None  # what crowned the winner
+        self.finished: SessionFinished | None = None  # its ``report``: what the rankings do not say
         # id -> the order it was first proposed in; a dict, so a re-queued id costs O(1), not a
         # scan of every id before it (a list made 50k queued candidates take 13 s)
         rank: dict[str, int] = {}
         for event in events:
             if isinstance(event, SessionStarted) and self.device is None:
                 self.device, self.workload, self.seeds = event.device, event.workload, list(event.seeds)
+                self.limits = event.limits  # None: recorded before the choice
             elif isinstance(event, CandidateQueued):
                 rank.setdefault(event.id, len(rank))
             elif isinstance(event, CalibrationReady):
@@ -355,6 +358,8 @@ class RecordedRun:
                 self.results[event.result.id] = event.result
             elif isinstance(event, RankingReady):
                 self.winner_id, self.ranking = event.winner_id, event
+            elif isinstance(event, SessionFinished):
+                self.finished = event
         self.results = dict(sorted(self.results.items(), key=lambda kv: rank.get(kv[0], len(rank))))
 
     @property
