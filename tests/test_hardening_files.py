@@ -257,3 +257,16 @@ def test_a_tavily_key_in_a_custom_variable_is_redacted(tmp_path, monkeypatch):
     recorder(Notice(level="error", message=f"search said {secret}; quoted \"{secret}\""))
     text = recorder.close().read_text()
     assert secret not in text and "[redacted]" in text
+
+
+def test_lock_diff_pairs_repeated_entries_in_linear_time(tmp_path, capsys):
+    """A lockfile holding one entry 2000 times (same kernel, same device): the runs on one
+    device were paired each with each, 4 million rows and 10 GB for --json. Paired in order
+    now: one row per entry, at once."""
+    doc = lock_document(tmp_path)
+    doc["entries"] = doc["entries"] * 2000
+    path = write_lock(tmp_path, "big.lock.json", doc)
+    started = time.monotonic()
+    assert main(["lock", "diff", str(path), str(path), "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    assert len(rows) == 2000 and time.monotonic() - started < 30

@@ -58,17 +58,25 @@ def diff_rows(a: dict[str, Any], b: dict[str, Any]) -> list[Row]:
     left, right = by_key(a), by_key(b)
     rows: list[Row] = []
     for key in sorted(set(left) | set(right)):
-        ours = sorted(left.get(key, []), key=lambda e: e["device"].get("key", ""))
-        theirs = sorted(right.get(key, []), key=lambda e: e["device"].get("key", ""))
-        shared = {e["device"].get("key") for e in ours} & {e["device"].get("key") for e in theirs}
-        pairs = [(x, y) for x in ours for y in theirs
-                 if x["device"].get("key") == y["device"].get("key")]  # two runs on one device
-        pairs += list(zip_longest([x for x in ours if x["device"].get("key") not in shared],
-                                  [y for y in theirs if y["device"].get("key") not in shared]))
+        ours, theirs = _by_device(left.get(key, [])), _by_device(right.get(key, []))
+        shared = sorted(set(ours) & set(theirs))
+        pairs: list[tuple[dict[str, Any] | None, dict[str, Any] | None]] = []
+        for device in shared:  # runs on one device, paired in order: linear in the entries
+            pairs += zip_longest(ours[device], theirs[device])
+        pairs += zip_longest([x for d in sorted(ours) if d not in shared for x in ours[d]],
+                             [y for d in sorted(theirs) if d not in shared for y in theirs[d]])
         for x, y in pairs:
             name = ((x or y) or {}).get("kernel", {}).get("name", "")
             rows.append(Row(key[0], key[1], key[2], name, x, y))
     return rows
+
+
+def _by_device(entries: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """Entries grouped by their device's key, each group in file order."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for e in entries:
+        out.setdefault(str(e["device"].get("key", "")), []).append(e)
+    return out
 
 
 def _devices(lock: dict[str, Any]) -> str:
