@@ -218,3 +218,16 @@ def test_gpu_worker_is_spawned_with_the_shader_cache_off_on_an_unusable_folder(t
         client.close()
     assert device.name
     assert b"MESA_SHADER_CACHE_DISABLE=true" in environ
+
+
+def test_a_csv_the_disk_cannot_take_is_one_line_after_the_report(tmp_path):
+    """--csv on a disk that fills: the report still prints (the run is not lost), then one line,
+    exit 2; no traceback and no half-written CSV (it was OSError through save_csv, exit 1)."""
+    out = _cli(tmp_path, 300, "bench", "-w", "softmax", "--size", "32x256", "--reps", "3", "--warmup", "1",
+               "--no-cache", "--json", "--csv", "r.csv")
+    assert out.returncode == 2, out.stderr[-2000:]
+    assert "Traceback" not in out.stderr
+    assert json.loads(out.stdout)["results"]  # the report came first
+    last = out.stderr.strip().splitlines()[-1]
+    assert "--csv" in last and "not written" in last, out.stderr[-1000:]
+    assert not (tmp_path / "r.csv").exists() and not list(tmp_path.glob(".r.csv.*"))

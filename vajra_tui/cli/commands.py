@@ -87,12 +87,19 @@ def _finish(args: argparse.Namespace, run: Run, report: Report) -> int:
 def _print_report(args: argparse.Namespace, report: Report, seeds: list[int]) -> int:
     """Print the table or the JSON document (the same one the API's Report gives); a replay
     prints its recording's report the same way."""
-    if getattr(args, "csv", None):
-        save_csv(args.csv, report.results, report.device, report.workload)
+    unwritten = save_csv(args.csv, report) if getattr(args, "csv", None) else None
     doc = report.to_json()
     if args.json:
         print(json.dumps(doc, indent=2))
-        return 0
+    else:
+        _print_tables(report, doc, seeds)
+    if unwritten is not None:  # the report is out first: a full disk loses the CSV, not the run
+        raise UsageError(unwritten)
+    return 0
+
+
+def _print_tables(report: Report, doc: dict, seeds: list[int]) -> None:
+    """The human form of the report: table, headline, roofline and seeds, lanes."""
     print_table(report.device, report.workload, report.in_standing_order(),
                 report.winner.id if report.winner else None, final_batch=report.final_batch)
     if report.headline:  # wrapped at the terminal's width, as the table is
@@ -106,7 +113,6 @@ def _print_report(args: argparse.Namespace, report: Report, seeds: list[int]) ->
         print(textwrap.fill(f"{roofline}; {seeds}", terminal_width()))  # at 80 columns: two lines
     if report.lanes:
         print_lanes(doc)
-    return 0
 
 
 class _Failing:
@@ -258,11 +264,17 @@ def check_csv(path: Path | None) -> None:
     check_new_file(path, "CSV", "--csv", folder_must_exist=True)  # an OutputPathError is a usage error
 
 
-def save_csv(path: Path, results: list, device: Any, workload: Any) -> None:
+def save_csv(path: Path, report: Report) -> str | None:
+    """Write the --csv file (atomically: nothing half-written); the one-line reason it could
+    not be written (a full disk, a folder gone), or None."""
     from vajra_tui.cli.tables import write_csv
 
-    write_csv(path, results, device, workload)
+    try:
+        write_csv(path, report.results, report.device, report.workload)
+    except OSError as exc:
+        return f"--csv {one_line(path)}: not written: {exc.strerror or exc}"
     print(f"wrote {one_line(path)}", file=sys.stderr)
+    return None
 
 
 def lock(args: argparse.Namespace, settings: Settings) -> int:
