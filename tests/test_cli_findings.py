@@ -65,7 +65,7 @@ def test_quiet_still_flags_a_baseline_planned_from_a_too_small_tile(tmp_path, ca
     w = _workload(tmp_path, OVER.replace("@compute", "// tile: 64\n@compute", 1))
     assert main(["bench", "-w", str(w), "-q", *FAST]) == 0
     out, err = capsys.readouterr()
-    assert err == ""  # -q: no progress at all
+    assert not [line for line in err.splitlines() if not line.startswith("vajra-tui: warning:")]  # -q: no progress
     assert "baseline†" in out
     assert "† baseline: dispatched 8x over" in out and "declare `// tile: 512x1`" in out
 
