@@ -12,6 +12,7 @@ from pathlib import Path
 from vajra_tui import __version__
 from vajra_tui.cli.args import OneLineParser, UsageError, int_at_least, positive_seconds, speed
 from vajra_tui.safe_text import clean, one_line
+from vajra_tui.engine.workloads import timed_import
 from vajra_tui.settings import Settings, config_path, load_settings
 
 EXIT_USAGE = 2
@@ -202,6 +203,8 @@ def main(argv: list[str] | None = None) -> int:
                   "(its *.py files appear in the TUI's picker)", file=sys.stderr)
             return 0
         settings = None if args.command in NO_SETTINGS else load_settings()
+        if settings is not None:  # a workload file's import is bounded as its functions are
+            timed_import.set_deadline(settings.timing.prepare_deadline_s)
         return _dispatch(args, settings)
     except VajraError as exc:  # every failure meant for the user: one line, its own exit status
         print(f"vajra-tui: {exc.prefix}{one_line(exc)}", file=sys.stderr)  # messages quote paths: data

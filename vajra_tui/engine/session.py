@@ -33,7 +33,7 @@ from vajra_tui.engine.events import (
     Calibration, CalibrationReady, CandidateFinished, CandidateQueued, CandidateResult, DeviceInfo,
     Diagnostic, Event, Notice, RankingReady, SessionStarted, StageChanged,
 )
-from vajra_tui.engine.gpu.protocol import Calibrate, Drop, Prepare, QuickCopy, Verify, WorkerTimeout
+from vajra_tui.engine.gpu.protocol import Calibrate, Drop, Prepare, QuickCopy, Verify, WorkerCrashed, WorkerTimeout
 from vajra_tui.engine.scale.lane import Lane
 from vajra_tui.engine.timing.ranking import Ranking, rank
 from vajra_tui.engine.store.result_cache import ResultCache, result_key
@@ -180,6 +180,10 @@ class Session:
         except WorkerTimeout:  # the client killed the worker; the user's code is what ran long
             raise WorkloadError("", f"the workload's make_inputs/reference ran past its {limit:g} s deadline "
                                 "(timing.prepare_deadline_s)", self.provenance.where) from None
+        except WorkerCrashed as exc:  # the worker ended while running the workload's own code
+            raise WorkloadError("", f"the GPU worker ended while preparing this workload ({exc}): its "
+                                "make_inputs or reference stopped the process (os._exit, a crash in "
+                                "native code) or its buffers could not be made", self.provenance.where) from None
         return self.device
 
     async def _calibrate(self) -> None:

@@ -367,6 +367,11 @@ def serve(conn: Connection, prefer: str | None, nvml_index: int | None = None) -
             return
         try:
             conn.send(worker.handle(request))
+        except (KeyboardInterrupt, GeneratorExit) as exc:
+            if not isinstance(request, Prepare):  # a real Ctrl+C: the parent ends the run
+                raise
+            # raised by the workload's own make_inputs or reference: the user's file, in one line
+            conn.send(Failure("workload", f"make_inputs or reference raised {type(exc).__name__}"))
         except Exception as exc:
             # a broken workload is the user's file, not the worker: it goes back as a
             # WorkloadError (Failure keeps its parts), which the session says in one line

@@ -36,6 +36,7 @@ from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 
 from vajra_tui.engine.errors import UsageError
+from vajra_tui.engine.workloads import timed_import
 from vajra_tui.engine.workloads.base import Workload, WorkloadError
 
 GROUP = "vajra_tui.workloads"
@@ -266,7 +267,7 @@ def load_file(path: str | Path, attr: str = WORKLOAD_ATTR) -> Workload:
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # dataclasses and pickling look their module up here
     try:
-        spec.loader.exec_module(module)
+        timed_import.exec_module(spec.loader, module, shown)
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - the user's file: one line, no traceback
         sys.modules.pop(name, None)
         raise _import_error(exc, resolved, shown) from None
