@@ -70,12 +70,23 @@ async def test_the_footer_keeps_quit_and_help_at_80_columns_during_a_live_genera
         await settle(pilot)
         await pilot.press("v")
         await wait_for(pilot, lambda: app.current == "variants", "the variants screen")
-        # what a live run offers while a generation runs: evolve and cancel too (the widest footer)
+        # a live run while a generation runs: cancel, and no evolve (the heading drops it too)
         app.driver = SimpleNamespace(replay=False, busy=True, ready=True, evolve=lambda: None,
                                      aclose=app.driver.aclose)
         await pilot.pause(0.5)
         keys = dict((d, k) for k, d in footer_keys(app))
-        assert "cancel" in keys and "evolve" in keys
+        heading = str(app.screen.query_one("#variants-heading", Static).render())
+        assert "cancel" in keys and "evolve" not in keys and "e evolves" not in heading, keys
+        app.clear_notifications()
+        await pilot.press("e")  # not offered, but pressed anyway: it says why, in one line
+        said = [n.message for n in app._notifications]
+        assert any("is still running: e evolves once it is ranked" in m for m in said), said
+        # the generation ranked: evolve is back in both, and the footer still fits
+        app.driver.busy = False
+        await pilot.pause(0.5)
+        keys = dict((d, k) for k, d in footer_keys(app))
+        heading = str(app.screen.query_one("#variants-heading", Static).render())
+        assert "evolve" in keys and "e evolves the winner" in heading, keys
         assert "quit" in keys and keys.get("all keys") == "?", keys
         assert footer_width(app) <= 80
         assert "vars" not in keys  # the key to the screen already shown goes first
@@ -196,9 +207,24 @@ async def test_mid_run_the_sparkline_counts_the_warmups_that_ran():
     assert len(data) == 3
 
 
-async def test_no_dispatches_yet_is_never_drawn_over_a_full_sparkline():
-    label, data = await _spark(_until_timed(0, warmups=False))
-    assert label == "no dispatches yet" and data == []  # a flat line, not a one-value full block
+async def test_a_baseline_timing_with_no_samples_yet_says_so_beside_its_progress():
+    """The label said "no dispatches yet" under "✓ warm-up → ▶ timed dispatches" (samples
+    arrive only when their batch ends); and no empty line is drawn as a one-value full block."""
+    app = replay_app(_until_timed(0, warmups=False))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        progress = str(app.screen.query_one("#baseline-progress", Static).render())
+        label = str(app.screen.query_one(".spark-label", Static).render())
+        data = list(app.screen.query_one(Sparkline).data or [])
+    assert "✓ warm-up" in progress and "▶ timed dispatches" in progress, progress
+    assert label == "2 warm-up dispatches run; timed dispatches running…" and data == [], label
+
+
+async def test_no_dispatches_yet_before_the_baseline_reaches_its_warm_ups():
+    events = [e for e in _until_timed(0, warmups=False)
+              if not (e.type == "stage" and e.stage in ("warmup", "timing"))]
+    label, data = await _spark(events)
+    assert label == "no dispatches yet" and data == []
 
 
 def test_durations_in_seconds_keep_three_digits():

@@ -27,7 +27,6 @@ from vajra_tui.tui.controls import RunControls
 from vajra_tui.tui.screens import StateScreen
 from vajra_tui.tui.screens.baseline import BaselineScreen
 from vajra_tui.tui.screens.confirm import ConfirmScreen
-from vajra_tui.tui.screens.export import ExportScreen
 from vajra_tui.tui.screens.graveyard import GraveyardScreen
 from vajra_tui.tui.screens.help import HelpScreen
 from vajra_tui.tui.screens.picker import PRESETS, PickerScreen
@@ -75,6 +74,9 @@ class VajraApp(RunControls, App[int]):
         Binding("s", "source", "src", id="source"),
         Binding("c", "copy", "copy", id="copy"),
         Binding("x", "export", "export", id="export"),
+        # e and x when not offered (hidden from the footer): they say why not (controls.py)
+        Binding("e", "why_not('evolve')", "evolve", show=False, id="evolve-why"),
+        Binding("x", "why_not('export')", "export", show=False, id="export-why"),
         Binding("question_mark,f1", "help", "help", id="help"),
         Binding("q", "quit", "quit", id="quit"),
     ]
@@ -112,8 +114,10 @@ class VajraApp(RunControls, App[int]):
             self.theme = self.settings.theme
         except Exception:
             self.notify(f"unknown theme {self.settings.theme!r}; using the default", severity="warning")
-        if self.settings.keys:
-            self.set_keymap(self.settings.keys)
+        if self.settings.keys:  # a key moved moves its why-not answer with it
+            keys = dict(self.settings.keys)
+            keys.update({f"{bid}-why": keys[bid] for bid in ("evolve", "export") if bid in keys})
+            self.set_keymap(keys)
         self.set_interval(1 / REFRESH_HZ, self._refresh_tick)
         if self.replay_events is not None:
             self.start_replay(self.replay_events)
@@ -219,6 +223,7 @@ class VajraApp(RunControls, App[int]):
         if signature != self._footer:  # the footer lists only the keys that work now
             self._footer = signature
             self.refresh_bindings()
+            self._dirty = True  # and the screens say the same (the variants heading offers e)
         if not self._dirty:
             return
         self._dirty = False
@@ -264,16 +269,6 @@ class VajraApp(RunControls, App[int]):
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
 
-    def action_evolve(self) -> None:
-        if self.driver is None:
-            self.notify("nothing to evolve yet: run a workload first", severity="warning")
-            return
-        why = self.driver.evolve()
-        if why:
-            self.notify(why, severity="warning")
-        else:
-            self.goto("variants")
-
     def action_source(self) -> None:
         view = self.shown_kernel()  # the kernel selected on this screen, never another
         if view is None:
@@ -295,13 +290,6 @@ class VajraApp(RunControls, App[int]):
         lines = source.count("\n") + 1
         kind = "WGSL" if view.stitched_source else "kernel body"
         self.notify(f"copied {view.label}'s {kind} ({lines} lines) via OSC 52")
-
-    def action_export(self) -> None:
-        winner = self.state.winner
-        if winner is None or winner.result is None:
-            self.notify("no verified winner to export yet", severity="warning")
-            return
-        self.push_screen(ExportScreen(winner.label))
 
     def export_to(self, out_dir: Path, overwrite: bool) -> tuple[list[Path], str]:
         """Called by the export modal: (written paths, '') or ([], one-line error)."""

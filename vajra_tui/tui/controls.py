@@ -9,8 +9,11 @@ Kept out of app.py so that it stays thin. Mixed into :class:`~vajra_tui.tui.app.
   "cancelled", and the run stays usable (``e`` evolves again).
 - ``s`` and ``c`` act on the kernel selected on the current screen (or shown in
   the source view), never silently on another.
-- The footer lists only what works now: no "evolve" in a replay or while a
-  generation runs, no "cancel" when nothing does.
+- The footer lists only what works now: no "evolve" in a replay, while a generation
+  runs or when nothing can evolve (the library has no templates for a user's workload),
+  no "cancel" when nothing does, no "export" without a crowned winner. Pressed anyway,
+  ``e`` and ``x`` say in one line why not (a hidden binding on the same key answers,
+  since Textual ignores a key whose action ``check_action`` refuses).
 """
 
 from __future__ import annotations
@@ -22,13 +25,15 @@ from textual.screen import ModalScreen
 
 from vajra_tui.tui.screens import StateScreen
 from vajra_tui.tui.screens.confirm import ConfirmScreen
+from vajra_tui.tui.screens.export import ExportScreen
 from vajra_tui.tui.screens.source import SourceScreen
+from vajra_tui.tui.standing import cannot_evolve
 from vajra_tui.tui.state import CandidateView, RunState
 
 if TYPE_CHECKING:
     from vajra_tui.tui.app import VajraApp
 
-NEEDS_RUN = {"goto", "evolve", "source", "copy", "export", "cancel"}
+NEEDS_RUN = {"goto", "evolve", "source", "copy", "export", "cancel", "why_not"}
 SESSION_SCREENS = ("baseline", "variants", "graveyard", "report")
 
 
@@ -43,8 +48,8 @@ class RunControls:
         driver = self.driver
         if action in NEEDS_RUN and driver is None:
             return False
-        if action == "evolve":  # during a generation too: pressed then, it says why not (action_evolve)
-            return not driver.replay and getattr(driver, "ready", False)
+        if action == "evolve":  # refused: the hidden why_not binding on its key says why
+            return self.evolve_offered()
         if action == "cancel":
             return not driver.replay and driver.busy
         if action == "back":
@@ -59,7 +64,64 @@ class RunControls:
         """What the footer depends on; the app's tick refreshes bindings when it moves."""
         driver = self.driver
         return (id(driver), getattr(driver, "busy", None), getattr(driver, "ready", None),
-                self.current, self.state.winner is not None, self.shown_kernel() is not None)
+                self.current, self.state.winner is not None, self.shown_kernel() is not None,
+                self.state.no_templates)
+
+    # ---- evolve and export: offered only when they work, else why not ----------
+    def evolve_refusal(self: "VajraApp") -> str:
+        """Why e cannot start a generation now, in one line ('' when it can)."""
+        driver = self.driver
+        if driver is None:
+            return "nothing to evolve yet: run a workload first"
+        if driver.replay:
+            return "evolve is disabled while replaying a recording"
+        if driver.busy:
+            what = f"generation {self.state.generation}" if self.state.generation else "the run"
+            return f"{what} is still running: e evolves once it is ranked ({self.key_for('cancel')} cancels it)"
+        if not getattr(driver, "ready", False):
+            return "nothing to evolve: the first generation did not finish"
+        return cannot_evolve(self.state)
+
+    def evolve_offered(self: "VajraApp") -> bool:
+        """Whether e works now: what the footer and the variants heading offer."""
+        return not self.evolve_refusal()
+
+    def export_refusal(self: "VajraApp") -> str:
+        """Why x has no winner to export, in one line ('' when there is one)."""
+        winner, ranking = self.state.winner, self.state.ranking
+        if winner is not None and winner.result is not None:
+            return ""
+        if ranking is None:
+            return "nothing to export yet: no generation has been ranked"
+        if ranking.baseline_won and ranking.fastest_id:
+            return ("nothing to export: no portable candidate beat the baseline "
+                    "(--limits adapter would crown the fastest here)")
+        if ranking.baseline_won:
+            return "nothing to export: no candidate beat the baseline, so none is crowned (r: the report)"
+        return "nothing to export: no kernel verified (g: the graveyard says why)"
+
+    def action_why_not(self: "VajraApp", what: str) -> None:
+        """``e`` or ``x`` pressed while it is not offered: say why, never nothing."""
+        why = self.evolve_refusal() if what == "evolve" else self.export_refusal()
+        if why:
+            self.notify(why, severity="warning")
+
+    def action_evolve(self: "VajraApp") -> None:
+        why = self.evolve_refusal()
+        if not why and self.driver is not None:
+            why = self.driver.evolve() or ""
+        if why:
+            self.notify(why, severity="warning")
+        else:
+            self.goto("variants")
+
+    def action_export(self: "VajraApp") -> None:
+        why = self.export_refusal()
+        if why:
+            self.notify(why, severity="warning")
+            return
+        assert self.state.winner is not None
+        self.push_screen(ExportScreen(self.state.winner.label))
 
     # ---- what s and c act on -------------------------------------------------
     def shown_kernel(self: "VajraApp") -> CandidateView | None:

@@ -29,6 +29,7 @@ KEEP_NOTICES = 1000
 FAILED = ("rejected", "compile_error", "timeout", "crashed", "no_kernel")
 _DEADLINE = re.compile(r"deadline ([0-9.]+) s")
 COUNTDOWN_AFTER_S = 1.0  # a verification that is still running after this shows its countdown
+NO_TEMPLATES = "library: no templates for "  # how the library source's notes begin (engine/sources/library)
 
 
 @dataclass
@@ -98,6 +99,9 @@ class RunState:
     ranking: RankingReady | None = None
     finished: SessionFinished | None = None
     lanes: LanesUpdated | None = None  # several adapters (tune --gpus, --ray): the latest state
+    # The library's note that it has no templates for this workload (kept apart from the
+    # notices, which are bounded: a long run must not forget why e has nothing to evolve)
+    no_templates: str = ""
     events: int = 0
     version: int = 0
     # cid -> the state version of its last change, least recent first (a changed id moves to
@@ -308,6 +312,8 @@ class RunState:
 
     def _on_notice(self, e: Notice) -> None:
         self.notices.append(e)
+        if e.message.startswith(NO_TEMPLATES):
+            self.no_templates = e.message
         if len(self.notices) > KEEP_NOTICES:
             del self.notices[: len(self.notices) - KEEP_NOTICES]
 

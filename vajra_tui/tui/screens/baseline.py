@@ -101,7 +101,8 @@ class BaselineScreen(StateScreen):
             done = view.result if view.result is not None and view.result.times_ms else None
             self.query_one(DispatchSpark).sync(
                 view.warmup_ms, done.times_ms if done else view.dispatch_ms, view.method,
-                warmups_run=_warmups(view, done, session), batch=done.batch if done else None)
+                warmups_run=_warmups(view, done, session), batch=done.batch if done else None,
+                stage="" if done else view.stage)
         stats = self.query_one("#baseline-stats", Static)
         result = view.result if view is not None else None
         if result is not None and result.status == "verified":
@@ -123,8 +124,8 @@ def _warmups(view: CandidateView, result, session) -> int | None:
     read "0 warm-up + 9 timed" while they had).
     """
     if result is None:
-        if view.warmup_ms or not view.dispatch_ms:
-            return len(view.warmup_ms)
+        if view.warmup_ms or not (view.dispatch_ms or view.stage == "timing"):
+            return len(view.warmup_ms)  # timing (its samples still to come): the warm-ups have run
         return session.warmup if session is not None else None
     if result.warmup is not None:
         return result.warmup

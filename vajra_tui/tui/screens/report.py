@@ -6,7 +6,6 @@ and arrived inside CandidateResult.
 
 from __future__ import annotations
 
-from rich.cells import cell_len
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -18,7 +17,7 @@ from vajra_tui.tui.state import CandidateView, RunState
 from vajra_tui import fmt
 from vajra_tui.tui.widgets.banner import Banner
 from vajra_tui.tui.widgets.footer import FittingFooter
-from vajra_tui.tui.widgets.lists import ListTable
+from vajra_tui.tui.widgets.lists import ListTable, cell_width, fit_columns
 from vajra_tui.tui.widgets.chart import Bar, GflopsChart
 from vajra_tui.tui.screens import ListScreen
 
@@ -28,7 +27,6 @@ COLUMNS = ("", "kernel", "median", "GFLOP/s", "speedup", "GB/s", "roofline", "re
 # Too narrow for every column (80 columns over SSH cut the table at "workgroup"), the
 # first of these are left out, whole, until the rest fit; the others always show.
 DROP_FIRST = ("origin", "timing", "IQR", "FLOP/B", "grid", "workgroup", "GB/s", "regime", "roofline")
-CELL_PADDING = 2  # a DataTable cell's one cell of padding on each side
 
 
 def report_row(view: CandidateView, r: CandidateResult, rank: str) -> tuple[object, ...]:
@@ -42,20 +40,10 @@ def report_row(view: CandidateView, r: CandidateResult, rank: str) -> tuple[obje
             plain(view.origin or view.strategy, single_line=True))
 
 
-def cell_width(value: object) -> int:
-    return value.cell_len if isinstance(value, Text) else cell_len(str(value))
-
-
 def shown_columns(rows: list[tuple[object, ...]], width: int) -> tuple[int, ...]:
     """Indexes into COLUMNS that fit ``width`` cells whole (0: unknown, all of them)."""
-    widths = [max([cell_width(label)] + [cell_width(row[i]) for row in rows]) + CELL_PADDING
-              for i, label in enumerate(COLUMNS)]
-    shown = list(range(len(COLUMNS)))
-    for label in DROP_FIRST:
-        if not width or sum(widths[i] for i in shown) <= width:
-            break
-        shown.remove(COLUMNS.index(label))
-    return tuple(shown)
+    widths = [max([cell_width(label)] + [cell_width(row[i]) for row in rows]) for i, label in enumerate(COLUMNS)]
+    return fit_columns(COLUMNS, widths, width, DROP_FIRST)
 
 
 def provenance(state: RunState, replay: bool = False) -> Text:

@@ -47,7 +47,9 @@ def stream_text(view: CandidateView) -> Text:
     return text
 
 
-def verdict_text(view: CandidateView) -> Text:
+def verdict_text(view: CandidateView, apart: int | None = None) -> Text:
+    """Median, speedup, GFLOP/s; ``apart``: the batch whose baseline the speedup divides when
+    that is not the last shoot-out's (said, so it is not read beside the others' speedups)."""
     r = view.result
     if r is None:
         if view.dispatch_ms:
@@ -56,6 +58,10 @@ def verdict_text(view: CandidateView) -> Text:
         return Text("")
     if r.status == "cancelled":
         return Text("cancelled by the user", style="yellow")
+    if r.status == "verified" and apart is not None:
+        return Text.assemble((fmt.ms(r.median_ms), "bold"), (f"  batch {apart}: {fmt.speedup(r.speedup)} "
+                                                             "of that batch's baseline", "dim"),
+                             f"  {fmt.num(r.gflops)} GFLOP/s")
     if r.status == "verified":
         return Text.assemble((fmt.ms(r.median_ms), "bold"), "  ",
                              (fmt.speedup(r.speedup), "bold green" if (r.speedup or 0) >= 1 else "bold red"),
@@ -75,11 +81,11 @@ def panel_id(cid: str) -> str:
 class CandidatePanel(Vertical):
     """Title, stage walk, stream body and verdict of one candidate."""
 
-    def __init__(self, view: CandidateView) -> None:
+    def __init__(self, view: CandidateView, apart: int | None = None) -> None:
         super().__init__(id=panel_id(view.id), classes="candidate-panel")
         self.cid = view.id
-        self._seen = -1
-        self._view = view
+        self._seen: tuple[int, int | None] = (-1, None)
+        self._view, self._apart = view, apart
         self._ready = False  # children composed: a fast replay syncs a panel mounted a moment ago
 
     def compose(self) -> ComposeResult:
@@ -90,27 +96,28 @@ class CandidatePanel(Vertical):
 
     def on_mount(self) -> None:
         self._ready = True
-        self.sync(self._view)
+        self.sync(self._view, self._apart)
 
     def on_resize(self) -> None:
         """The stage walk picks its labels by width: draw it again at the new one."""
-        self._seen = -1
-        self.sync(self._view)
+        self._seen = (-1, None)
+        self.sync(self._view, self._apart)
 
-    def sync(self, view: CandidateView) -> None:
+    def sync(self, view: CandidateView, apart: int | None = None) -> None:
+        """Redraw when the candidate moved, or the batch its speedup is read against did."""
         if not self._ready:  # not composed yet: on_mount draws the latest view
-            self._view = view
+            self._view, self._apart = view, apart
             return
-        if view.version == self._seen:
+        if (view.version, apart) == self._seen:
             return
-        self._seen, self._view = view.version, view
+        self._seen, self._view, self._apart = (view.version, apart), view, apart
         self.border_title = plain(view.label, single_line=True)  # a str would be parsed as markup
         self.border_subtitle = f"gen {view.generation}"
         self.set_class(view.failed, "-failed")
         self.set_class(view.result is not None and view.result.status == "verified", "-verified")
         self.query_one(".panel-stages", Static).update(stage_walk(view, self.content_size.width))
         self.query_one(".panel-stream", Static).update(stream_text(view))
-        self.query_one(".panel-verdict", Static).update(verdict_text(view))
+        self.query_one(".panel-verdict", Static).update(verdict_text(view, apart))
         scroll = self.query_one(".panel-scroll", VerticalScroll)
         if view.result is None:  # follow the stream while it runs
             scroll.scroll_end(animate=False, immediate=False)
