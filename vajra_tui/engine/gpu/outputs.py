@@ -124,6 +124,9 @@ class Outputs:
         self.items = [_Output(n, dtypes.get(n, "f32"), b) for n, b in buffers.items()]
         self.scratch = [_Output(n, dtypes.get(n, "f32"), b) for n, b in (extra or {}).items()]
         self._modules: dict[tuple[int, int], wgpu.GPUShaderModule] = {}
+        # the other fills' passes, made once per output and fill: every verification runs one,
+        # and a pipeline made per dispatch would grow the driver's memory (lavapipe keeps its code)
+        self._other: dict[tuple[str, str], tuple] = {}
         self.set_seed(0)
 
     def poisoned(self, name: str) -> bool:
@@ -170,7 +173,10 @@ class Outputs:
                 continue
             start = o.fill
             if fill is not None and self.poisoned(o.name) and o in self.items:
-                start = self._fill(o.buffer, other_fill(o.dtype, fill))
+                key = (o.name, fill)
+                if key not in self._other:
+                    self._other[key] = self._fill(o.buffer, other_fill(o.dtype, fill))
+                start = self._other[key]
             pipe, group, (gx, gy) = start  # type: ignore[misc]
             cp = enc.begin_compute_pass()
             cp.set_pipeline(pipe)
