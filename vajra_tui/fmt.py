@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import time
 
-from vajra_tui.engine.events import BatchTelemetry, Calibration, DeviceInfo, WorkloadInfo
+from vajra_tui.engine.events import BatchTelemetry, Calibration, CandidateResult, DeviceInfo, WorkloadInfo
 
 DASH = "—"
 
@@ -126,3 +126,37 @@ def telemetry(t: BatchTelemetry | None) -> str:
     text = (f"SM {t.first.sm_clock_mhz:.0f}→{t.last.sm_clock_mhz:.0f} MHz · mem "
             f"{t.last.mem_clock_mhz:.0f} MHz · {t.last.power_w:.0f} W · {t.last.temperature_c:.0f} °C")
     return text + (" · CLOCK MOVED >10%" if t.unstable else "")
+
+
+_LEANED_ON = (("maxComputeInvocationsPerWorkgroup", "invocations"),
+              ("maxComputeWorkgroupStorageSize", "B workgroup storage"))
+
+
+def browser_line(result: CandidateResult) -> str:
+    """What a browser said of a kernel's export, in one line for the CLI table and the report
+    card alike: judge, adapter, the limits it leans on, features used, compile messages, its
+    median there. A refusal or rejection is said as the judge worded it (judge and adapter
+    included), an unjudged export as unchecked with why; "" when nothing was asked."""
+    verdict = result.browser
+    if not result.browser_judge:
+        return f"browser: {verdict}" if verdict.startswith("unchecked") else ""
+    if verdict.startswith(("browser-refused", "browser-rejected")):
+        return f"browser: {verdict}"
+    parts = [f"browser: {verdict or 'unchecked'} in {result.browser_judge}"]
+    if result.browser_adapter:
+        parts.append(f" on {result.browser_adapter}")
+    told = [f"{result.browser_limits[k]} {label}" for k, label in _LEANED_ON if k in result.browser_limits]
+    if told:
+        parts.append(f" (limits {', '.join(told)})")
+    if result.browser_used_features:
+        parts.append(f"; uses {', '.join(result.browser_used_features)}")
+    messages = result.browser_messages
+    if messages:
+        first = messages[0]
+        parts.append(f"; {len(messages)} compile message{'s' if len(messages) != 1 else ''}, first "
+                     f"{first.line}:{first.column} {first.message}")
+    else:
+        parts.append("; compiles clean")
+    if result.browser_ms is not None:
+        parts.append(f"; {ms(result.browser_ms)} there")
+    return "".join(parts)

@@ -178,7 +178,7 @@ async def tune(args: argparse.Namespace, settings: Settings) -> int:
         lost: LanesLost | None = None
         try:
             report = await run.tune()
-            _export_baseline(args, report)  # before close(): the --export folder is still claimed
+            await _export_baseline(args, run, report)  # before close(): the --export folder is still claimed
         except LanesLost as exc:  # every lane lost: what finished is still shown, then the error
             lost = exc
         finally:
@@ -197,14 +197,16 @@ async def tune(args: argparse.Namespace, settings: Settings) -> int:
     return _finish(args, run, report)
 
 
-def _export_baseline(args: argparse.Namespace, report: Report) -> None:
+async def _export_baseline(args: argparse.Namespace, run: Run, report: Report) -> None:
     """``--export-baseline``: when nothing beat the baseline, the baseline is what won, so it
-    is what gets exported (a verified one only; the engine never exports anything else)."""
+    is what gets exported (a verified one only; the engine never exports anything else), and
+    a browser judges it first, as it judges a crowned kernel."""
     if args.export is None or report.winner is not None or not getattr(args, "export_baseline", False):
         return
-    baseline = next((r for r in report.results if r.id == "baseline" and r.status == "verified"), None)
-    if baseline is not None:
-        report.exported = export_result(baseline, report.device, report.workload, args.export,
+    at = next((i for i, r in enumerate(report.results) if r.id == "baseline" and r.status == "verified"), None)
+    if at is not None:
+        report.results[at] = await run.session.check_browser("baseline")  # its verdict on every surface
+        report.exported = export_result(report.results[at], report.device, report.workload, args.export,
                                         limits=report.limits)
 
 

@@ -202,15 +202,11 @@ def portability_note(results: list[CandidateResult], most: int = 3) -> Text | No
 
 
 def browser_note(results: list[CandidateResult], winner_id: str | None) -> Text | None:
-    """The winner's browser judgement in one line (its details are in --json and the lockfile)."""
-    r = next((r for r in results if r.id == winner_id and r.browser_judge), None)
-    if r is None:
-        return None
-    said = f"browser: {r.browser or 'unchecked'} in {r.browser_judge}" + (f" on {r.browser_adapter}" if r.browser_adapter else "")
-    if r.browser_used_features:
-        said += f"; uses {', '.join(r.browser_used_features)}"
-    said += f"; {len(r.browser_messages)} compile messages" if r.browser_messages else "; compiles clean"
-    return plain(said, style="dim", single_line=True)
+    """The winner's browser judgement in one line (its details are in --json and the lockfile);
+    with no winner, the baseline's when it was judged (--export-baseline exported it)."""
+    r = next((r for r in results if r.id == (winner_id or "baseline")), None)
+    said = fmt.browser_line(r) if r is not None else ""
+    return plain(said, style="dim", single_line=True) if said else None
 
 
 def passes_note(results: list[CandidateResult], winner_id: str | None) -> Text | None:

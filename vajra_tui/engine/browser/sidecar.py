@@ -17,7 +17,9 @@ import subprocess
 from pathlib import Path
 from typing import Callable
 
-from vajra_tui.settings import cache_dir
+import platformdirs
+
+from vajra_tui.settings import APP_NAME, cache_dir
 
 PACKAGED = Path(__file__).resolve().parents[2] / "node"  # vajra_tui/node: package.json, lockfile, scripts
 SCRIPTS = ("tint_check.mjs", "run_export.ts")
@@ -26,8 +28,21 @@ UNAVAILABLE = "browser check unavailable: run vajra-tui setup-node"
 
 
 def node_dir() -> Path:
-    """Where the sidecar is installed (node_modules, and the scripts beside it)."""
-    return Path(os.environ.get("VAJRA_NODE_DIR") or cache_dir() / "node")
+    """Where the sidecar is installed (node_modules, and the scripts beside it): VAJRA_NODE_DIR,
+    else ``<cache>/node``; when VAJRA_CACHE_DIR points at a folder without one (the README's
+    advice for keeping a run apart), the user's default cache's install is used, so moving the
+    caches does not silently turn the browser judge off."""
+    if os.environ.get("VAJRA_NODE_DIR"):
+        return Path(os.environ["VAJRA_NODE_DIR"])
+    here = cache_dir() / "node"
+    usual = Path(platformdirs.user_cache_dir(APP_NAME)) / "node"
+    if not _installed(here) and _installed(usual):
+        return usual
+    return here
+
+
+def _installed(folder: Path) -> bool:
+    return (folder / "node_modules" / "webgpu" / "index.js").is_file()
 
 
 def _same(a: Path, b: Path) -> bool:
@@ -51,7 +66,7 @@ def ready() -> Path | None:
     Never installs anything and never touches the network.
     """
     folder = node_dir()
-    if not (folder / "node_modules" / "webgpu" / "index.js").is_file():
+    if not _installed(folder):
         return None
     try:
         _sync_scripts(folder)

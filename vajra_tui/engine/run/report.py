@@ -25,7 +25,8 @@ RESULT_FIELDS = (
     "source_sha256", "strategy", "origin", "generation", "rewrites", "deadline_s", "browser",
     "browser_diagnostics", "browser_invalid", "over_dispatch", "duplicate_of", "batch", "warmup",
     "cache_state", "telemetry", "history", "params", "constants", "lane", "adapter_index",
-    "passes", "pass_ms", "uniforms", "portable", "portability",
+    "passes", "pass_ms", "uniforms", "portable", "portability", "browser_judge", "browser_adapter",
+    "browser_limits", "browser_features", "browser_used_features", "browser_messages", "browser_ms",
 )
 
 

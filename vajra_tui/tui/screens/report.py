@@ -198,29 +198,9 @@ def fastest_here(state: RunState) -> Text:
 
 
 def browser_line(result: CandidateResult) -> Text:
-    """Where the crowned kernel's export ran in a browser: judge, adapter, the limits it
-    leans on, the features it used and the compile messages (all in the JSON and lockfile)."""
-    if not result.browser_judge:
-        return Text("")
-    limits = result.browser_limits
-    told = [f"{limits[k]} {label}" for k, label in (("maxComputeInvocationsPerWorkgroup", "invocations"),
-                                                    ("maxComputeWorkgroupStorageSize", "B workgroup storage"))
-            if k in limits]
-    parts = [f"\nbrowser: {result.browser or 'unchecked'} in {result.browser_judge}"]
-    if result.browser_adapter:
-        parts.append(f" on {result.browser_adapter}")
-    if told:
-        parts.append(f" (limits {', '.join(told)})")
-    if result.browser_used_features:
-        parts.append(f"; uses {', '.join(result.browser_used_features)}")
-    messages = result.browser_messages
-    parts.append(f"; {len(messages)} compile message{'s' if len(messages) != 1 else ''}" if messages
-                 else "; compiles clean")
-    if messages:
-        parts.append(f", first {messages[0].line}:{messages[0].column} {messages[0].message}")
-    if result.browser_ms is not None:
-        parts.append(f"; {fmt.ms(result.browser_ms)} there")
-    return Text("".join(parts), style="dim")
+    """Where the crowned kernel's export ran in a browser (fmt.browser_line, as the CLI says it)."""
+    said = fmt.browser_line(result)
+    return Text(f"\n{said}", style="dim") if said else Text("")
 
 
 def browser_badge(result: CandidateResult) -> Text:
