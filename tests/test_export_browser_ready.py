@@ -114,6 +114,7 @@ const message = async (f: () => unknown): Promise<string> => {
   try { await f(); return 'no error'; } catch (e) { return String((e as Error).message ?? e); }
 };
 const bad = await message(() => mod.run(device, { A: new Float32Array(3), B: new Float32Array(3) }));
+const wrongKind = await message(() => mod.run(device, { A: new Float64Array(256), B: new Float64Array(256) }));
 // Balanced: the stack is empty again, so popping rejects, and a later error is reported.
 const pop = await message(() => device.popErrorScope());
 device.pushErrorScope('validation');
@@ -129,7 +130,7 @@ const dispatchOnce = await message(() => kernel.dispatch(partial));
 const dispatchFn = await message(() => mod.dispatch(device, partial));
 const again = await message(() => device.popErrorScope());
 device.destroy();
-console.log(JSON.stringify({ bad, pop, later: later?.message ?? null, missing, bind, dispatchOnce, dispatchFn, again }));
+console.log(JSON.stringify({ bad, wrongKind, pop, later: later?.message ?? null, missing, bind, dispatchOnce, dispatchFn, again }));
 """
 
 
@@ -144,7 +145,9 @@ def test_a_failed_run_leaves_no_error_scope_and_a_missing_buffer_is_named(tmp_pa
     got = _node(DAWN_CHECKS, str(out / "sgemm.ts"), str(webgpu), cwd=tmp_path)
     if got.get("unavailable"):
         pytest.skip("Dawn has no adapter here")
-    assert got["bad"].startswith("vajra sgemm: input A needs 256 f32, got 3"), got
+    assert got["bad"].startswith("vajra sgemm: input A needs 256 f32 (a Float32Array), got a Float32Array of 3"), got
+    # a Float64Array of the right length was uploaded byte for byte (a raw RangeError, or wrong numbers)
+    assert got["wrongKind"].startswith("vajra sgemm: input A needs 256 f32 (a Float32Array), got a Float64Array"), got
     assert got["pop"] != "no error", got  # nothing was left pushed by the failed run()
     assert got["later"], got  # a validation error after it is still reported
     expected = f"vajra sgemm: missing buffer {got['missing']}"

@@ -120,10 +120,14 @@ if (!adapter) {
   process.exit(0);
 }
 const device = await mod.requestKernelDevice(adapter);
-const inputs: Record<string, Float32Array> = {};
+// each input as its binding's kind of array over the file's bytes (run() checks the kind)
+const kinds: Record<string, new (b: ArrayBuffer) => ArrayBufferView> =
+  { f32: Float32Array, f16: Uint16Array, i32: Int32Array, u32: Uint32Array };
+const dtypeOf: Record<string, string> = Object.fromEntries(mod.BUFFERS.map((b: { name: string; dtype: string }) => [b.name, b.dtype]));
+const inputs: Record<string, ArrayBufferView> = {};
 for (const name of mod.INPUTS) {
   const bytes = readFileSync(join(work, `${name}.bin`));
-  inputs[name] = new Float32Array(new Uint8Array(bytes).buffer);
+  inputs[name] = new kinds[dtypeOf[name]](new Uint8Array(bytes).buffer);
 }
 const got = await mod.run(device, inputs);
 const outputs = mod.OUTPUTS.length === 1 ? { [mod.OUTPUT]: got } : got;

@@ -20,12 +20,15 @@ function emit(obj: Record<string, unknown>, code: number): void {
   process.stdout.write(JSON.stringify(obj) + '\n', () => process.exit(code));
 }
 
-function readF32(path: string): Float32Array {
+// run() takes each input as its binding's kind of typed array (it refuses any other).
+const KINDS: Record<string, new (b: ArrayBuffer, offset: number, length: number) => ArrayBufferView & { length: number }> =
+  { f32: Float32Array, f16: Uint16Array, i32: Int32Array, u32: Uint32Array };
+
+function readBytes(path: string): ArrayBuffer {
   const bytes = readFileSync(path);
-  if (bytes.byteLength % 4 !== 0) throw new Error(`${path}: ${bytes.byteLength} bytes is not a float32 array`);
   const copy = new Uint8Array(bytes.byteLength);
   copy.set(bytes);
-  return new Float32Array(copy.buffer);
+  return copy.buffer;
 }
 
 function pattern(n: number, salt: number): Float32Array {
@@ -50,15 +53,17 @@ async function main(): Promise<void> {
 
   const manifest = manifestPath ? JSON.parse(readFileSync(manifestPath, 'utf8')) : {};
   const base = manifestPath ? dirname(resolve(manifestPath)) : process.cwd();
-  const inputs: Record<string, Float32Array> = {};
+  const inputs: Record<string, ArrayBufferView> = {};
   (mod.INPUTS as string[]).forEach((name, i) => {
     const spec = mod.BUFFERS.find((b: { name: string }) => b.name === name);
     const file = manifest.inputs?.[name];
-    const data = file ? readF32(resolve(base, file)) : pattern(spec.elements, i + 1);
-    if (data.length !== spec.elements) {
-      throw new Error(`input ${name}: ${data.length} elements, the kernel expects ${spec.elements}`);
+    const kind = KINDS[spec.dtype] ?? Float32Array;
+    const bytes = file ? readBytes(resolve(base, file)) : pattern(spec.elements, i + 1).buffer;
+    const width = spec.dtype === 'f16' ? 2 : 4;
+    if (bytes.byteLength !== spec.elements * width && !(spec.dtype === 'f16' && !file)) {
+      throw new Error(`input ${name}: ${bytes.byteLength / width} elements, the kernel expects ${spec.elements}`);
     }
-    inputs[name] = data;
+    inputs[name] = new kind(bytes, 0, spec.elements);
   });
 
   const { create, globals } = await import('webgpu');

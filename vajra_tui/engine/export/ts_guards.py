@@ -45,7 +45,8 @@ function checkedBuffers(buffers: Buffers): Record<string, GPUBuffer> {
   return byName as Record<string, GPUBuffer>;
 }
 
-/** run()'s inputs by name, once each one it uploads is a typed array of the right length. */
+/** run()'s inputs by name, once each one it uploads is a typed array of its dtype's kind
+ * (a Float64Array would be uploaded byte for byte) and of the right length. */
 function checkedInputs(inputs: Inputs): Record<string, ArrayBufferView> {
   const byName = ((inputs ?? {}) as unknown) as Record<string, unknown>;
   const checked: Record<string, ArrayBufferView> = {};
@@ -53,9 +54,11 @@ function checkedInputs(inputs: Inputs): Record<string, ArrayBufferView> {
     if (b.access !== "read" && b.access !== "inout") continue;
     const data = byName[b.name];
     const length = ArrayBuffer.isView(data) ? (data as unknown as { length?: number }).length : undefined;
-    if (!ArrayBuffer.isView(data) || length !== b.elements) {
-      throw new Error(`vajra ${WORKLOAD}: input ${b.name} needs ${b.elements} ${b.dtype}, got ` +
-        (data === undefined ? "nothing" : ArrayBuffer.isView(data) ? `${length}` : typeof data));
+    const kind = ARRAYS[b.dtype];
+    if (!ArrayBuffer.isView(data) || !(data instanceof kind) || length !== b.elements) {
+      throw new Error(`vajra ${WORKLOAD}: input ${b.name} needs ${b.elements} ${b.dtype} (a ${kind.name}), got ` +
+        (data === undefined ? "nothing" : ArrayBuffer.isView(data) ? `a ${data.constructor.name} of ${length}`
+          : typeof data));
     }
     checked[b.name] = data;
   }
