@@ -10,7 +10,6 @@ the shipped lavapipe recording replayed, or a small real run on the local adapte
 from __future__ import annotations
 
 import io
-import time
 from pathlib import Path
 
 import pytest
@@ -24,6 +23,8 @@ from vajra_tui.shipped import find_shipped
 from vajra_tui.tui.app import VajraApp
 from vajra_tui.tui.widgets.footer import FittingFooter, is_key
 
+from tui_pilot import isolate, wait_for
+
 EXAMPLES = Path(__file__).parents[1] / "examples" / "workloads"
 SGEMM = find_shipped("lavapipe-sgemm")
 FIXTURE = Path(__file__).parent / "data" / "session_fixture.jsonl"  # a lavapipe run with user kernels
@@ -31,18 +32,7 @@ FIXTURE = Path(__file__).parent / "data" / "session_fixture.jsonl"  # a lavapipe
 
 @pytest.fixture(autouse=True)
 def _isolated(tmp_path, monkeypatch):
-    for name in ("VAJRA_CONFIG_DIR", "VAJRA_DATA_DIR", "VAJRA_CACHE_DIR"):
-        monkeypatch.setenv(name, str(tmp_path / name.lower()))
-    for name in ("NEBIUS_API_KEY", "TAVILY_API_KEY", "VAJRA_THEME"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.chdir(tmp_path)
-
-
-async def wait_for(pilot, condition, what: str, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        await pilot.pause(0.05)
+    isolate(tmp_path, monkeypatch)
 
 
 def replay(events=None) -> VajraApp:

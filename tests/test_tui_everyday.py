@@ -6,7 +6,6 @@ Most replay the recorded session fixture (no GPU); the user-workload and
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -21,6 +20,8 @@ from vajra_tui.settings import Settings, TimingSettings
 from vajra_tui.tui.app import VajraApp
 from vajra_tui.tui.widgets.footer import FittingFooter, is_key
 
+from tui_pilot import isolate, wait_for
+
 DATA = Path(__file__).parent / "data"
 FIXTURE = DATA / "session_fixture.jsonl"
 TRANSPOSE = Path(__file__).parents[1] / "examples" / "workloads" / "transpose.py"
@@ -28,18 +29,7 @@ TRANSPOSE = Path(__file__).parents[1] / "examples" / "workloads" / "transpose.py
 
 @pytest.fixture(autouse=True)
 def _isolated(tmp_path, monkeypatch):
-    for name in ("VAJRA_CONFIG_DIR", "VAJRA_DATA_DIR", "VAJRA_CACHE_DIR"):
-        monkeypatch.setenv(name, str(tmp_path / name.lower()))
-    for name in ("NEBIUS_API_KEY", "TAVILY_API_KEY", "VAJRA_THEME"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.chdir(tmp_path)
-
-
-async def wait_for(pilot, condition, what: str, timeout: float = 90.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        await pilot.pause(0.05)
+    isolate(tmp_path, monkeypatch)
 
 
 def replay_app(events=None) -> VajraApp:
