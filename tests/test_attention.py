@@ -129,7 +129,6 @@ async def test_larger_blocks_verify(gpu):
     s = await _session(gpu, "B=1,H=1,S=100,D=64,MASK=2")
     src = LibrarySource(s.device)
     for params in ({"template": "attention/flash", "wx": 8, "wy": 16, "tq": 2, "bk": 32, "sg": 0},
-                   {"template": "attention/vec4", "wx": 8, "wy": 8, "tq": 2, "bk": 32, "sg": 0, "v4": 1},
                    {"template": "attention/tiled", "wx": 8, "wy": 16, "tm": 1, "tn": 4},
                    {"template": "attention/tiled", "wx": 8, "wy": 8, "tm": 2, "tn": 4},
                    {"template": "attention/tiled", "wx": 16, "wy": 16, "tm": 1, "tn": 2}):
@@ -149,3 +148,26 @@ async def test_tiled_64_key_blocks_verify(gpu, spec):
         cand = src.instantiate({"template": "attention/tiled", **params}, s.size, cid="b64", name="b64")
         assert cand is not None, params
         await _admit(s, cand)
+
+
+@pytest.mark.parametrize("spec", ["B=1,H=2,S=100,D=32,MASK=2", "B=1,H=1,S=301,D=16,MASK=1",
+                                  "B=1,H=1,S=77,D=64,MASK=1"])
+async def test_outer_shapes_verify(gpu, spec):
+    """C's discrete-GPU shapes (8x8 and 8x4 tiles, 64-key blocks, V sharing K's memory or
+    not, reductions by shuffles where the adapter has them) at sizes off every block, with D
+    small enough for lavapipe's 32 KiB: the code paths the H200 runs at D=64."""
+    s = await _session(gpu, spec)
+    src = LibrarySource(s.device)
+    sgs, verified = ((0, 1) if s.device.subgroups else (0,)), 0
+    for wx, wy, tm, tn, kv in ((8, 8, 8, 4, 2), (4, 16, 4, 4, 2), (4, 8, 8, 8, 1), (2, 8, 4, 8, 1),
+                               (8, 4, 8, 4, 2), (8, 8, 4, 4, 1)):
+        for sg in sgs:
+            params = {"template": "attention/outer", "wx": wx, "wy": wy, "tm": tm, "tn": tn, "kv": kv, "sg": sg}
+            cand = src.instantiate(params, s.size, cid="outer", name="outer")
+            if cand is None:  # D=16 has no room for 8 lanes of vec4 columns; small subgroups
+                why = template("attention/outer").check(params, s.size, s.device)
+                assert any(w in why for w in ("multiple of", "subgroup", "workgroup memory", "register")), (params, why)
+                continue
+            await _admit(s, cand)
+            verified += 1
+    assert verified >= 2

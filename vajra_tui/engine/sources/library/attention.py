@@ -15,9 +15,11 @@ A: scalar, the reductions through workgroup memory (``sg=0``) or by ``subgroupSh
 butterflies (``sg=1``; subgroupMax/Add would mix rows, as several rows share a subgroup),
 only where the adapter's smallest subgroup holds ``wx`` lanes. B ("tiled",
 attention_gen.py): both products register-tiled SGEMM-style, Q in registers, a per-lane
-online softmax with no per-block reductions; first on a discrete GPU. It replaced the
-subgroup-only template, the slowest of the three on the H200 (#27); A keeps its reductions.
-C: vectorised, V and O as vec4 along D (D % 4 == 0), optionally with the shuffles.
+online softmax with no per-block reductions. It replaced the subgroup-only template, the
+slowest of the three on the H200 (#27); A keeps its reductions. C ("outer",
+attention_outer.py): Q, K, P and V transposed in workgroup memory as vec4 columns and both
+products as outer products, SGEMM's vec4 design; it replaced A with V and O as vec4 (#27:
+at 14.5 ms the slowest on the H200).
 
 A split-K variant (S split into partial (m, l, O) results and a combine) needs a second
 dispatch; library candidates are single-module, so it is left to a workload with passes.
@@ -26,7 +28,7 @@ dispatch; library candidates are single-module, so it is left to a workload with
 from __future__ import annotations
 
 from vajra_tui.engine.events import DeviceInfo
-from vajra_tui.engine.sources.library import attention_gen
+from vajra_tui.engine.sources.library import attention_gen, attention_outer
 from vajra_tui.engine.sources.library.base import (Emitter, Params, Size, Template, big_gpu, storage_fits,
                                                     subgroups, workgroup_fits)
 
@@ -46,11 +48,11 @@ def _smem_bytes(p: Params, s: Size) -> int:
 
 
 def check(p: Params, s: Size, d: DeviceInfo | None) -> str | None:
-    wx, vec = p["wx"], p.get("v4", 0)
+    wx = p["wx"]
     if p["bk"] % wx:
         return "keys per block must be a multiple of the lanes per row"
-    if s["D"] % (wx * (4 if vec else 1)):
-        return f"D={s['D']} is not a multiple of {wx * (4 if vec else 1)} (lanes per row x vector width)"
+    if s["D"] % wx:
+        return f"D={s['D']} is not a multiple of {wx} (lanes per row)"
     if p["tq"] * (s["D"] // wx) > 64 or p["tq"] * (p["bk"] // wx) > 32:
         return "register tile too large"
     if p["sg"]:
@@ -86,14 +88,7 @@ def _stage(e: Emitter, p: Params, s: Size) -> None:
     e.open(f"for (var si = li; si < {bk * d}u; si = si + {nt}u) {{")
     e(f"let sj = si / {d}u;", f"let sc = si % {d}u;", "let key = k0 + sj;",
       "let g = head + min(key, S - 1u) * D + sc;",
-      f"Ks[sj * {d + 1}u + sc] = select(0.0, K[g], key < S);")
-    if p.get("v4"):
-        e.close()
-        e.open(f"for (var vi = li; vi < {bk * d // 4}u; vi = vi + {nt}u) {{")
-        e(f"let vkey = k0 + vi / {d // 4}u;",
-          f"Vs[vi] = select(vec4<f32>(0.0), V[head / 4u + min(vkey, S - 1u) * {d // 4}u + vi % {d // 4}u], vkey < S);")
-    else:
-        e("Vs[si] = select(0.0, V[g], key < S);")
+      f"Ks[sj * {d + 1}u + sc] = select(0.0, K[g], key < S);", "Vs[si] = select(0.0, V[g], key < S);")
     e.close()
     e("workgroupBarrier();")
 
@@ -119,7 +114,7 @@ def _scores(e: Emitter, p: Params, s: Size) -> None:
 
 def _softmax(e: Emitter, p: Params, s: Size) -> None:
     """New running max per row, the block's weights into Ps, old sums and outputs rescaled."""
-    wx, tq, tk, td = p["wx"], p["tq"], p["bk"] // p["wx"], s["D"] // (p["wx"] * (4 if p.get("v4") else 1))
+    wx, tq, tk, td = p["wx"], p["tq"], p["bk"] // p["wx"], s["D"] // p["wx"]
     _reduce(e, [f"bm{a}" for a in range(tq)], "max", p)
     pst = p["bk"] + 1
     for a in range(tq):
@@ -133,14 +128,14 @@ def _softmax(e: Emitter, p: Params, s: Size) -> None:
 
 
 def _pv(e: Emitter, p: Params, s: Size) -> None:
-    """outputs += P·V over the block's keys (V along D in vec4 with ``v4``)."""
-    wx, tq, bk, vec = p["wx"], p["tq"], p["bk"], p.get("v4", 0)
-    td, row = s["D"] // (wx * (4 if vec else 1)), s["D"] // (4 if vec else 1)
+    """outputs += P·V over the block's keys."""
+    wx, tq, bk, d = p["wx"], p["tq"], p["bk"], s["D"]
+    td = d // wx
     e.open(f"for (var c = 0u; c < {bk}u; c = c + 1u) {{")
     e(*[f"let w{a} = Ps[r{a} * {bk + 1}u + c];" for a in range(tq)])
-    e(*[f"let v{j} = Vs[c * {row}u + lid.x + {j * wx}u];" for j in range(td)])
+    e(*[f"let v{j} = Vs[c * {d}u + lid.x + {j * wx}u];" for j in range(td)])
     for a in range(tq):
-        e(*[f"o{a}_{j} = fma({'vec4<f32>(' if vec else '('}w{a}), v{j}, o{a}_{j});" for j in range(td)])
+        e(*[f"o{a}_{j} = fma(w{a}, v{j}, o{a}_{j});" for j in range(td)])
     e.close()
     e("workgroupBarrier();")
 
@@ -148,21 +143,17 @@ def _pv(e: Emitter, p: Params, s: Size) -> None:
 def render(p: Params, s: Size, d: DeviceInfo | None) -> str:
     wx, wy = p["wx"], p["wy"]
     bq, bk, tq, tk, _ = _shape(p, s)
-    vec, dim = p.get("v4", 0), s["D"]
-    td = dim // (wx * (4 if vec else 1))
-    zero = "vec4<f32>(0.0)" if vec else "0.0"
+    dim = s["D"]
+    td = dim // wx
     e = Emitter()
     e(f"// Attention, FlashAttention-2 style: {bq} query rows per workgroup of {wx}x{wy}, keys in",
-      f"// blocks of {bk} through workgroup memory, {tq}x{tk} scores and {tq}x{td}"
-      + (" vec4" if vec else "") + " outputs per lane; online softmax",
+      f"// blocks of {bk} through workgroup memory, {tq}x{tk} scores and {tq}x{td} outputs per lane;",
+      "// online softmax",
       "// (running max and sum per row), block maxima reduced by "
       + ("subgroup shuffles." if p["sg"] else "workgroup memory."),
       f"// tile: {bq}*D x 1")
-    if vec:
-        e("@group(0) @binding(2) var<storage, read> V: array<vec4<f32>>;",
-          "@group(0) @binding(3) var<storage, read_write> O: array<vec4<f32>>;")
     e(f"var<workgroup> Qs: array<f32, {bq * (dim + 1)}>;", f"var<workgroup> Ks: array<f32, {bk * (dim + 1)}>;",
-      f"var<workgroup> Vs: array<{'vec4<f32>' if vec else 'f32'}, {bk * dim // (4 if vec else 1)}>;",
+      f"var<workgroup> Vs: array<f32, {bk * dim}>;",
       f"var<workgroup> Ps: array<f32, {bq * (bk + 1)}>;")
     if not p["sg"]:
         e(f"var<workgroup> red: array<f32, {bq * wx}>;")
@@ -178,7 +169,7 @@ def render(p: Params, s: Size, d: DeviceInfo | None) -> str:
     e.close()
     for a in range(tq):
         e(f"let r{a} = lid.y + {a * wy}u;", f"var m{a} = {NEG};", f"var l{a} = 0.0;",
-          *[f"var o{a}_{j} = {zero};" for j in range(td)])
+          *[f"var o{a}_{j} = 0.0;" for j in range(td)])
     e("var kend = S;", f"if (MASK == 2u) {{ kend = min(S, q0 + {bq}u); }}")
     e.open(f"for (var k0 = 0u; k0 < kend; k0 = k0 + {bk}u) {{")
     _stage(e, p, s)
@@ -191,10 +182,7 @@ def render(p: Params, s: Size, d: DeviceInfo | None) -> str:
         e(f"if (q0 + r{a} < S) {{")
         e(f"    let inv{a} = 1.0 / l{a};")
         for j in range(td):
-            if vec:
-                e(f"    O[(head + (q0 + r{a}) * D) / 4u + lid.x + {j * wx}u] = o{a}_{j} * inv{a};")
-            else:
-                e(f"    O[head + (q0 + r{a}) * D + lid.x + {j * wx}u] = o{a}_{j} * inv{a};")
+            e(f"    O[head + (q0 + r{a}) * D + lid.x + {j * wx}u] = o{a}_{j} * inv{a};")
         e("}")
     e.close()
     return e.text()
@@ -207,8 +195,8 @@ TEMPLATES = [
              {**AXES, "sg": (0, 1)}, render, check),
     Template("attention", "tiled", "B", "register-tiled Q·Kᵀ and P·V, Q in registers, per-lane softmax",
              attention_gen.AXES, attention_gen.render, attention_gen.check),
-    Template("attention", "vec4", "C", "FA2 with V and O as vec4 along D",
-             {**AXES, "sg": (0, 1), "v4": (1,)}, render, check),
+    Template("attention", "outer", "C", "SGEMM-style outer products of transposed vec4 columns",
+             attention_outer.AXES, attention_outer.render, attention_outer.check),
 ]
 
 
@@ -221,6 +209,15 @@ def _tiled_priors(d: DeviceInfo | None) -> list[Params]:
     return [dict(zip(("wx", "wy", "tm", "tn"), t)) for t in big + small]
 
 
+def _outer_priors(d: DeviceInfo | None, sg: int) -> list[Params]:
+    """C's shapes (wx, wy, tm, tn): on a discrete GPU 64 rows x 32 keys per block (42 KB of
+    workgroup memory at D=64, over the portable 16 KiB), 8x4 scores and 8x8 outputs per lane;
+    then ones that fit 16 KiB (32 rows x 16 keys; D=128 with 16 lanes per row)."""
+    big = [(8, 8, 8, 4, 2), (8, 16, 4, 4, 2), (8, 8, 8, 8, 1), (16, 8, 8, 4, 1), (8, 16, 4, 8, 1)] if big_gpu(d) else []
+    small = [(4, 8, 4, 4, 2), (8, 8, 4, 4, 1), (4, 4, 8, 4, 2), (8, 4, 4, 4, 1), (16, 8, 4, 4, 1)]
+    return [{**dict(zip(("wx", "wy", "tm", "tn", "kv"), t)), "sg": sg} for t in big + small]
+
+
 def priors(s: Size, d: DeviceInfo | None) -> dict[str, list[Params]]:
     """Large blocks first on a discrete GPU (under its own limits), then ones that fit
     WebGPU's portable 16 KiB of workgroup memory (small blocks, D=64 first)."""
@@ -230,4 +227,4 @@ def priors(s: Size, d: DeviceInfo | None) -> dict[str, list[Params]]:
     shapes = [dict(zip(("wx", "wy", "tq", "bk"), t)) for t in big + small]
     return {"A": [{**q, "sg": 0} for q in shapes],
             "B": _tiled_priors(d),
-            "C": [{**q, "sg": sg, "v4": 1} for q in shapes]}
+            "C": _outer_priors(d, sg)}

@@ -1,0 +1,238 @@
+"""Attention C, "outer": both products as SGEMM-style outer products of vec4 columns.
+
+Why: B (attention_gen.py) keeps Q and O rows whole in each lane's registers, 2 x tm x D
+floats, which at D=64 spills on the H200 and caps it at 13 TFLOP/s (#27). Here the
+workgroup memory holds the operands transposed, as the 0.9x-of-cuBLAS SGEMM does, and a lane
+keeps only its tiles: ``tm x tn`` scores and ``tm x td`` outputs (``td = D / wx``).
+
+A workgroup of ``wx`` x ``wy`` lanes owns ``bq = wy * tm`` query rows of one head; keys pass
+``bk = wx * tn`` at a time. Per block:
+
+1. K is staged transposed (``Kt[d][key]``) and V as rows (``Vs[key][d]``); barrier. With
+   ``kv=1`` V is staged later, into ``Kt`` once the scores are done: half the key memory
+   (D=128 fits 32 KiB, or 64-key blocks on the H200) for one more barrier with ``sg=1``.
+2. Scores: for each ``d`` a lane reads ``tm/4`` vec4 of Q (``Qt[d][row]``, staged once,
+   pre-scaled by log2(e)/sqrt(D)) and ``tn/4`` vec4 of K, and adds their outer product:
+   ``tm * tn`` FMA per ``(tm + tn) / 4`` loads.
+3. Online softmax: each row's block max is reduced over its ``wx`` lanes (subgroup shuffles
+   with ``sg=1``, else workgroup memory); the weights go to ``Pt[key][row]``; barrier.
+4. P·V the same way: per key ``tm/4`` vec4 of P and ``td/4`` vec4 of V into the outputs,
+   rescaled once per block by the row's factor (every lane of a row holds the same max).
+
+The row's sum stays a per-lane partial, summed once at the end. A lane's rows are
+``g*4*wy + 4*ty + i`` (groups of four, so one vec4 load serves four rows), its keys and
+output columns ``h*4*wx + 4*tx + j``. Masking (keys past S, the causal diagonal) runs only
+in the blocks that need it; a causal workgroup stops at its last row's key, heaviest first.
+"""
+
+from __future__ import annotations
+
+from vajra_tui.engine.events import DeviceInfo
+from vajra_tui.engine.sources.library.base import Emitter, Params, Size, storage_fits, subgroups, workgroup_fits
+
+NEG = "-1.0e30"  # a masked score: finite, so exp2(NEG - m) is 0 and never inf - inf
+
+
+def shape(p: Params, s: Size) -> tuple[int, int, int, int]:
+    """(bq, bk, d4, td): rows and keys per block, vec4 per row of D, output columns per lane."""
+    return p["wy"] * p["tm"], p["wx"] * p["tn"], s["D"] // 4, s["D"] // p["wx"]
+
+
+def smem_bytes(p: Params, s: Size) -> int:
+    bq, bk, _, _ = shape(p, s)
+    d = s["D"]
+    return 4 * (d * bq + p["kv"] * d * bk + bk * bq + (0 if p["sg"] else bq * p["wx"]))
+
+
+def check(p: Params, s: Size, d: DeviceInfo | None) -> str | None:
+    """Why this point cannot run at this size on this adapter, or None."""
+    wx, tm, tn = p["wx"], p["tm"], p["tn"]
+    if s["D"] % (4 * wx):
+        return f"D={s['D']} is not a multiple of {4 * wx} (vec4 output columns over {wx} lanes)"
+    if tm * tn > 64 or tm * (s["D"] // wx) > 64:
+        return "register tile too large"
+    if p["sg"]:
+        if not subgroups(d):
+            return "the adapter has no subgroups"
+        if (d.subgroup_min_size or 4) < wx:
+            return f"a row's {wx} lanes may not fit in one subgroup on this adapter"
+    return workgroup_fits(d, wx, p["wy"]) or storage_fits(d, smem_bytes(p, s))
+
+
+def _header(e: Emitter, p: Params, s: Size) -> None:
+    bq, bk, _, td = shape(p, s)
+    wx, wy, tm, tn, d = p["wx"], p["wy"], p["tm"], p["tn"], s["D"]
+    e(f"// Attention, outer products: {bq} query rows per workgroup of {wx}x{wy}, keys in blocks of {bk};",
+      f"// per lane {tm}x{tn} scores and {tm}x{td} outputs from vec4 columns of Q, K, P and V held",
+      "// transposed in workgroup memory; online softmax, block maxima reduced by "
+      + ("subgroup shuffles." if p["sg"] else "workgroup memory."),
+      f"// tile: {bq}*D x 1")
+    for i, n in enumerate("QKV"):
+        e(f"@group(0) @binding({i}) var<storage, read> {n}: array<vec4<f32>>;")
+    e("@group(0) @binding(3) var<storage, read_write> O: array<vec4<f32>>;",
+      f"var<workgroup> Qt: array<vec4<f32>, {d * bq // 4}>;",
+      f"var<workgroup> Kt: array<vec4<f32>, {d * bk // 4}>;",
+      *([f"var<workgroup> Vs: array<vec4<f32>, {bk * d // 4}>;"] if p["kv"] == 2 else []),
+      f"var<workgroup> Pt: array<vec4<f32>, {bk * bq // 4}>;")
+    if not p["sg"]:
+        e(f"var<workgroup> red: array<f32, {bq * wx}>;")
+    e(f"@compute @workgroup_size({wx}, {wy})",
+      "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>,")
+    e.open("        @builtin(local_invocation_index) li: u32) {")
+
+
+def _row(p: Params, a: int) -> str:
+    """The lane's a-th row within the block, as a WGSL expression."""
+    return f"({(a // 4) * 4 * p['wy'] + a % 4}u + 4u * ty)"
+
+
+def _setup(e: Emitter, p: Params, s: Size) -> None:
+    """Tile coordinates (causal: heaviest query blocks first), Q transposed and scaled."""
+    bq, _, d4, td = shape(p, s)
+    nt, tm = p["wx"] * p["wy"], p["tm"]
+    e("let t = vajra_tile(wid);", "if (t.y >= TILES_Y) {", "    return;", "}",
+      "let qb = select(t.x, TILES_X - 1u - t.x, MASK == 2u);",
+      f"let q0 = qb * {bq}u;", f"let head4 = t.y * S * {d4}u;", "let tx = lid.x;", "let ty = lid.y;",
+      "let qscale = 1.4426950408889634 / sqrt(f32(D));")
+    e.open(f"for (var i = li; i < {bq * d4}u; i = i + {nt}u) {{")  # row fastest: conflict-free stores
+    e(f"let r = i % {bq}u;", f"let c = i / {bq}u;",
+      f"let q = Q[head4 + min(q0 + r, S - 1u) * {d4}u + c] * qscale;",
+      f"let w = (4u * c) * {bq // 4}u + r / 4u;", f"let lane = r % 4u;")
+    for j in range(4):
+        e(f"Qt[w + {j * bq // 4}u][lane] = q[{j}];")
+    e.close()
+    for a in range(tm):
+        e(f"var m{a} = {NEG};", f"var l{a} = 0.0;", *[f"var o{a}_{h} = vec4<f32>(0.0);" for h in range(td // 4)])
+
+
+def _stage(e: Emitter, p: Params, s: Size, k: bool, v: str | None) -> None:
+    """The key block k0.. into workgroup memory (zeros past S): K transposed (``k``), V as
+    rows into the array named ``v`` (``Kt`` itself once the scores are done, with kv=1)."""
+    _, bk, d4, _ = shape(p, s)
+    nt = p["wx"] * p["wy"]
+    e.open(f"for (var i = li; i < {bk * d4}u; i = i + {nt}u) {{")
+    if k:
+        e(f"let kj = i % {bk}u;", f"let kc = i / {bk}u;", "let key = k0 + kj;",
+          f"let kv = select(vec4<f32>(0.0), K[head4 + min(key, S - 1u) * {d4}u + kc], key < S);",
+          f"let w = (4u * kc) * {bk // 4}u + kj / 4u;", "let lane = kj % 4u;")
+        e(*[f"Kt[w + {j * bk // 4}u][lane] = kv[{j}];" for j in range(4)])
+    if v:
+        e(f"let vkey = k0 + i / {d4}u;",
+          f"{v}[i] = select(vec4<f32>(0.0), V[head4 + min(vkey, S - 1u) * {d4}u + i % {d4}u], vkey < S);")
+    e.close()
+
+
+def _scores(e: Emitter, p: Params, s: Size) -> None:
+    """s{a}_{h}: row a's scores against the lane's key group h (four keys), in log2 units."""
+    bq, bk, _, _ = shape(p, s)
+    wx, wy, tm, tn, d = p["wx"], p["wy"], p["tm"], p["tn"], s["D"]
+    for a in range(tm):
+        e(*[f"var s{a}_{h} = vec4<f32>(0.0);" for h in range(tn // 4)])
+    e.open(f"for (var c = 0u; c < {d}u; c = c + 1u) {{")
+    e(*[f"let qv{g} = Qt[c * {bq // 4}u + {g * wy}u + ty];" for g in range(tm // 4)])
+    e(*[f"let kv{h} = Kt[c * {bk // 4}u + {h * wx}u + tx];" for h in range(tn // 4)])
+    for a in range(tm):
+        e(*[f"s{a}_{h} = fma(vec4<f32>(qv{a // 4}[{a % 4}]), kv{h}, s{a}_{h});" for h in range(tn // 4)])
+    e.close()
+    e.open(f"if (k0 + {bk}u > S || (MASK == 2u && k0 + {bk}u > q0 + 1u)) {{")
+    for h in range(tn // 4):
+        e(f"let key{h} = vec4<u32>(k0 + {h * 4 * wx}u + 4u * tx) + vec4<u32>(0u, 1u, 2u, 3u);")
+        for a in range(tm):
+            e(f"s{a}_{h} = select(vec4<f32>({NEG}), s{a}_{h}, (key{h} < vec4<u32>(S)) & "
+              f"(vec4<bool>(MASK != 2u) | (key{h} <= vec4<u32>(q0 + {_row(p, a)}))));")
+    e.close()
+
+
+def _reduce_max(e: Emitter, p: Params, s: Size) -> None:
+    """bm{a}: row a's block max over its wx lanes; barriers (sg=0) are in uniform flow."""
+    wx, tm, tn = p["wx"], p["tm"], p["tn"]
+    for a in range(tm):
+        parts = [f"s{a}_{h}" for h in range(tn // 4)]
+        v = parts[0] if len(parts) == 1 else "max(" * (len(parts) - 1) + parts[0] + "".join(
+            f", {x})" for x in parts[1:])
+        e(f"let v{a} = {v};", f"var bm{a} = max(max(v{a}.x, v{a}.y), max(v{a}.z, v{a}.w));")
+    if p["sg"]:
+        for step in (1 << i for i in range(wx.bit_length() - 1)):
+            e(*[f"bm{a} = max(bm{a}, subgroupShuffleXor(bm{a}, {step}u));" for a in range(tm)])
+        return
+    e(*[f"red[{_row(p, a)} * {wx}u + tx] = bm{a};" for a in range(tm)])
+    e("workgroupBarrier();")
+    for a in range(tm):
+        e(f"for (var u = 0u; u < {wx}u; u = u + 1u) {{ bm{a} = max(bm{a}, red[{_row(p, a)} * {wx}u + u]); }}")
+
+
+def _softmax(e: Emitter, p: Params, s: Size) -> None:
+    """New running max per row, the weights into Pt, sums and outputs rescaled; barrier."""
+    bq, _, _, td = shape(p, s)
+    wx, wy, tm, tn = p["wx"], p["wy"], p["tm"], p["tn"]
+    for a in range(tm):
+        e(f"let mn{a} = max(m{a}, bm{a});", f"let al{a} = exp2(m{a} - mn{a});", f"m{a} = mn{a};")
+        e(*[f"s{a}_{h} = exp2(s{a}_{h} - vec4<f32>(mn{a}));" for h in range(tn // 4)])
+        e(f"l{a} = l{a} * al{a} + " + " + ".join(f"dot(s{a}_{h}, vec4<f32>(1.0))" for h in range(tn // 4)) + ";")
+        e(*[f"o{a}_{h} = o{a}_{h} * al{a};" for h in range(td // 4)])
+    for g in range(tm // 4):
+        for h in range(tn // 4):
+            for j in range(4):
+                rows = ", ".join(f"s{4 * g + i}_{h}[{j}]" for i in range(4))
+                e(f"Pt[({h * 4 * wx + j}u + 4u * tx) * {bq // 4}u + {g * wy}u + ty] = vec4<f32>({rows});")
+
+
+def _pv(e: Emitter, p: Params, s: Size, vs: str) -> None:
+    """outputs += P·V over the block's keys; barrier before the next block is staged."""
+    bq, bk, d4, td = shape(p, s)
+    wx, wy, tm = p["wx"], p["wy"], p["tm"]
+    e.open(f"for (var k = 0u; k < {bk}u; k = k + 1u) {{")
+    e(*[f"let pv{g} = Pt[k * {bq // 4}u + {g * wy}u + ty];" for g in range(tm // 4)])
+    e(*[f"let vv{h} = {vs}[k * {d4}u + {h * wx}u + tx];" for h in range(td // 4)])
+    for a in range(tm):
+        e(*[f"o{a}_{h} = fma(vec4<f32>(pv{a // 4}[{a % 4}]), vv{h}, o{a}_{h});" for h in range(td // 4)])
+    e.close()
+    e("workgroupBarrier();")
+
+
+def _finish(e: Emitter, p: Params, s: Size) -> None:
+    """Each row's partial sums over its wx lanes, then the normalised outputs as vec4."""
+    _, _, d4, td = shape(p, s)
+    wx, tm = p["wx"], p["tm"]
+    if p["sg"]:
+        for step in (1 << i for i in range(wx.bit_length() - 1)):
+            e(*[f"l{a} = l{a} + subgroupShuffleXor(l{a}, {step}u);" for a in range(tm)])
+    else:
+        e(*[f"red[{_row(p, a)} * {wx}u + tx] = l{a};" for a in range(tm)])
+        e("workgroupBarrier();")
+        for a in range(tm):
+            e(f"l{a} = 0.0;", f"for (var u = 0u; u < {wx}u; u = u + 1u) {{ l{a} = l{a} + red[{_row(p, a)} * {wx}u + u]; }}")
+    for a in range(tm):
+        e(f"let row{a} = q0 + {_row(p, a)};")
+        e.open(f"if (row{a} < S) {{")
+        e(f"let inv{a} = 1.0 / l{a};")
+        e(*[f"O[head4 + row{a} * {d4}u + {h * wx}u + tx] = o{a}_{h} * inv{a};" for h in range(td // 4)])
+        e.close()
+
+
+def render(p: Params, s: Size, d: DeviceInfo | None) -> str:
+    bq, bk, _, _ = shape(p, s)
+    e = Emitter()
+    _header(e, p, s)
+    _setup(e, p, s)
+    e("var kend = S;", f"if (MASK == 2u) {{ kend = min(S, q0 + {bq}u); }}")
+    e.open(f"for (var k0 = 0u; k0 < kend; k0 = k0 + {bk}u) {{")
+    one = p["kv"] == 1  # V reuses Kt once every lane's scores are done
+    _stage(e, p, s, True, None if one else "Vs")
+    e("workgroupBarrier();")
+    _scores(e, p, s)
+    _reduce_max(e, p, s)
+    if one:
+        if p["sg"]:
+            e("workgroupBarrier();")  # (with sg=0 the reduction's barrier already follows the scores)
+        _stage(e, p, s, False, "Kt")
+    _softmax(e, p, s)
+    e("workgroupBarrier();")
+    _pv(e, p, s, "Kt" if one else "Vs")
+    e.close()
+    _finish(e, p, s)
+    e.close()
+    return e.text()
+
+
+AXES = {"wx": (2, 4, 8, 16), "wy": (2, 4, 8, 16, 32), "tm": (4, 8), "tn": (4, 8), "kv": (1, 2), "sg": (0, 1)}
