@@ -52,7 +52,8 @@ async def test_baseline_verifies(gpu, spec, size):
 def _points(t) -> tuple[dict, ...]:
     """Two or three corners of a template's space (regs's axes differ from the radices')."""
     if "regs" in t.axes:
-        return ({"regs": 16, "cols": 4}, {"regs": 64, "cols": 1}, {"regs": 32, "cols": 2})
+        return ({"regs": 16, "cols": 4}, {"regs": 64, "cols": 1}, {"regs": 32, "cols": 2},
+                {"regs": 32, "cols": 8, "ex": 1})
     return ({"threads": 64, "cols": 4}, {"threads": 256, "cols": 1})
 
 
@@ -83,7 +84,8 @@ async def test_register_design_verifies_at_scaled_shapes(gpu, spec, size):
 
 def test_register_design_is_first_on_a_big_gpu():
     """On a discrete GPU strategy A's first prior is the register design with two stages per pass
-    (1024 = 32 x 32, 4096 = 64 x 64) and four columns (one 32-byte sector per row of a strided pass)."""
+    (1024 = 32 x 32, 4096 = 64 x 64) and eight columns exchanged re and im apart (64-byte runs per
+    row of a strided pass; vec2's four columns, one 32-byte sector, come next)."""
     from vajra_tui.engine.events import DeviceInfo
 
     big = DeviceInfo(name="H200", limits={"max-compute-workgroup-storage-size": 49152,
@@ -92,7 +94,7 @@ def test_register_design_is_first_on_a_big_gpu():
     lib = LibrarySource(big)
     for name, size, regs in (("fft", {"BATCH": 16, "N": 1 << 20}, 32), ("fft2", {"H": 4096, "W": 4096}, 64)):
         first = lib.priors(name, size, big)["A"][0]  # 4096 = 64 x 64: still one exchange
-        assert first["template"] == f"{name}/regs" and (first["regs"], first["cols"]) == (regs, 4)
+        assert first["template"] == f"{name}/regs" and (first["regs"], first["cols"], first["ex"]) == (regs, 8, 1)
     src = lib.instantiate({"regs": 32, "cols": 4, "template": "fft/regs"}, {"BATCH": 16, "N": 1 << 20}, big).source
     assert "radix 32-32" in src and src.count("workgroupBarrier();") == 2  # one per pass
 

@@ -24,7 +24,7 @@ from vajra_tui.engine.sources.library.fft_gen import (PassSpec, balanced, helper
 from vajra_tui.engine.workloads.base import SizeError
 
 AXES = {"threads": (64, 128, 256), "cols": (1, 2, 4, 8)}
-REGS_AXES = {"regs": (16, 32, 64), "cols": (1, 2, 4, 8, 16)}
+REGS_AXES = {"regs": (16, 32, 64), "cols": (1, 2, 4, 8, 16), "ex": (2, 1)}
 MAX_REGS = 32  # complex values an invocation holds
 
 
@@ -46,8 +46,11 @@ def fitted(spec: PassSpec, cols: int, vec2: bool, d: DeviceInfo | None) -> int:
 
 
 def plan(p: Params, passes: list[PassSpec], d: DeviceInfo | None) -> tuple[bool, list[int]]:
-    """(vec2 exchange, sub-FFTs per workgroup of each pass): vec2 when one sub-FFT per pass fits."""
-    vec2 = all(storage_fits(d, shared_bytes(q, 1, True)) is None for q in passes)
+    """(vec2 exchange, sub-FFTs per workgroup of each pass): vec2 when one sub-FFT per pass fits,
+    unless ``ex=1`` asks for re and im one at a time: half the memory per sub-FFT, so twice the
+    neighbouring columns (on the H200 8 x 1024 points: 64-byte runs of the strided accesses,
+    where vec2's 4 columns read and write 32-byte sectors at a third of the copy rate)."""
+    vec2 = p.get("ex", 2) == 2 and all(storage_fits(d, shared_bytes(q, 1, True)) is None for q in passes)
     return vec2, [fitted(q, p["cols"], vec2, d) for q in passes]
 
 
@@ -118,7 +121,7 @@ def make_regs(passes_of: Callable[[Size], list[PassSpec]]):
 def templates_for(workload: str, passes_of: Callable[[Size], list[PassSpec]]) -> list[Template]:
     render, check = make_regs(passes_of)
     out = [Template(workload, "regs", "A", "register sub-FFTs (16-64 points), one exchange per pass",
-                    dict(REGS_AXES), render, check)]
+                    dict(REGS_AXES), render, check, late={"ex": 2})]
     for radix, strategy in ((4, "B"), (8, "C")):
         render, check = make(radix, passes_of)
         out.append(Template(workload, f"radix{radix}", strategy,
@@ -134,8 +137,8 @@ def priors_for(s: Size, d: DeviceInfo | None) -> dict[str, list[Params]]:
     first = {"threads": 128, "cols": 4} if big else {"threads": 64, "cols": 2}
     rest = [{"threads": 256, "cols": 2}, {"threads": 64, "cols": 8}, {"threads": 64, "cols": 1}]
     wide = 64 if longest(s) > 1024 else 32  # two stages: one exchange per pass
-    regs = ([{"regs": wide, "cols": 4}, {"regs": 96 - wide, "cols": 4}, {"regs": 32, "cols": 8},
-             {"regs": 16, "cols": 4}] if big else
+    regs = ([{"regs": wide, "cols": 8, "ex": 1}, {"regs": wide, "cols": 4}, {"regs": 96 - wide, "cols": 4},
+             {"regs": 32, "cols": 8}, {"regs": 16, "cols": 4}] if big else
             [{"regs": 32, "cols": 2}, {"regs": 64, "cols": 1}, {"regs": 16, "cols": 4}])
     return {"A": [*regs, {"regs": 32, "cols": 1}], "B": [first, *rest], "C": [first, *rest]}
 
