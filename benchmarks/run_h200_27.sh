@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Issue #27 on one H200 (kind nvidia-h200), carry [.gl, .whl]: attention (full and causal),
 # fft and fft2 at their large sizes beside torch in one process (TF32 off), then a seed-size
-# tune of all nine built-ins (target: under 40 s). Results land in $OUT.
+# tune of all nine built-ins (target: under 40 s); "sweep": explicit configurations of
+# attention (full, causal), fft and fft2 beside torch. Results land in $OUT.
 set -u
 OUT=${OUT:-/tmp/out}
 . .gl/env.sh
@@ -21,6 +22,16 @@ if [ "$part" = old ]; then
   timeout 540 python3 benchmarks/roofline.py --sizes large --workloads "sgemm,softmax,conv1d,sobel,layernorm,gemv" \
     --generations 2 --budget 6 --limits adapter --no-cold --out "$OUT/old" > "$OUT/old.log" 2>&1
   echo "rc=$?" >> "$OUT/old.log"
+fi
+if [ "$part" = sweep ]; then  # explicit configurations (benchmarks/sweep_configs.py) beside torch
+  for spec in "B=1,H=16,S=4096,D=64,MASK=1" "B=1,H=16,S=4096,D=64,MASK=2"; do
+    timeout 185 python3 benchmarks/sweep.py --workloads attention --sizes "$spec" --budget-s 100 \
+      --out "$OUT/sweep-attention-$spec.json" >> "$OUT/sweep.log" 2>&1
+    echo "rc=$?" >> "$OUT/sweep.log"
+  done
+  timeout 170 python3 benchmarks/sweep.py --workloads fft,fft2 --sizes large --budget-s 60 \
+    --out "$OUT/sweep-fft.json" >> "$OUT/sweep.log" 2>&1
+  echo "rc=$?" >> "$OUT/sweep.log"
 fi
 if [ "$part" = recordings ]; then  # the shipped H200 recordings, on today's schema
   VAJRA="python3 -m vajra_tui" timeout 400 bash scripts/make_recordings.sh h200 > "$OUT/recordings.log" 2>&1
