@@ -14,7 +14,6 @@ fixed at construction and reads the rest through a Protocol of its own
 
 from __future__ import annotations
 
-import asyncio
 import secrets
 from pathlib import Path
 from typing import Callable
@@ -31,7 +30,7 @@ from vajra_tui.engine.candidate import Candidate
 from vajra_tui.engine.admission.contract import Stitched
 from vajra_tui.engine.events import (
     Calibration, CalibrationReady, CandidateFinished, CandidateQueued, CandidateResult, DeviceInfo,
-    Diagnostic, Event, Notice, RankingReady, SessionStarted, StageChanged,
+    Event, Notice, RankingReady, SessionStarted, StageChanged,
 )
 from vajra_tui.engine.gpu.protocol import Calibrate, Drop, Prepare, QuickCopy, Verify, WorkerCrashed, WorkerTimeout
 from vajra_tui.engine.scale.lane import Lane
@@ -403,31 +402,7 @@ class Session:
         return survivors
 
     async def check_browser(self, cid: str) -> CandidateResult:
-        """Give a crowned kernel its browser verdict: its export run in headless Chromium and
-        verified (the first judge), else Tint under Node (Dawn) when no browser exists here."""
-        from vajra_tui.engine.browser.badge import browser_badge
-        from vajra_tui.engine.browser.judge import browser_judgement
+        """Give a crowned kernel its browser verdict (browser/verdict.py), told as its result again."""
+        from vajra_tui.engine.browser.verdict import judge_in_browser
 
-        result = self.results[cid]
-        if result.browser or not result.stitched_source:
-            return result
-        judged, no_browser = await asyncio.to_thread(
-            browser_judgement, result, self.device, self.info, self.workload, dict(self.size), self.seeds[0])
-        if judged:
-            if not result.browser.startswith(("browser-valid", "unchecked")):
-                self.emit(Notice(level="warning", message=f"{result.name}: {result.browser}"))
-            self.emit(CandidateFinished(result=result))
-            return result
-        from vajra_tui.engine.export.wgsl import with_defaults
-
-        badge = await asyncio.to_thread(browser_badge, with_defaults(result.stitched_source, result.constants))
-        status = badge["status"]
-        result.browser_judge = "node/dawn (Tint)" if status != "unchecked" else ""
-        result.browser = status if status != "unchecked" else f"unchecked: {badge['reason']} ({no_browser})"
-        result.browser_diagnostics = [
-            Diagnostic(line=max(m["candidate_line"], 1), column=max(m["column"], 1), message=m["message"])
-            for m in badge["messages"]]
-        if status == "tint-rejected":
-            self.emit(Notice(level="warning", message=f"{result.name} is not browser-valid: {badge['reason']}"))
-        self.emit(CandidateFinished(result=result))
-        return result
+        return await judge_in_browser(self, cid)

@@ -1,0 +1,48 @@
+"""A crowned kernel's browser verdict, given once and told on every surface.
+
+The first judge is the kernel's export run in headless Chromium and verified there
+(browser/judge.py); where no browser exists here, Tint under Node (Dawn) checks that it
+compiles (browser/badge.py). Either way the verdict lands on the kernel's result and is
+told again as ``CandidateFinished``, so the table, the report and recordings agree.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+from vajra_tui.engine.events import CandidateFinished, CandidateResult, Diagnostic, Notice
+
+if TYPE_CHECKING:
+    from vajra_tui.engine.session import Session
+
+
+async def judge_in_browser(session: "Session", cid: str) -> CandidateResult:
+    """``cid``'s browser verdict (kept if it has one already); warnings where it is not valid."""
+    from vajra_tui.engine.browser.badge import browser_badge
+    from vajra_tui.engine.browser.judge import browser_judgement
+
+    result = session.results[cid]
+    if result.browser or not result.stitched_source:
+        return result
+    judged, no_browser = await asyncio.to_thread(
+        browser_judgement, result, session.device, session.info, session.workload, dict(session.size),
+        session.seeds[0])
+    if judged:
+        if not result.browser.startswith(("browser-valid", "unchecked")):
+            session.emit(Notice(level="warning", message=f"{result.name}: {result.browser}"))
+        session.emit(CandidateFinished(result=result))
+        return result
+    from vajra_tui.engine.export.wgsl import with_defaults
+
+    badge = await asyncio.to_thread(browser_badge, with_defaults(result.stitched_source, result.constants))
+    status = badge["status"]
+    result.browser_judge = "node/dawn (Tint)" if status != "unchecked" else ""
+    result.browser = status if status != "unchecked" else f"unchecked: {badge['reason']} ({no_browser})"
+    result.browser_diagnostics = [
+        Diagnostic(line=max(m["candidate_line"], 1), column=max(m["column"], 1), message=m["message"])
+        for m in badge["messages"]]
+    if status == "tint-rejected":
+        session.emit(Notice(level="warning", message=f"{result.name} is not browser-valid: {badge['reason']}"))
+    session.emit(CandidateFinished(result=result))
+    return result
