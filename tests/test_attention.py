@@ -162,7 +162,8 @@ async def test_outer_shapes_verify(gpu, spec):
     for wx, wy, tm, tn, kv in ((8, 8, 8, 4, 2), (4, 16, 4, 4, 2), (4, 8, 8, 8, 1), (2, 8, 4, 8, 1),
                                (8, 4, 8, 4, 2), (8, 8, 4, 4, 1)):
         for sg in sgs:
-            params = {"template": "attention/outer", "wx": wx, "wy": wy, "tm": tm, "tn": tn, "kv": kv, "sg": sg}
+            params = {"template": "attention/outer", "wx": wx, "wy": wy, "tm": tm, "tn": tn, "kv": kv, "sg": sg,
+                      "un": (1, 4, 128)[verified % 3]}
             cand = src.instantiate(params, s.size, cid="outer", name="outer")
             if cand is None:  # D=16 has no room for 8 lanes of vec4 columns; small subgroups
                 why = template("attention/outer").check(params, s.size, s.device)
@@ -171,3 +172,18 @@ async def test_outer_shapes_verify(gpu, spec):
             await _admit(s, cand)
             verified += 1
     assert verified >= 2
+
+
+def test_an_nvidia_gpu_shuffles_eight_lane_rows():
+    """wgpu says 4..128 for the H200's subgroups; its warps are 32 wide, so 8-lane rows reduce by
+    shuffles there, while an adapter that reports 4 (or has no subgroups) keeps them in memory."""
+    from vajra_tui.engine.sources.library.base import least_subgroup
+
+    h200 = DeviceInfo(name="NVIDIA H200", vendor_id=0x10DE, software=False, subgroups=True, subgroup_min_size=4,
+                      limits={"max-compute-workgroup-storage-size": 49152})
+    other = h200.model_copy(update={"vendor_id": 0x1002, "name": "other"})
+    assert (least_subgroup(h200), least_subgroup(other), least_subgroup(CPU)) == (32, 4, 0)
+    size = W.size("large")
+    assert LibrarySource().priors("attention", size, h200)["C"][0]["sg"] == 1
+    assert LibrarySource().priors("attention", size, other)["C"][0]["sg"] == 0
+    assert template("attention/outer").usable({**LibrarySource().priors("attention", size, h200)["C"][0]}, size, h200)

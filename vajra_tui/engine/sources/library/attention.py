@@ -29,8 +29,8 @@ from __future__ import annotations
 
 from vajra_tui.engine.events import DeviceInfo
 from vajra_tui.engine.sources.library import attention_gen, attention_outer
-from vajra_tui.engine.sources.library.base import (Emitter, Params, Size, Template, big_gpu, storage_fits,
-                                                    subgroups, workgroup_fits)
+from vajra_tui.engine.sources.library.base import (Emitter, Params, Size, Template, big_gpu, least_subgroup,
+                                                    storage_fits, subgroups, workgroup_fits)
 
 NEG = "-1.0e30"  # a masked score: exp2 of it less any real max is 0, and it never overflows
 
@@ -58,7 +58,7 @@ def check(p: Params, s: Size, d: DeviceInfo | None) -> str | None:
     if p["sg"]:
         if not subgroups(d):
             return "the adapter has no subgroups"
-        if (d.subgroup_min_size or 4) < wx:
+        if least_subgroup(d) < wx:
             return f"a row's {wx} lanes may not fit in one subgroup on this adapter"
     return workgroup_fits(d, wx, p["wy"]) or storage_fits(d, _smem_bytes(p, s))
 
@@ -196,35 +196,39 @@ TEMPLATES = [
     Template("attention", "tiled", "B", "register-tiled Q·Kᵀ and P·V, Q in registers, per-lane softmax",
              attention_gen.AXES, attention_gen.render, attention_gen.check),
     Template("attention", "outer", "C", "SGEMM-style outer products of transposed vec4 columns",
-             attention_outer.AXES, attention_outer.render, attention_outer.check),
+             attention_outer.AXES, attention_outer.render, attention_outer.check, late=attention_outer.LATE),
 ]
 
 
 def _tiled_priors(d: DeviceInfo | None) -> list[Params]:
     """B's shapes (wx, wy, tm, tn): on a discrete GPU 64-key blocks (34 KB of workgroup memory
-    at D=64) and 16-32 rows per workgroup, so S=4096 x 16 heads gives 2048-4096 workgroups;
+    at D=64), the H200's best first (64 rows of 256 lanes, two per lane: 5.25 ms, #27), then
+    16-32 rows per workgroup, so S=4096 x 16 heads gives 2048-4096 workgroups;
     then ones that fit the portable 16 KiB (16- and 8-key blocks; the last for D=128)."""
-    big = [(8, 16, 1, 8), (16, 16, 1, 4), (8, 8, 2, 8), (8, 32, 1, 8), (16, 8, 1, 4)] if big_gpu(d) else []
+    big = [(8, 32, 2, 8), (8, 16, 1, 8), (16, 16, 1, 4), (8, 8, 2, 8), (8, 32, 1, 8)] if big_gpu(d) else []
     small = [(4, 16, 1, 4), (8, 8, 1, 2), (4, 8, 2, 4), (4, 16, 1, 2), (2, 16, 1, 4), (2, 8, 1, 2)]
     return [dict(zip(("wx", "wy", "tm", "tn"), t)) for t in big + small]
 
 
-def _outer_priors(d: DeviceInfo | None, sg: int) -> list[Params]:
-    """C's shapes (wx, wy, tm, tn): on a discrete GPU 64 rows x 32 keys per block (42 KB of
-    workgroup memory at D=64, over the portable 16 KiB), 8x4 scores and 8x8 outputs per lane;
-    then ones that fit 16 KiB (32 rows x 16 keys; D=128 with 16 lanes per row)."""
-    big = [(8, 8, 8, 4, 2), (8, 16, 4, 4, 2), (8, 8, 8, 8, 1), (16, 8, 8, 4, 1), (8, 16, 4, 8, 1)] if big_gpu(d) else []
+def _outer_priors(d: DeviceInfo | None) -> list[Params]:
+    """C's shapes (wx, wy, tm, tn, kv): on a discrete GPU 64 rows x 32 keys per block and 128
+    lanes (4x4 scores, 4x8 outputs; 40 KB of workgroup memory at D=64, over the portable 16 KiB),
+    every loop unrolled: the fastest C on the H200, where 64-lane blocks ran half as fast
+    (NOTES); then ones that fit 16 KiB (32 rows x 16 keys; D=128 with V in K's memory).
+    Shuffles where the adapter's subgroups hold a row's lanes (base.least_subgroup)."""
+    big = [(8, 16, 4, 4, 2), (4, 16, 4, 8, 2), (8, 8, 8, 4, 2), (4, 16, 4, 4, 2)] if big_gpu(d) else []
     small = [(4, 8, 4, 4, 2), (8, 8, 4, 4, 1), (4, 4, 8, 4, 2), (8, 4, 4, 4, 1), (16, 8, 4, 4, 1)]
-    return [{**dict(zip(("wx", "wy", "tm", "tn", "kv"), t)), "sg": sg} for t in big + small]
+    least = least_subgroup(d)
+    return [{**dict(zip(("wx", "wy", "tm", "tn", "kv"), t)), "sg": int(t[0] <= least),
+             "un": 128 if big_gpu(d) else 4} for t in big + small]
 
 
 def priors(s: Size, d: DeviceInfo | None) -> dict[str, list[Params]]:
     """Large blocks first on a discrete GPU (under its own limits), then ones that fit
     WebGPU's portable 16 KiB of workgroup memory (small blocks, D=64 first)."""
-    sg = 1 if subgroups(d) else 0
     big = [(8, 16, 4, 32), (8, 16, 2, 32), (16, 16, 4, 32)] if big_gpu(d) else []
     small = [(8, 16, 1, 16), (4, 16, 1, 16), (8, 8, 1, 8), (4, 8, 1, 8), (4, 4, 1, 8)]
     shapes = [dict(zip(("wx", "wy", "tq", "bk"), t)) for t in big + small]
     return {"A": [{**q, "sg": 0} for q in shapes],
             "B": _tiled_priors(d),
-            "C": _outer_priors(d, sg)}
+            "C": _outer_priors(d)}

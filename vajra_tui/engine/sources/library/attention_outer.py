@@ -28,7 +28,8 @@ in the blocks that need it; a causal workgroup stops at its last row's key, heav
 from __future__ import annotations
 
 from vajra_tui.engine.events import DeviceInfo
-from vajra_tui.engine.sources.library.base import Emitter, Params, Size, storage_fits, subgroups, workgroup_fits
+from vajra_tui.engine.sources.library.base import (Emitter, Params, Size, least_subgroup, storage_fits, subgroups,
+                                                    workgroup_fits)
 
 NEG = "-1.0e30"  # a masked score: finite, so exp2(NEG - m) is 0 and never inf - inf
 
@@ -54,7 +55,7 @@ def check(p: Params, s: Size, d: DeviceInfo | None) -> str | None:
     if p["sg"]:
         if not subgroups(d):
             return "the adapter has no subgroups"
-        if (d.subgroup_min_size or 4) < wx:
+        if least_subgroup(d) < wx:
             return f"a row's {wx} lanes may not fit in one subgroup on this adapter"
     return workgroup_fits(d, wx, p["wy"]) or storage_fits(d, smem_bytes(p, s))
 
@@ -97,7 +98,7 @@ def _setup(e: Emitter, p: Params, s: Size) -> None:
     e.open(f"for (var i = li; i < {bq * d4}u; i = i + {nt}u) {{")  # row fastest: conflict-free stores
     e(f"let r = i % {bq}u;", f"let c = i / {bq}u;",
       f"let q = Q[head4 + min(q0 + r, S - 1u) * {d4}u + c] * qscale;",
-      f"let w = (4u * c) * {bq // 4}u + r / 4u;", f"let lane = r % 4u;")
+      f"let w = (4u * c) * {bq // 4}u + r / 4u;", "let lane = r % 4u;")
     for j in range(4):
         e(f"Qt[w + {j * bq // 4}u][lane] = q[{j}];")
     e.close()
@@ -122,18 +123,37 @@ def _stage(e: Emitter, p: Params, s: Size, k: bool, v: str | None) -> None:
     e.close()
 
 
+def _unrolled(e: Emitter, var: str, count: int, un: int, body) -> None:
+    """``body(e, index_expression)`` for each of ``count`` steps, ``un`` copies per loop trip
+    (all of them, with constant indices, when ``un >= count``): the loads of later copies can
+    issue before the FMAs of earlier ones, which a one-step loop serialises on their latency."""
+    un = min(un, count)
+    if un == count:
+        for j in range(count):
+            body(e, f"{j}u")
+        return
+    e.open(f"for (var {var} = 0u; {var} < {count}u; {var} = {var} + {un}u) {{")
+    for j in range(un):
+        body(e, f"({var} + {j}u)" if j else var)
+    e.close()
+
+
 def _scores(e: Emitter, p: Params, s: Size) -> None:
     """s{a}_{h}: row a's scores against the lane's key group h (four keys), in log2 units."""
     bq, bk, _, _ = shape(p, s)
     wx, wy, tm, tn, d = p["wx"], p["wy"], p["tm"], p["tn"], s["D"]
     for a in range(tm):
         e(*[f"var s{a}_{h} = vec4<f32>(0.0);" for h in range(tn // 4)])
-    e.open(f"for (var c = 0u; c < {d}u; c = c + 1u) {{")
-    e(*[f"let qv{g} = Qt[c * {bq // 4}u + {g * wy}u + ty];" for g in range(tm // 4)])
-    e(*[f"let kv{h} = Kt[c * {bk // 4}u + {h * wx}u + tx];" for h in range(tn // 4)])
-    for a in range(tm):
-        e(*[f"s{a}_{h} = fma(vec4<f32>(qv{a // 4}[{a % 4}]), kv{h}, s{a}_{h});" for h in range(tn // 4)])
-    e.close()
+
+    def step(e: Emitter, c: str) -> None:
+        e.open("{")
+        e(*[f"let qv{g} = Qt[{c} * {bq // 4}u + {g * wy}u + ty];" for g in range(tm // 4)])
+        e(*[f"let kv{h} = Kt[{c} * {bk // 4}u + {h * wx}u + tx];" for h in range(tn // 4)])
+        for a in range(tm):
+            e(*[f"s{a}_{h} = fma(vec4<f32>(qv{a // 4}[{a % 4}]), kv{h}, s{a}_{h});" for h in range(tn // 4)])
+        e.close()
+
+    _unrolled(e, "c", d, p["un"], step)
     e.open(f"if (k0 + {bk}u > S || (MASK == 2u && k0 + {bk}u > q0 + 1u)) {{")
     for h in range(tn // 4):
         e(f"let key{h} = vec4<u32>(k0 + {h * 4 * wx}u + 4u * tx) + vec4<u32>(0u, 1u, 2u, 3u);")
@@ -181,12 +201,16 @@ def _pv(e: Emitter, p: Params, s: Size, vs: str) -> None:
     """outputs += P·V over the block's keys; barrier before the next block is staged."""
     bq, bk, d4, td = shape(p, s)
     wx, wy, tm = p["wx"], p["wy"], p["tm"]
-    e.open(f"for (var k = 0u; k < {bk}u; k = k + 1u) {{")
-    e(*[f"let pv{g} = Pt[k * {bq // 4}u + {g * wy}u + ty];" for g in range(tm // 4)])
-    e(*[f"let vv{h} = {vs}[k * {d4}u + {h * wx}u + tx];" for h in range(td // 4)])
-    for a in range(tm):
-        e(*[f"o{a}_{h} = fma(vec4<f32>(pv{a // 4}[{a % 4}]), vv{h}, o{a}_{h});" for h in range(td // 4)])
-    e.close()
+
+    def step(e: Emitter, k: str) -> None:
+        e.open("{")
+        e(*[f"let pv{g} = Pt[{k} * {bq // 4}u + {g * wy}u + ty];" for g in range(tm // 4)])
+        e(*[f"let vv{h} = {vs}[{k} * {d4}u + {h * wx}u + tx];" for h in range(td // 4)])
+        for a in range(tm):
+            e(*[f"o{a}_{h} = fma(vec4<f32>(pv{a // 4}[{a % 4}]), vv{h}, o{a}_{h});" for h in range(td // 4)])
+        e.close()
+
+    _unrolled(e, "k", bk, p["un"], step)
     e("workgroupBarrier();")
 
 
@@ -235,4 +259,6 @@ def render(p: Params, s: Size, d: DeviceInfo | None) -> str:
     return e.text()
 
 
-AXES = {"wx": (2, 4, 8, 16), "wy": (2, 4, 8, 16, 32), "tm": (4, 8), "tn": (4, 8), "kv": (1, 2), "sg": (0, 1)}
+AXES = {"wx": (2, 4, 8, 16), "wy": (2, 4, 8, 16, 32), "tm": (4, 8), "tn": (4, 8), "kv": (1, 2), "sg": (0, 1),
+        "un": (1, 4, 8, 16, 128)}
+LATE = {"un": 1}  # configurations recorded before the unrolling
