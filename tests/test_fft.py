@@ -83,20 +83,25 @@ async def test_register_design_verifies_at_scaled_shapes(gpu, spec, size):
 
 
 def test_register_design_is_first_on_a_big_gpu():
-    """On a discrete GPU strategy A's first prior is the register design with two stages per pass
-    (1024 = 32 x 32, 4096 = 64 x 64) and eight columns exchanged re and im apart (64-byte runs per
-    row of a strided pass; vec2's four columns, one 32-byte sector, come next)."""
+    """On a discrete GPU strategy A's first prior is the register design that won on the H200:
+    32-point stages (1024 = 32 x 32, one exchange), re and im exchanged apart, four columns
+    (16 KB a workgroup; a 4096-point column pass gets two)."""
     from vajra_tui.engine.events import DeviceInfo
 
     big = DeviceInfo(name="H200", limits={"max-compute-workgroup-storage-size": 49152,
                                           "max-compute-invocations-per-workgroup": 1024,
                                           "max-compute-workgroup-size-x": 1024}, subgroups=True)
     lib = LibrarySource(big)
-    for name, size, regs in (("fft", {"BATCH": 16, "N": 1 << 20}, 32), ("fft2", {"H": 4096, "W": 4096}, 64)):
-        first = lib.priors(name, size, big)["A"][0]  # 4096 = 64 x 64: still one exchange
-        assert first["template"] == f"{name}/regs" and (first["regs"], first["cols"], first["ex"]) == (regs, 8, 1)
-    src = lib.instantiate({"regs": 32, "cols": 4, "template": "fft/regs"}, {"BATCH": 16, "N": 1 << 20}, big).source
-    assert "radix 32-32" in src and src.count("workgroupBarrier();") == 2  # one per pass
+    for name, size in (("fft", {"BATCH": 16, "N": 1 << 20}), ("fft2", {"H": 4096, "W": 4096})):
+        first = lib.priors(name, size, big)["A"][0]
+        assert first["template"] == f"{name}/regs" and (first["regs"], first["cols"], first["ex"]) == (32, 4, 1)
+    src = lib.instantiate({"regs": 32, "cols": 4, "ex": 1, "template": "fft/regs"}, {"BATCH": 16, "N": 1 << 20},
+                          big).source
+    assert "radix 32-32" in src and "4 x 1024-point FFTs" in src and "exchange re/im" in src
+    assert src.count("workgroupBarrier();") == 2 * 3  # per pass: re, then im (none after the last read)
+    src2 = lib.instantiate({"regs": 32, "cols": 4, "ex": 1, "template": "fft2/regs"}, {"H": 4096, "W": 4096},
+                           big).source
+    assert "2 x 4096-point FFTs" in src2 and "radix 16-16-16" in src2  # 4 columns of 4096 exceed 48 KB
 
 
 async def test_wrong_twiddle_sign_is_rejected(gpu):

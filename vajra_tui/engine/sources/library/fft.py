@@ -24,7 +24,7 @@ from vajra_tui.engine.sources.library.fft_gen import (PassSpec, balanced, helper
 from vajra_tui.engine.workloads.base import SizeError
 
 AXES = {"threads": (64, 128, 256), "cols": (1, 2, 4, 8)}
-REGS_AXES = {"regs": (16, 32, 64), "cols": (1, 2, 4, 8, 16), "ex": (2, 1)}
+REGS_AXES = {"regs": (8, 16, 32, 64), "cols": (1, 2, 4, 8, 16), "ex": (2, 1)}
 MAX_REGS = 32  # complex values an invocation holds
 
 
@@ -136,23 +136,13 @@ def priors_for(s: Size, d: DeviceInfo | None) -> dict[str, list[Params]]:
     big = limit(d, "max-compute-invocations-per-workgroup") >= 1024 and d is not None and not d.software
     first = {"threads": 128, "cols": 4} if big else {"threads": 64, "cols": 2}
     rest = [{"threads": 256, "cols": 2}, {"threads": 64, "cols": 8}, {"threads": 64, "cols": 1}]
-    wide = 64 if longest(s) > 1024 else 32  # two stages: one exchange per pass
-    regs = ([{"regs": wide, "cols": 8, "ex": 1}, {"regs": wide, "cols": 4}, {"regs": 96 - wide, "cols": 4},
-             {"regs": 32, "cols": 8}, {"regs": 16, "cols": 4}] if big else
+    # The H200's best (NOTES, #27): 32-point stages, re and im exchanged apart, 4 columns: 16 KB a
+    # workgroup, so many stay resident (vec2's 32 KB, or 8 columns, ran 15-40% slower; 2 columns,
+    # 16-byte runs, twice as slow). 4096-point columns get 2 (16-point stages: more lanes).
+    regs = ([{"regs": 32, "cols": 4, "ex": 1}, {"regs": 16, "cols": 4, "ex": 1}, {"regs": 32, "cols": 8, "ex": 1},
+             {"regs": 32, "cols": 4}, {"regs": 8, "cols": 4, "ex": 1}] if big else
             [{"regs": 32, "cols": 2}, {"regs": 64, "cols": 1}, {"regs": 16, "cols": 4}])
     return {"A": [*regs, {"regs": 32, "cols": 1}], "B": [first, *rest], "C": [first, *rest]}
-
-
-def longest(s: Size) -> int:
-    """The longest sub-FFT of either workload's passes (fft's N2, fft2's larger side)."""
-    if "N" in s:
-        from vajra_tui.engine.workloads.fft import split
-
-        try:
-            return split(s["N"])[1]
-        except SizeError:
-            return 0
-    return max(s.get("H", 0), s.get("W", 0))
 
 
 TEMPLATES = templates_for("fft", specs)
