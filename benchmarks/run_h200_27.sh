@@ -2,20 +2,21 @@
 # Issue #27 on one H200 (kind nvidia-h200), carry [.gl, .whl]: attention (full and causal),
 # fft and fft2 at their large sizes beside torch in one process (TF32 off), then a seed-size
 # tune of all nine built-ins (target: under 40 s); "sweep": explicit configurations of
-# attention (full, causal), fft and fft2 beside torch. Results land in $OUT.
+# attention (full, causal), fft and fft2 beside torch; "final": attention configurations,
+# then "new" and "seed". Results land in $OUT.
 set -u
 OUT=${OUT:-/tmp/out}
 . .gl/env.sh
 export VAJRA_ADAPTER=0
 part=${1:-all}
 if [ "$part" = new ] || [ "$part" = all ]; then
-  timeout 500 python3 benchmarks/roofline.py --sizes large --workloads "attention,attention@MASK=2,fft,fft2" \
+  timeout 280 python3 benchmarks/roofline.py --sizes large --workloads "attention,attention@MASK=2,fft,fft2" \
     --generations 2 --budget 6 --limits adapter --out "$OUT/new" > "$OUT/new.log" 2>&1
   echo "rc=$?" >> "$OUT/new.log"
 fi
 if [ "$part" = seed ] || [ "$part" = all ]; then
   for pass in 1 2; do
-    timeout 120 python3 benchmarks/tune_all.py --size seed --out "$OUT/tune-all-seed-$pass.json" >> "$OUT/tune_all.log" 2>&1
+    timeout 75 python3 benchmarks/tune_all.py --size seed --out "$OUT/tune-all-seed-$pass.json" >> "$OUT/tune_all.log" 2>&1
   done
 fi
 if [ "$part" = old ]; then
@@ -32,6 +33,15 @@ if [ "$part" = sweep ]; then  # explicit configurations (benchmarks/sweep_config
   timeout 170 python3 benchmarks/sweep.py --workloads fft,fft2 --sizes large --budget-s 60 \
     --out "$OUT/sweep-fft.json" >> "$OUT/sweep.log" 2>&1
   echo "rc=$?" >> "$OUT/sweep.log"
+fi
+if [ "$part" = final ]; then  # attention configurations, then the rows and the seed tune
+  for spec in "B=1,H=16,S=4096,D=64,MASK=1" "B=1,H=16,S=4096,D=64,MASK=2"; do
+    timeout 90 python3 benchmarks/sweep.py --workloads attention --sizes "$spec" --budget-s 55 \
+      --out "$OUT/sweep3-attention-MASK${spec##*=}.json" >> "$OUT/sweep.log" 2>&1
+    echo "rc=$?" >> "$OUT/sweep.log"
+  done
+  bash "$0" new
+  bash "$0" seed
 fi
 if [ "$part" = recordings ]; then  # the shipped H200 recordings, on today's schema
   VAJRA="python3 -m vajra_tui" timeout 400 bash scripts/make_recordings.sh h200 > "$OUT/recordings.log" 2>&1
