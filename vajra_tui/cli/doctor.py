@@ -85,8 +85,10 @@ def _node() -> list[Check]:
     return checks
 
 
-def _browser() -> list[Check]:
-    """The first judge of exports: a Chromium that playwright-python drives, and a transpiler."""
+def _browser(setup_said: bool = False) -> list[Check]:
+    """The first judge of exports: a Chromium that playwright-python drives, and a transpiler.
+    ``setup_said``: the dawn/tint line already says to run setup-node, which installs the
+    transpiler too, so this one points there instead of saying it again."""
     from vajra_tui.engine.browser.find import find_browser
     from vajra_tui.engine.browser.transpile import NO_TRANSPILER, find_transpiler
 
@@ -95,7 +97,11 @@ def _browser() -> list[Check]:
                     f"{found.describe()}: judges exports (WebGPU with --enable-unsafe-webgpu)" if found.ok
                     else f"{found.reason}; exports are judged by Node/Dawn instead")]
     kind, path = find_transpiler()
-    checks.append(Check("ts→js", "ok" if kind else "warn", f"{kind} ({path})" if kind else NO_TRANSPILER))
+    missing = NO_TRANSPILER
+    if setup_said:
+        missing = ("no TypeScript transpiler: setup-node (see dawn/tint) installs esbuild with Dawn, "
+                   "or put esbuild or typescript on PATH / in node_modules")
+    checks.append(Check("ts→js", "ok" if kind else "warn", f"{kind} ({path})" if kind else missing))
     return checks
 
 
@@ -158,7 +164,7 @@ def run_checks() -> list[Check]:
     checks = [Check("vajra-tui", "info", f"{__version__} · Python {sys.version.split()[0]} ({sys.executable})")]
     checks += _adapters()
     checks += _node()
-    checks += _browser()
+    checks += _browser(setup_said=any("vajra-tui setup-node" in c.detail for c in checks))
     checks.append(_package("ray", "ray", "optional: only for fleet runs"))
     checks.append(_nvml())
     checks += _paths()

@@ -13,7 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from vajra_tui.safe_text import clean, plain
-from vajra_tui.cli.tables import fitted_table, terminal_width
+from vajra_tui.cli.tables import PRIORITY, fitted_table, terminal_width
 from vajra_tui import fmt
 
 from vajra_tui.engine.events import (
@@ -25,6 +25,10 @@ from vajra_tui.engine.events import (
 from vajra_tui.engine.run.report import RESULT_FIELDS, document, result_dict
 
 __all__ = ["ProgressPrinter", "RESULT_FIELDS", "document", "print_table", "result_dict", "results_table"]
+
+COLUMNS = ("kernel", "status", "median", "IQR", "GFLOP/s", "GB/s", "roofline", "speedup", "wg", "grid",
+           "timing", "origin / reason")
+
 
 def device_label(device: DeviceInfo) -> str:
     # the flag leads: where a narrow terminal wraps the line, it splits the name, never the flag
@@ -124,9 +128,8 @@ def results_table(device: DeviceInfo, workload: WorkloadInfo, results: list[Cand
     size = "x".join(str(v) for v in workload.size.values())
     # every text is a Text: a str would be parsed as markup ("[/oops]" raises, "[link=...]" links)
     title = plain(f"{workload.name} {size} on {device_label(device)}", single_line=True)
-    columns = [(col, "right" if col not in ("kernel", "status", "origin / reason") else "left")
-               for col in ("kernel", "status", "median", "IQR", "GFLOP/s", "GB/s", "roofline",
-                           "speedup", "wg", "grid", "timing", "origin / reason")]
+    names, priority = table_columns(workload)
+    columns = [(col, "right" if col not in ("kernel", "status", "origin / reason") else "left") for col in names]
     rows: list[list[Any]] = []
     for r in results:
         crown = "★ " if r.id == winner_id else ""
@@ -134,18 +137,30 @@ def results_table(device: DeviceInfo, workload: WorkloadInfo, results: list[Cand
         mark += "†" if _over(r) else ""  # dispatched many times over: the footnote says by how much
         roof = f"{r.pct_of_roofline:.0f}% {r.regime[0]}" if r.pct_of_roofline is not None and r.regime else "-"
         speedup, detail = _speedup_and_detail(r, final_batch)
-        rows.append([
+        cells = dict(zip(COLUMNS, [
             plain(crown + r.name, single_line=True) + mark, plain(r.status), fmt.ms(r.median_ms), fmt.ms(r.iqr_ms),
             _num(r.gflops, ".1f"), _num(r.gbps, ".1f"), plain(roof + ("?" if r.suspicious else "")),
             speedup, "x".join(map(str, r.workgroup_size)) or "-", "x".join(map(str, r.grid)) or "-",
             plain(r.timing or "-"), plain(detail, limit=60 if width is None or width < 120 else 200),
-        ])
-    table, dropped = fitted_table(title, columns, rows, terminal_width() if width is None else width)
+        ]))
+        rows.append([cells[name] for name in names])
+    table, dropped = fitted_table(title, columns, rows, terminal_width() if width is None else width,
+                                  priority=priority)
     notes = [n for n in (over_dispatch_note(results, workload), browser_note(results, winner_id),
                          passes_note(results, winner_id), portability_note(results), dropped_note(dropped, width))
              if n is not None]
     table.caption = Text("\n").join(notes) if notes else None
     return table
+
+
+def table_columns(workload: WorkloadInfo) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The columns, and the order they are kept in at a narrow width. A workload of no
+    arithmetic (a copy, a transpose) is judged by GB/s: its GFLOP/s column would read 0.0
+    on every row while GB/s was the one dropped at 80 columns, so GB/s takes its place."""
+    if workload.flops > 0:
+        return COLUMNS, PRIORITY
+    return (tuple(c for c in COLUMNS if c != "GFLOP/s"),
+            tuple("GB/s" if c == "GFLOP/s" else c for c in PRIORITY if c != "GB/s"))
 
 
 def _over(r: CandidateResult) -> tuple[int, int] | None:

@@ -9,6 +9,7 @@ told again as ``CandidateFinished``, so the table, the report and recordings agr
 from __future__ import annotations
 
 import asyncio
+import re
 from typing import TYPE_CHECKING
 
 from vajra_tui.engine.events import CandidateFinished, CandidateResult, Diagnostic, Notice
@@ -38,7 +39,7 @@ async def judge_in_browser(session: "Session", cid: str) -> CandidateResult:
     badge = await asyncio.to_thread(browser_badge, with_defaults(result.stitched_source, result.constants))
     status = badge["status"]
     result.browser_judge = "node/dawn (Tint)" if status != "unchecked" else ""
-    result.browser = status if status != "unchecked" else f"unchecked: {badge['reason']} ({no_browser})"
+    result.browser = status if status != "unchecked" else f"unchecked: {why_unchecked(badge['reason'], no_browser)}"
     result.browser_diagnostics = [
         Diagnostic(line=max(m["candidate_line"], 1), column=max(m["column"], 1), message=m["message"])
         for m in badge["messages"]]
@@ -46,3 +47,15 @@ async def judge_in_browser(session: "Session", cid: str) -> CandidateResult:
         session.emit(Notice(level="warning", message=f"{result.name} is not browser-valid: {badge['reason']}"))
     session.emit(CandidateFinished(result=result))
     return result
+
+
+SETUP_NODE = re.compile(r"run vajra-tui setup-node(?: \([^)]*\))?(?:, or |; |, )?")
+
+
+def why_unchecked(node_reason: str, no_browser: str) -> str:
+    """Why neither judge ran: Node's reason, then Chromium's in brackets. Both may end in the
+    same advice (setup-node installs Dawn and, with it, the transpiler Chromium's judge needs),
+    which one message says once."""
+    if SETUP_NODE.search(node_reason) and SETUP_NODE.search(no_browser):
+        no_browser = SETUP_NODE.sub("", no_browser).rstrip(" :;,")
+    return f"{node_reason} ({no_browser})" if no_browser else node_reason

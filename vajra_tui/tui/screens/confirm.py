@@ -29,6 +29,13 @@ class ConfirmScreen(ModalScreen[bool]):
 
     def on_mount(self) -> None:
         self.query_one("#confirm-no", Button).focus()  # Enter keeps the run going
+        # Toasts wait while the question is up (styles.tcss hides them under "-asking"): at
+        # 80x24 a stack of them covered the question and its buttons. They show again after,
+        # those whose time has not run out.
+        self.app.add_class("-asking")
+
+    def on_unmount(self) -> None:
+        self.app.remove_class("-asking")
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.id == "confirm-yes")

@@ -35,6 +35,34 @@ SOURCES = ("library", "llm", "auto")  # the CLI's --source names; "llm" is the N
 SOURCE_LABELS = {"library": "library (offline)", "llm": "Nemotron", "auto": "auto"}
 
 
+NOT_THIS_SIZE = "does not apply"  # the size chosen (--size, or typed) is another workload's shape
+
+
+def row_label(f: Found) -> str:
+    """How the picker names a workload. Yours say so: "(yours)" for the workloads folder's,
+    "(yours: FILE)" for one given with ``-w``, so a file that shares a folder workload's (or
+    any listed) name is never shown as if it were a built-in, and each row is told apart."""
+    if f.origin == "folder":
+        return f"{f.name} (yours)"
+    if f.origin == "file":  # one that did not load is named by what was given
+        return f"{f.name} (yours: {_short(f.key)})" if f.workload is not None else f"{_short(f.key)} (yours)"
+    return f.name
+
+
+def _short(spec: str, most: int = 24) -> str:
+    """A given file by its name (the line under the table has its whole path), or a module
+    spec, elided at the start past ``most`` characters: the table keeps its columns at 80."""
+    name = Path(spec).name if "/" in spec or spec.endswith(".py") else spec
+    return name if len(name) <= most else "…" + name[-(most - 1):]
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return Path(a).expanduser().resolve() == Path(b).expanduser().resolve()
+    except (OSError, RuntimeError):
+        return False
+
+
 class PickerScreen(StateScreen):
     BINDINGS = [Binding("enter", "run", "Run", id="run")]
 
@@ -77,13 +105,10 @@ class PickerScreen(StateScreen):
         self.found: list[Found] = everything()
         self.found += self._given(self.vapp.initial_workload)
         for f in self.found:
-            label = f.name if f.origin != "folder" else f"{f.name} (yours)"
-            table.add_row(plain(label, single_line=True), "", "", "", key=f.key)
-        keys = [f.key for f in self.found]
-        names = [f.name for f in self.found]
-        initial = self.vapp.initial_workload
-        if initial in keys or initial in names:
-            table.move_cursor(row=keys.index(initial) if initial in keys else names.index(initial))
+            table.add_row(plain(row_label(f), single_line=True), "", "", "", key=f.key)
+        row = self._initial_row(self.vapp.initial_workload)
+        if row is not None:
+            table.move_cursor(row=row)
         self.query_one("#recordings").display = False
         self.query_one("#custom", Input).cursor_blink = not self.app.is_headless
         self._refresh_sizes()
@@ -151,8 +176,8 @@ class PickerScreen(StateScreen):
                     size = f.workload.size(spec or "seed")
                     info = f.workload.info(size)
                     cells = (fmt.size_text(size), fmt.si(info.flops, "FLOP"), fmt.si(info.min_bytes, "B"))
-                except SizeError:
-                    cells = ("invalid", fmt.DASH, fmt.DASH)
+                except SizeError:  # a size meant for another workload: nothing wrong with this one
+                    cells = (Text(NOT_THIS_SIZE, style="dim"), fmt.DASH, fmt.DASH)
                 except Exception:  # noqa: BLE001 - a user's function failing at this size
                     cells = ("broken", fmt.DASH, fmt.DASH)
             for column, value in zip(("size", "FLOPs", "bytes"), cells):
@@ -167,11 +192,26 @@ class PickerScreen(StateScreen):
         if f.workload is None:  # the file's one line: which file, which field
             what.update(plain(f.error, style="bold red"))
         else:
-            what.update(Text.assemble((f"{clean(f.name)}: ", "bold"), clean(f.workload.summary)))
+            where = "" if f.origin == "built-in" or f.origin.startswith("package") else f"  ({clean(f.key)})"
+            what.update(Text.assemble((f"{clean(f.name)}: ", "bold"), clean(f.workload.summary),
+                                      (where, "dim")))
+
+    def _initial_row(self, initial: str) -> int | None:
+        """The row ``-w`` named: its key (a file as given), a folder's file by another path, else
+        the name of a listed workload."""
+        for match in (lambda f: f.key == initial, lambda f: f.origin == "folder" and _same_file(f.key, initial),
+                      lambda f: f.name == initial):
+            row = next((i for i, f in enumerate(self.found) if match(f)), None)
+            if row is not None:
+                return row
+        return None
 
     def _given(self, spec: str | None) -> list[Found]:
-        """A workload named on the command line (`-w mine.py`) that no listing has: its own row."""
+        """A workload named on the command line (`-w mine.py`) that no listing has: its own row.
+        A path to a file of the workloads folder is that folder's row, not a second one."""
         if not spec or any(spec in (f.key, f.name) for f in self.found):
+            return []
+        if any(f.origin == "folder" and _same_file(f.key, spec) for f in self.found):
             return []
         from vajra_tui.engine.workloads import WorkloadError, get_workload
 

@@ -1,7 +1,8 @@
-"""Screen 5: the report card — ranked verified kernels, a GFLOP/s chart, provenance.
+"""Screen 5: the report card — ranked verified kernels, a throughput chart, provenance.
 
 Numbers are only formatted here; every one of them was derived by the engine
-and arrived inside CandidateResult.
+and arrived inside CandidateResult. The throughput is GFLOP/s, or GB/s for a workload
+of no arithmetic (a copy, a transpose), whose GFLOP/s are 0 on every row.
 """
 
 from __future__ import annotations
@@ -11,14 +12,14 @@ from textual import on
 from textual.app import ComposeResult
 from textual.widgets import DataTable, Header, Static
 
-from vajra_tui.engine.events import CandidateResult
+from vajra_tui.engine.events import CandidateResult, WorkloadInfo
 from vajra_tui.safe_text import plain
 from vajra_tui.tui.state import CandidateView, RunState
 from vajra_tui import fmt
 from vajra_tui.tui.widgets.banner import Banner
 from vajra_tui.tui.widgets.footer import FittingFooter
 from vajra_tui.tui.widgets.lists import ListTable, cell_width, fit_columns
-from vajra_tui.tui.widgets.chart import Bar, GflopsChart
+from vajra_tui.tui.widgets.chart import Bar, ThroughputChart
 from vajra_tui.tui.screens import ListScreen
 
 CROWN = "👑"
@@ -27,23 +28,41 @@ COLUMNS = ("", "kernel", "median", "GFLOP/s", "speedup", "GB/s", "roofline", "re
 # Too narrow for every column (80 columns over SSH cut the table at "workgroup"), the
 # first of these are left out, whole, until the rest fit; the others always show.
 DROP_FIRST = ("origin", "timing", "IQR", "FLOP/B", "grid", "workgroup", "GB/s", "regime", "roofline")
+# No arithmetic: GB/s stands where GFLOP/s did (and is kept at 80 columns); no GFLOP/s or FLOP/B.
+BYTES_COLUMNS = tuple("GB/s" if c == "GFLOP/s" else c for c in COLUMNS if c not in ("GB/s", "FLOP/B"))
+BYTES_DROP_FIRST = tuple(c for c in DROP_FIRST if c in BYTES_COLUMNS and c != "GB/s")
 
 
-def report_row(view: CandidateView, r: CandidateResult, rank: str) -> tuple[object, ...]:
+def metric(workload: WorkloadInfo | None) -> str:
+    """What ranks the kernels' throughput: GFLOP/s, or GB/s when the workload does no arithmetic."""
+    return "GB/s" if workload is not None and workload.flops == 0 else "GFLOP/s"
+
+
+def throughput(r: CandidateResult, unit: str) -> float | None:
+    return r.gbps if unit == "GB/s" else r.gflops
+
+
+def report_row(view: CandidateView, r: CandidateResult, rank: str,
+               columns: tuple[str, ...] = COLUMNS) -> tuple[object, ...]:
+    """The row's cells in ``columns`` (COLUMNS, or BYTES_COLUMNS for a workload of no arithmetic)."""
     # every text cell is a Text: a str cell would be parsed as markup by the DataTable
     label = view.label + ("*" if r.portable is False else "")  # over WebGPU's default limits
-    return (rank, plain(label, style="bold" if rank == CROWN else "", single_line=True),
-            fmt.ms(r.median_ms), fmt.num(r.gflops), fmt.speedup(r.speedup), fmt.num(r.gbps),
-            fmt.pct(r.pct_of_roofline), plain(r.regime or fmt.DASH, single_line=True),
-            fmt.num(r.intensity), fmt.dims(r.workgroup_size), fmt.dims(r.grid), fmt.ms(r.iqr_ms),
-            plain(r.timing or fmt.DASH, single_line=True),
-            plain(view.origin or view.strategy, single_line=True))
+    cells = dict(zip(COLUMNS, (
+        rank, plain(label, style="bold" if rank == CROWN else "", single_line=True),
+        fmt.ms(r.median_ms), fmt.num(r.gflops), fmt.speedup(r.speedup), fmt.num(r.gbps),
+        fmt.pct(r.pct_of_roofline), plain(r.regime or fmt.DASH, single_line=True),
+        fmt.num(r.intensity), fmt.dims(r.workgroup_size), fmt.dims(r.grid), fmt.ms(r.iqr_ms),
+        plain(r.timing or fmt.DASH, single_line=True),
+        plain(view.origin or view.strategy, single_line=True))))
+    return tuple(cells[name] for name in columns)
 
 
-def shown_columns(rows: list[tuple[object, ...]], width: int) -> tuple[int, ...]:
-    """Indexes into COLUMNS that fit ``width`` cells whole (0: unknown, all of them)."""
-    widths = [max([cell_width(label)] + [cell_width(row[i]) for row in rows]) for i, label in enumerate(COLUMNS)]
-    return fit_columns(COLUMNS, widths, width, DROP_FIRST)
+def shown_columns(rows: list[tuple[object, ...]], width: int,
+                  columns: tuple[str, ...] = COLUMNS) -> tuple[str, ...]:
+    """The names of ``columns`` that fit ``width`` cells whole (0: unknown, all of them)."""
+    widths = [max([cell_width(label)] + [cell_width(row[i]) for row in rows]) for i, label in enumerate(columns)]
+    drop = DROP_FIRST if columns == COLUMNS else BYTES_DROP_FIRST
+    return tuple(columns[i] for i in fit_columns(columns, widths, width, drop))
 
 
 def provenance(state: RunState, replay: bool = False) -> Text:
@@ -87,14 +106,14 @@ class ReportScreen(ListScreen):
         yield Static(id="report-winner")
         yield Static(id="provenance")
         yield ListTable(id="ranking")
-        yield GflopsChart(id="chart")
+        yield ThroughputChart(id="chart")
         yield FittingFooter()
 
     def on_mount(self) -> None:
         self.title, self.sub_title = "Vajra", "report card"
         table = self.query_one("#ranking", DataTable)
-        self._columns: tuple[int, ...] = ()
-        self._set_columns(table, tuple(range(len(COLUMNS))))
+        self._columns: tuple[str, ...] = ()
+        self._set_columns(table, COLUMNS)
         table.focus()
         self._drawn: tuple[object, ...] = ()
         self.mounted()
@@ -104,25 +123,26 @@ class ReportScreen(ListScreen):
         self._drawn = ()
         self.redraw()
 
-    def _set_columns(self, table: DataTable, shown: tuple[int, ...]) -> None:
+    def _set_columns(self, table: DataTable, shown: tuple[str, ...]) -> None:
         if shown == self._columns:
             return
         table.clear(columns=True)
-        for index in shown:
-            table.add_column(COLUMNS[index], key=COLUMNS[index] or "rank")
+        for name in shown:
+            table.add_column(name, key=name or "rank")
         self._columns = shown
 
-    def _fill(self, rows: list[tuple[CandidateView, CandidateResult, str]]) -> None:
+    def _fill(self, rows: list[tuple[CandidateView, CandidateResult, str]], unit: str) -> None:
         """The ranking's rows, in the columns this width fits whole."""
         table = self.query_one("#ranking", DataTable)
-        cells = [report_row(view, result, rank) for view, result, rank in rows]
+        columns = BYTES_COLUMNS if unit == "GB/s" else COLUMNS
+        cells = [report_row(view, result, rank, columns) for view, result, rank in rows]
         # less the table's margins and a vertical scrollbar's column (a long ranking scrolls)
         width = (self.size.width or self.app.size.width) - 2 - 1
         cursor = table.cursor_row
         table.clear()
-        self._set_columns(table, shown_columns(cells, width))
+        self._set_columns(table, shown_columns(cells, width, columns))
         for (view, _, _), row in zip(rows, cells):
-            table.add_row(*(row[i] for i in self._columns), key=view.id)
+            table.add_row(*(cell for name, cell in zip(columns, row) if name in self._columns), key=view.id)
         if rows:
             table.move_cursor(row=min(cursor, len(rows) - 1))
 
@@ -146,42 +166,50 @@ class ReportScreen(ListScreen):
             return
         self._drawn = signature
         self.query_one("#provenance", Static).update(provenance(state, getattr(self.app, "replay_events", None) is not None))
-        headline = Text("No ranking yet: the report fills in when generation 1 is measured.", style="dim")
-        if state.ranking is not None:
-            headline = Text("Nothing verified beat the checks: see the graveyard (g).", style="bold red")
-            if state.ranking.baseline_won:
-                which = "portable candidate" if state.ranking.fastest_id else "candidate"
-                headline = Text(f"No {which} beat the baseline: nothing is crowned.", style="bold yellow")
-        if winner is not None and winner.result is not None:
-            tie = state.ranking is not None and bool(state.ranking.tie_ids)
-            headline = Text.assemble((f"{CROWN} {winner.label}", "bold"),
-                                     " ties at " if tie else " wins: ",
-                                     (fmt.speedup(winner.result.speedup), "bold green"), " vs baseline, ",
-                                     f"{fmt.ms(winner.result.median_ms)}, {fmt.num(winner.result.gflops)} GFLOP/s",
-                                     browser_badge(winner.result), browser_line(winner.result))
-            if tie:
-                others = ", ".join(state.candidates[i].label for i in state.ranking.tie_ids
-                                   if i in state.candidates)
-                headline.append(f"  (tie with {others}: within noise)", style="yellow")
-            r = winner.result
-            if r.pass_ms and r.passes:  # a multi-pass result: each pass's share of its time
-                headline.append("\npasses: " + " · ".join(f"{p['label']} {fmt.ms(ms)}"
-                                                         for p, ms in zip(r.passes, r.pass_ms)), style="dim")
-        headline.append(fastest_here(state))
-        if state.ranking is not None and state.ranking.batch is not None:
-            headline.append(f"\nshoot-out batch {state.ranking.batch}: every number below was timed "
-                            "in it, beside one baseline sample", style="dim")
-        self.query_one("#report-winner", Static).update(headline)
-        self._fill(rows)
-        self.query_one(GflopsChart).sync([
-            Bar(view.label, result.gflops or 0.0, baseline=view.id == "baseline", winner=view is winner)
+        unit = metric(state.workload)
+        self.query_one("#report-winner", Static).update(headline(state, unit))
+        self._fill(rows, unit)
+        self.query_one(ThroughputChart).sync([
+            Bar(view.label, throughput(result, unit) or 0.0, baseline=view.id == "baseline", winner=view is winner)
             for view, result, _ in rows],
-            f" · batch {state.ranking.batch}" if state.ranking and state.ranking.batch else "")
+            f" · batch {state.ranking.batch}" if state.ranking and state.ranking.batch else "", unit)
 
     @on(DataTable.RowHighlighted, "#ranking")
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
         if event.row_key.value is not None:
             self.vapp.selected_id = str(event.row_key.value)
+
+
+def headline(state: RunState, unit: str) -> Text:
+    """The crown (or why there is none), its numbers in ``unit``, its browser verdict, the batch."""
+    winner = state.winner
+    text = Text("No ranking yet: the report fills in when generation 1 is measured.", style="dim")
+    if state.ranking is not None:
+        text = Text("Nothing verified beat the checks: see the graveyard (g).", style="bold red")
+        if state.ranking.baseline_won:
+            which = "portable candidate" if state.ranking.fastest_id else "candidate"
+            text = Text(f"No {which} beat the baseline: nothing is crowned.", style="bold yellow")
+    if winner is not None and winner.result is not None:
+        tie = state.ranking is not None and bool(state.ranking.tie_ids)
+        text = Text.assemble((f"{CROWN} {winner.label}", "bold"),
+                             " ties at " if tie else " wins: ",
+                             (fmt.speedup(winner.result.speedup), "bold green"), " vs baseline, ",
+                             f"{fmt.ms(winner.result.median_ms)}, "
+                             f"{fmt.num(throughput(winner.result, unit))} {unit}",
+                             browser_badge(winner.result), browser_line(winner.result))
+        if tie:
+            others = ", ".join(state.candidates[i].label for i in state.ranking.tie_ids
+                               if i in state.candidates)
+            text.append(f"  (tie with {others}: within noise)", style="yellow")
+        r = winner.result
+        if r.pass_ms and r.passes:  # a multi-pass result: each pass's share of its time
+            text.append("\npasses: " + " · ".join(f"{p['label']} {fmt.ms(ms)}"
+                                                 for p, ms in zip(r.passes, r.pass_ms)), style="dim")
+    text.append(fastest_here(state))
+    if state.ranking is not None and state.ranking.batch is not None:
+        text.append(f"\nshoot-out batch {state.ranking.batch}: every number below was timed "
+                    "in it, beside one baseline sample", style="dim")
+    return text
 
 
 def fastest_here(state: RunState) -> Text:
@@ -215,4 +243,6 @@ def browser_badge(result: CandidateResult) -> Text:
         first = result.browser_diagnostics[0] if result.browser_diagnostics else None
         where = f" {first.line}:{first.column} {first.message}" if first else ""
         return Text(f"  [Tint rejects it:{where}]", style="bold yellow")
-    return Text(f"  [{result.browser}]", style="dim")
+    # "unchecked: <why>": the browser line under the headline says why, and it says it once
+    shown = result.browser.split(":", 1)[0] if fmt.browser_line(result) else result.browser
+    return Text(f"  [{shown}]", style="dim")

@@ -1,4 +1,8 @@
-"""GFLOP/s per kernel as a plotext bar chart; the baseline bar is grey and labelled."""
+"""Throughput per kernel as a plotext bar chart; the baseline bar is grey and labelled.
+
+The unit is GFLOP/s, or GB/s for a workload of no arithmetic (a copy, a transpose): its
+GFLOP/s are 0 for every kernel, and a chart of them was empty.
+"""
 
 from __future__ import annotations
 
@@ -11,17 +15,18 @@ from textual_plotext import PlotextPlot
 @dataclass(frozen=True)
 class Bar:
     label: str
-    gflops: float
+    value: float  # in the chart's unit
     baseline: bool = False
     winner: bool = False
 
 
-class GflopsChart(PlotextPlot):
+class ThroughputChart(PlotextPlot):
     """Horizontal bars so long kernel names stay readable at 80 columns."""
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self._bars: tuple[Bar, ...] = ()
+        self.unit = "GFLOP/s"
 
     def on_mount(self) -> None:
         super().on_mount()
@@ -29,11 +34,15 @@ class GflopsChart(PlotextPlot):
 
     samples = ""  # which samples the bars cover, e.g. " · shoot-out batch 7"
 
-    def sync(self, bars: list[Bar], samples: str = "") -> None:
-        if tuple(bars) == self._bars and samples == self.samples:
+    def sync(self, bars: list[Bar], samples: str = "", unit: str = "GFLOP/s") -> None:
+        if tuple(bars) == self._bars and samples == self.samples and unit == self.unit:
             return
-        self._bars, self.samples = tuple(bars), samples
+        self._bars, self.samples, self.unit = tuple(bars), samples, unit
         self._draw()
+
+    @property
+    def heading(self) -> str:
+        return f"{self.unit} per kernel{self.samples} (grey: baseline, green: winner)"
 
     def render(self):  # type: ignore[no-untyped-def]
         if self._bars and len(self._bars) * 2 + 5 > self.size.height:
@@ -48,16 +57,16 @@ class GflopsChart(PlotextPlot):
         if len(bars) > rows:
             bars = [b for b in bars if not b.baseline][: max(rows - 1, 0)] + [b for b in bars if b.baseline]
         label = max((len(b.label[:14]) for b in bars), default=0)
-        top = max((b.gflops for b in bars), default=0.0) or 1.0
-        value = max(len(f"{b.gflops:,.2f}") for b in bars)
+        top = max((b.value for b in bars), default=0.0) or 1.0
+        value = max(len(f"{b.value:,.2f}") for b in bars)
         room = max(self.size.width - label - value - 3, 1)
-        text = Text(f"GFLOP/s per kernel{self.samples} (grey: baseline, green: winner)", style="bold")
+        text = Text(self.heading, style="bold")
         gap = "\n" if rows >= 2 * len(bars) else ""  # spaced out when there is room
         for bar in bars:
             color = "grey50" if bar.baseline else "green" if bar.winner else "blue"
             text.append(f"\n{gap}{bar.label[:14]:<{label}} ")
-            text.append("█" * max(round(room * bar.gflops / top), 1 if bar.gflops > 0 else 0), style=color)
-            text.append(f" {bar.gflops:,.2f}", style="bold" if bar.winner else "")
+            text.append("█" * max(round(room * bar.value / top), 1 if bar.value > 0 else 0), style=color)
+            text.append(f" {bar.value:,.2f}", style="bold" if bar.winner else "")
         return text
 
     def _fitting(self) -> list[Bar]:
@@ -73,7 +82,7 @@ class GflopsChart(PlotextPlot):
         plt = self.plt
         plt.clear_data()
         plt.clear_figure()
-        plt.title(f"GFLOP/s per kernel{self.samples} (grey: baseline, green: winner)")
+        plt.title(self.heading)
         if not self._bars:
             if refresh:
                 self.refresh()
@@ -81,7 +90,7 @@ class GflopsChart(PlotextPlot):
         bars = list(reversed(self._fitting()))  # plotext draws the first bar at the bottom
         for position, bar in enumerate(bars, 1):
             color = "gray" if bar.baseline else "green" if bar.winner else "blue"
-            plt.bar([position], [bar.gflops], orientation="horizontal", color=color, width=0.6)
+            plt.bar([position], [bar.value], orientation="horizontal", color=color, width=0.6)
         plt.yticks(list(range(1, len(bars) + 1)), [b.label[:14] for b in bars])
         if refresh:
             self.refresh()
