@@ -94,7 +94,8 @@ def _print_report(args: argparse.Namespace, report: Report, seeds: list[int]) ->
     else:
         _print_tables(report, doc, seeds)
     if unwritten is not None:  # the report is out first: a full disk loses the CSV, not the run
-        raise UsageError(unwritten)
+        error = UsageError(unwritten)
+        raise mark_told(error) if args.json else error  # the report was the one JSON document
     return 0
 
 
@@ -128,17 +129,33 @@ class _Failing:
 def json_errors(args: argparse.Namespace) -> Iterator[_Failing]:
     """``--json``: every failure meant for the user still leaves one JSON document on stdout,
     ``{"error": ..., "winner": null, "results": [...]}`` (a script parses stdout whatever
-    happened), beside the one stderr line and exit status that ``cli.main`` gives it."""
+    happened), beside the one stderr line and exit status that ``cli.main`` gives it.
+
+    Nested (``cli.main`` wraps every command in one; ``bench`` and ``tune`` add their results
+    in their own), the innermost answers and the error is marked told, so stdout holds one
+    document."""
     failing = _Failing()
     try:
         yield failing
     except VajraError as exc:
-        if getattr(args, "json", False) and not failing.printed:
+        if getattr(args, "json", False) and not failing.printed and not told_in_json(exc):
             from vajra_tui.engine.run.report import result_dict
 
             results = [result_dict(r) for r in failing.results()]
             print(json.dumps({"error": exc.user_message(), "winner": None, "results": results}, indent=2))
+        if getattr(args, "json", False):
+            mark_told(exc)
         raise
+
+
+def mark_told(exc: VajraError) -> VajraError:
+    """Mark ``exc`` as answered by a JSON document already on stdout (the report, or its error)."""
+    setattr(exc, "json_told", True)
+    return exc
+
+
+def told_in_json(exc: BaseException) -> bool:
+    return bool(getattr(exc, "json_told", False))
 
 
 def _show_sources(args: argparse.Namespace, results: Iterable[CandidateResult]) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import sys
@@ -173,8 +174,8 @@ def _file_completion(parser: argparse.ArgumentParser) -> None:
                 _file_completion(sub)
         elif action.type is Path:
             action.complete = {"bash": "_shtab_compgen_files", "zsh": "_files", "tcsh": "f"}  # type: ignore[attr-defined]
-        elif "--workload" in action.option_strings:  # the registered names and the user's folder's
-            action.complete = {"bash": "_vajra_tui_workloads", "zsh": f"({' '.join(_workload_names())})"}  # type: ignore[attr-defined]
+        elif "--workload" in action.option_strings:  # a name, or a workload file: both are offered
+            action.complete = {"bash": "_vajra_tui_workloads_or_files", "zsh": _zsh_workloads()}  # type: ignore[attr-defined]
 
 
 def _workload_names() -> list[str]:
@@ -184,9 +185,23 @@ def _workload_names() -> list[str]:
     return sorted({*entry_point_names(), *folder_names()})
 
 
+def _zsh_workloads() -> str:
+    """zsh: the names, and ``.py`` files (with the folders on the way to them); ``_arguments``
+    splits a spec at its colons, so those of the action are escaped."""
+    return (f"{{_alternative 'names\\:workload\\:({' '.join(_workload_names())})' "
+            "'files\\:workload file\\:_files -g \\*.py'}")
+
+
 def _completion_preamble() -> dict[str, str]:
-    """The bash function ``-w`` completes through: the workload names, offered as words."""
-    return {"bash": f'_vajra_tui_workloads() {{ compgen -W "{" ".join(_workload_names())}" -- "$1"; }}\n'}
+    """The bash functions ``-w`` completes through: the workload names as words, then ``.py``
+    files and folders (``-w`` takes a file too). shtab turns on bash's filename handling (a
+    folder gets its ``/``) for a function whose name holds ``_files``."""
+    return {"bash": f'_vajra_tui_workloads() {{ compgen -W "{" ".join(_workload_names())}" -- "$1"; }}\n'
+                    '_vajra_tui_workloads_or_files() {\n'
+                    '  _vajra_tui_workloads "$1"\n'
+                    '  compgen -f -X \'!*.py\' -- "$1"\n'
+                    '  compgen -d -- "$1"\n'
+                    '}\n'}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -195,17 +210,18 @@ def main(argv: list[str] | None = None) -> int:
 
     ensure_runtime_dir()  # before any driver loads: an unset one made Mesa print errors
     try:
-        args = build_parser().parse_args(argv)
+        args = _parse(sys.argv[1:] if argv is None else list(argv))
         if args.command == "config" and args.action == "path":
             print(config_path())  # never reads the file: it is how a user finds a broken one
             # on stderr, so `$(vajra-tui config path)` stays the file: the picker's own folder
             print(f"workloads folder: {one_line(config_path().parent / 'workloads')} "
                   "(its *.py files appear in the TUI's picker)", file=sys.stderr)
             return 0
-        settings = None if args.command in NO_SETTINGS else load_settings()
-        if settings is not None:  # a workload file's import is bounded as its functions are
-            timed_import.set_deadline(settings.timing.prepare_deadline_s)
-        return _dispatch(args, settings)
+        with _json_guard(args):  # --json: a broken config, fleet, doctor, lock diff too
+            settings = None if args.command in NO_SETTINGS else load_settings()
+            if settings is not None:  # a workload file's import is bounded as its functions are
+                timed_import.set_deadline(settings.timing.prepare_deadline_s)
+            return _dispatch(args, settings)
     except VajraError as exc:  # every failure meant for the user: one line, its own exit status
         print(f"vajra-tui: {exc.prefix}{one_line(exc)}", file=sys.stderr)  # messages quote paths: data
         return exc.exit_status
@@ -214,6 +230,31 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # the reader left early (`| head`): no traceback, as a shell tool
         _stdout_gone()
         return EXIT_PIPE
+
+
+def _parse(argv: list[str]) -> argparse.Namespace:
+    """The flags; a usage error with ``--json`` among the words leaves its JSON document too
+    (a script that asked for JSON parses stdout whatever went wrong), and still exits 2."""
+    try:
+        return build_parser().parse_args(argv)
+    except UsageError:
+        with _json_guard(argparse.Namespace(json=_asks_json(argv))):
+            raise
+
+
+def _asks_json(argv: list[str]) -> bool:
+    """Whether ``--json`` (or an abbreviation argparse takes for it) is among the flags."""
+    words = argv[: argv.index("--")] if "--" in argv else argv
+    return any(len(w) > 3 and "--json".startswith(w) for w in words)
+
+
+def _json_guard(args: argparse.Namespace) -> contextlib.AbstractContextManager[object]:
+    """``commands.json_errors`` when ``--json`` was asked for (imported only then), else nothing."""
+    if not getattr(args, "json", False):
+        return contextlib.nullcontext()
+    from vajra_tui.cli.commands import json_errors
+
+    return json_errors(args)
 
 
 def _stdout_gone() -> None:
