@@ -1,9 +1,11 @@
 """Attention C, "outer": both products as SGEMM-style outer products of vec4 columns.
 
 Why: B (attention_gen.py) keeps Q and O rows whole in each lane's registers, 2 x tm x D
-floats, which at D=64 spills on the H200 and caps it at 13 TFLOP/s (#27). Here the
-workgroup memory holds the operands transposed, as the 0.9x-of-cuBLAS SGEMM does, and a lane
-keeps only its tiles: ``tm x tn`` scores and ``tm x td`` outputs (``td = D / wx``).
+floats (256 at its best shape, past what a lane holds without spilling). Here the workgroup
+memory holds the operands transposed, as the 0.9x-of-cuBLAS SGEMM does, and a lane keeps only
+its tiles: ``tm x tn`` scores and ``tm x td`` outputs (``td = D / wx``). The price is
+occupancy (Q alone is 16 KB for 64 rows): on the H200 it wins only with 128 lanes and the row
+maxima shuffled, 4.58 ms against B's 5.27 (benchmarks/NOTES.md, #27).
 
 A workgroup of ``wx`` x ``wy`` lanes owns ``bq = wy * tm`` query rows of one head; keys pass
 ``bk = wx * tn`` at a time. Per block:
