@@ -1,9 +1,16 @@
-"""Shared fixtures: isolated user dirs, and one real GPU worker per test module."""
+"""Shared fixtures: isolated user dirs, and one real GPU worker per test module.
+
+Under pytest-xdist (scripts/test.sh runs the suite on two workers) this file also orders the
+modules, heaviest first, and keeps a test marked ``serial`` alone on the machine.
+"""
 
 from __future__ import annotations
 
+import fcntl
 import os
+from contextlib import ExitStack
 from pathlib import Path
+from typing import IO, Iterator
 
 import pytest
 
@@ -83,3 +90,59 @@ def child_pythonpath() -> str:
     parts = [str(Path(__file__).resolve().parents[1])]
     parts += [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     return os.pathsep.join(parts)
+
+
+# ---- running on pytest-xdist workers (scripts/test.sh: -n 2 --dist loadfile) ----------------
+# Modules whose tests take longest on a 2-core lavapipe machine (measured: 40-140 s each beside
+# another worker). Handed out first, so that no long module starts last and leaves the other
+# worker idle at the end; the ``serial`` modules go last, where exclusivity costs least.
+# Only the order changes; a module missing here just keeps its place.
+HEAVY_FIRST = ("test_library.py", "test_ray.py", "test_fft.py", "test_engine.py", "test_lanes.py",
+               "test_wheel.py", "test_user_workloads.py", "test_snapshots.py", "test_run_controls.py",
+               "test_kernels_as_written.py", "test_tune.py", "test_published_kernels.py")
+
+
+def _xdist_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+def _module_rank(item: pytest.Item) -> int:
+    """Where ``item``'s module goes: heavy ones by HEAVY_FIRST, serial ones last, others between."""
+    name = item.path.name
+    if name in HEAVY_FIRST:
+        return HEAVY_FIRST.index(name)
+    return len(HEAVY_FIRST) + (1 if item.get_closest_marker("serial") else 0)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """On xdist workers, modules heaviest first (a stable sort: within a module, the file's order).
+    Every worker sorts the same way, as xdist requires; a plain run keeps the files' order."""
+    if _xdist_worker(config):
+        items.sort(key=_module_rank)
+
+
+def _lock(path: Path, mode: int) -> IO[bytes]:
+    """``path`` opened and flock()ed with ``mode`` (waits for it); closing the file releases it."""
+    handle = path.open("ab")
+    fcntl.flock(handle, mode)
+    return handle
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """A ``serial`` test (timing it measures, or load it makes) runs with no other test beside
+    it: setup, call and teardown, module fixtures included. A readers-writer lock over the xdist
+    workers of this run: every test holds ``serial-run.lock`` shared, a serial one exclusively. The
+    ``turnstile`` stops new shared holders while a serial test waits, so it is never starved.
+    In a plain run there is nothing beside any test, and no lock is taken."""
+    if not _xdist_worker(item.config):
+        yield
+        return
+    folder = Path(item.config.option.basetemp).parent  # this run's, shared by its workers
+    serial = item.get_closest_marker("serial") is not None
+    with ExitStack() as held:
+        turnstile = held.enter_context(_lock(folder / "serial-turnstile.lock", fcntl.LOCK_EX))
+        held.enter_context(_lock(folder / "serial-run.lock", fcntl.LOCK_EX if serial else fcntl.LOCK_SH))
+        if not serial:
+            turnstile.close()  # a shared holder only passes through it
+        yield

@@ -75,8 +75,10 @@ def test_a_workload_file_travels_to_a_node_that_lacks_it(tmp_path):
 
 
 # ---- on a two-node cluster ----------------------------------------------------------------
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
+    """Two one-CPU nodes for this module's tests, shut down after them: an idle cluster's
+    daemons kept busy the rest of a session (on an xdist worker, the rest of its modules)."""
     ray = _ray()
     from ray.cluster_utils import Cluster
 

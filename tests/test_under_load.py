@@ -28,6 +28,8 @@ from vajra_tui.engine.session import DEADLINE_FLOOR_S, SOFTWARE_DEADLINE_FLOOR_S
 
 KERNELS = Path(__file__).parent / "kernels"
 HOG = "while True: pass"  # one busy core each; the test ends them by pid
+# its hogs would starve a test beside it on another xdist worker (tests/conftest.py)
+pytestmark = pytest.mark.serial
 
 
 @pytest.fixture
