@@ -101,8 +101,12 @@ def test_cli_disk_filling_mid_run_keeps_the_partial_and_the_run_ends_normally(tm
     done = _cli(tmp_path, MID_RUN_LIMIT, *TUNE, "--record", str(rec))
     assert done.returncode == 0, done.stderr[-3000:]
     assert "Traceback" not in done.stderr, done.stderr[-3000:]
-    report = json.loads(done.stdout)  # the run went on to its report
-    assert report["winner"], done.stdout[-2000:]
+    report = json.loads(done.stdout)  # the run went on to its report, with its verdict on the last batch
+    # winner or not is timing (a 32x256 softmax at 3 reps; the baseline won on a busy 2-core machine)
+    assert report["final_batch"] is not None, done.stdout[-2000:]
+    assert report["winner"] or report["baseline_won"] or report["ties"], done.stdout[-2000:]
+    library = [r for r in report["results"] if r["strategy"] not in ("baseline", "user")]
+    assert any(r["status"] == "verified" for r in library), done.stdout[-2000:]
     stopped = [line for line in done.stderr.splitlines() if "recording stopped" in line]
     assert len(stopped) == 1 and "disk full" in stopped[0] and "run.jsonl.partial" in stopped[0], done.stderr
     assert not rec.exists(), "a truncated recording was published as complete"
