@@ -71,8 +71,12 @@ def goto(keys: str, screen: str):
             await pilot.pause(0.05)
         await pilot.pause(0.3)
         pilot.app.clear_notifications()
-        await pilot.wait_for_scheduled_animations()
-        await pilot.pause(0.1)
+        # work queued for after a refresh (the selected card scrolled into view, the footer
+        # fitted to the width) lands a refresh or two later: on a loaded machine (a second
+        # test worker beside this one) 0.3 s was once not enough (VariantsScreen at 80x24, in CI)
+        for _ in range(3):
+            await pilot.wait_for_scheduled_animations()
+            await pilot.pause(0.1)
     return run_before
 
 
