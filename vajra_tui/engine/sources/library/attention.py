@@ -30,7 +30,7 @@ from __future__ import annotations
 from vajra_tui.engine.events import DeviceInfo
 from vajra_tui.engine.sources.library import attention_gen, attention_outer
 from vajra_tui.engine.sources.library.base import (Emitter, Params, Size, Template, big_gpu, least_subgroup,
-                                                    storage_fits, subgroups, workgroup_fits)
+                                                    shuffles_fit, storage_fits, workgroup_fits)
 
 NEG = "-1.0e30"  # a masked score: exp2 of it less any real max is 0, and it never overflows
 
@@ -55,11 +55,8 @@ def check(p: Params, s: Size, d: DeviceInfo | None) -> str | None:
         return f"D={s['D']} is not a multiple of {wx} (lanes per row)"
     if p["tq"] * (s["D"] // wx) > 64 or p["tq"] * (p["bk"] // wx) > 32:
         return "register tile too large"
-    if p["sg"]:
-        if not subgroups(d):
-            return "the adapter has no subgroups"
-        if least_subgroup(d) < wx:
-            return f"a row's {wx} lanes may not fit in one subgroup on this adapter"
+    if p["sg"] and (why := shuffles_fit(d, wx)):
+        return why
     return workgroup_fits(d, wx, p["wy"]) or storage_fits(d, _smem_bytes(p, s))
 
 

@@ -30,8 +30,7 @@ in the blocks that need it; a causal workgroup stops at its last row's key, heav
 from __future__ import annotations
 
 from vajra_tui.engine.events import DeviceInfo
-from vajra_tui.engine.sources.library.base import (Emitter, Params, Size, least_subgroup, storage_fits, subgroups,
-                                                    workgroup_fits)
+from vajra_tui.engine.sources.library.base import Emitter, Params, Size, shuffles_fit, storage_fits, workgroup_fits
 
 NEG = "-1.0e30"  # a masked score: finite, so exp2(NEG - m) is 0 and never inf - inf
 
@@ -54,11 +53,8 @@ def check(p: Params, s: Size, d: DeviceInfo | None) -> str | None:
         return f"D={s['D']} is not a multiple of {4 * wx} (vec4 output columns over {wx} lanes)"
     if tm * tn > 64 or tm * (s["D"] // wx) > 64:
         return "register tile too large"
-    if p["sg"]:
-        if not subgroups(d):
-            return "the adapter has no subgroups"
-        if least_subgroup(d) < wx:
-            return f"a row's {wx} lanes may not fit in one subgroup on this adapter"
+    if p["sg"] and (why := shuffles_fit(d, wx)):
+        return why
     return workgroup_fits(d, wx, p["wy"]) or storage_fits(d, smem_bytes(p, s))
 
 

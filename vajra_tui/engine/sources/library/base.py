@@ -72,6 +72,16 @@ def least_subgroup(device: DeviceInfo | None) -> int:
     return max(reported, 32) if device.vendor_id == NVIDIA and not device.software else reported
 
 
+def shuffles_fit(device: DeviceInfo | None, lanes: int) -> str | None:
+    """None when ``lanes`` neighbouring lanes always share a subgroup here (a butterfly of
+    shuffles over them is sound), else why not."""
+    if not subgroups(device):
+        return "the adapter has no subgroups"
+    if least_subgroup(device) < lanes:
+        return f"a row's {lanes} lanes may not fit in one subgroup on this adapter"
+    return None
+
+
 @dataclass(frozen=True)
 class Template:
     workload: str
