@@ -136,6 +136,16 @@ def _unrolled(e: Emitter, var: str, count: int, un: int, body) -> None:
     e.close()
 
 
+def _outer(e: Emitter, acc: str, rows: list[str], cols: list[str]) -> None:
+    """One step of an outer product, the shape both products share: ``rows`` are vec4 loads
+    of four rows each, ``cols`` vec4 loads of four columns; ``{acc}{a}_{h} += row a x cols h``."""
+    e.open("{")
+    e(*[f"let lv{g} = {x};" for g, x in enumerate(rows)], *[f"let rv{h} = {x};" for h, x in enumerate(cols)])
+    for a in range(4 * len(rows)):
+        e(*[f"{acc}{a}_{h} = fma(vec4<f32>(lv{a // 4}[{a % 4}]), rv{h}, {acc}{a}_{h});" for h in range(len(cols))])
+    e.close()
+
+
 def _scores(e: Emitter, p: Params, s: Size) -> None:
     """s{a}_{h}: row a's scores against the lane's key group h (four keys), in log2 units."""
     bq, bk, _, _ = shape(p, s)
@@ -144,12 +154,8 @@ def _scores(e: Emitter, p: Params, s: Size) -> None:
         e(*[f"var s{a}_{h} = vec4<f32>(0.0);" for h in range(tn // 4)])
 
     def step(e: Emitter, c: str) -> None:
-        e.open("{")
-        e(*[f"let qv{g} = Qt[{c} * {bq // 4}u + {g * wy}u + ty];" for g in range(tm // 4)])
-        e(*[f"let kv{h} = Kt[{c} * {bk // 4}u + {h * wx}u + tx];" for h in range(tn // 4)])
-        for a in range(tm):
-            e(*[f"s{a}_{h} = fma(vec4<f32>(qv{a // 4}[{a % 4}]), kv{h}, s{a}_{h});" for h in range(tn // 4)])
-        e.close()
+        _outer(e, "s", [f"Qt[{c} * {bq // 4}u + {g * wy}u + ty]" for g in range(tm // 4)],
+               [f"Kt[{c} * {bk // 4}u + {h * wx}u + tx]" for h in range(tn // 4)])
 
     _unrolled(e, "c", d, p["un"], step)
     e.open(f"if (k0 + {bk}u > S || (MASK == 2u && k0 + {bk}u > q0 + 1u)) {{")
@@ -201,12 +207,8 @@ def _pv(e: Emitter, p: Params, s: Size, vs: str) -> None:
     wx, wy, tm = p["wx"], p["wy"], p["tm"]
 
     def step(e: Emitter, k: str) -> None:
-        e.open("{")
-        e(*[f"let pv{g} = Pt[{k} * {bq // 4}u + {g * wy}u + ty];" for g in range(tm // 4)])
-        e(*[f"let vv{h} = {vs}[{k} * {d4}u + {h * wx}u + tx];" for h in range(td // 4)])
-        for a in range(tm):
-            e(*[f"o{a}_{h} = fma(vec4<f32>(pv{a // 4}[{a % 4}]), vv{h}, o{a}_{h});" for h in range(td // 4)])
-        e.close()
+        _outer(e, "o", [f"Pt[{k} * {bq // 4}u + {g * wy}u + ty]" for g in range(tm // 4)],
+               [f"{vs}[{k} * {d4}u + {h * wx}u + tx]" for h in range(td // 4)])
 
     _unrolled(e, "k", bk, p["un"], step)
     e("workgroupBarrier();")
