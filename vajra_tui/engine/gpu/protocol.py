@@ -10,7 +10,7 @@ worker raised as :class:`WorkerError`.
 
 Every message crosses a multiprocessing Connection, and for Ray lanes Ray's serializer
 too, so each is a module-level dataclass of picklable fields (numbers, strings, lists,
-dicts and the pydantic models of events.py). Requests are frozen: the client keeps
+dicts and the pydantic models of events/). Requests are frozen: the client keeps
 ``Prepare`` and the ``Compile`` requests it sent to replay them into a fresh worker.
 """
 
