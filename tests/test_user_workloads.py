@@ -12,7 +12,7 @@ import pytest
 from conftest import child_pythonpath
 
 from vajra_tui.cli.main import main
-from vajra_tui.engine.workloads import loader
+from vajra_tui.engine.workloads import loader, registry
 
 EXAMPLES = Path(__file__).parents[1] / "examples" / "workloads"
 TRANSPOSE, TILED = EXAMPLES / "transpose.py", EXAMPLES / "transpose_tiled.wgsl"
@@ -207,7 +207,7 @@ def test_installed_packages_register_workloads_through_the_entry_point_group(tmp
                                            "broken = vajra_extra:NOPE\n")
     monkeypatch.syspath_prepend(str(site))
     monkeypatch.setenv("PYTHONPATH", str(site))  # the GPU worker imports it too
-    monkeypatch.setattr(loader, "_REGISTERED", None)
+    monkeypatch.setattr(registry, "_REGISTERED", None)
     found = {f.name: f for f in loader.registered()}
     assert [n for n in found][:6] == ["sgemm", "softmax", "conv1d", "sobel", "layernorm", "gemv"]
     assert all(found[n].origin == "built-in" for n in ("sgemm", "gemv"))  # through the same group
@@ -216,7 +216,7 @@ def test_installed_packages_register_workloads_through_the_entry_point_group(tmp
     for spec in ("transpose2", "vajra_extra:WORKLOAD"):
         assert main(["bench", "-w", spec, "--size", "24", "--json", "-q", *FAST]) == 0
         assert _json(capsys)["results"][0]["status"] == "verified"
-    monkeypatch.setattr(loader, "_REGISTERED", None)
+    monkeypatch.setattr(registry, "_REGISTERED", None)
 
 
 LAZY_PROBE = """\
@@ -264,8 +264,9 @@ def test_importing_the_registry_imports_no_workload_until_one_is_asked_for(tmp_p
     out = json.loads(proc.stdout.splitlines()[-1])
     builtins = ["sgemm", "softmax", "conv1d", "sobel", "layernorm", "gemv", "attention", "fft", "fft2"]
     assert out["names"] == [*builtins, "hostile"]  # from the metadata alone
-    assert out["after_names"] == ["vajra_tui.engine.workloads.base", "vajra_tui.engine.workloads.bindings",
-                                  "vajra_tui.engine.workloads.loader", "vajra_tui.engine.workloads.timed_import"]
+    assert out["after_names"] == [f"vajra_tui.engine.workloads.{m}" for m in (
+        "base", "bindings", "declaration", "errors", "load_checks", "loader", "origins", "registry", "returns",
+        "sizes", "timed_import")]  # the type and the loader's modules: no workload's
     assert out["softmax"] == "softmax"
     assert out["after_softmax"] == sorted([*out["after_names"], "vajra_tui.engine.workloads.softmax"])
     assert out["hostile"] == ("entry point 'hostile' (vajra_hostile:WORKLOAD): raised RuntimeError: "

@@ -18,6 +18,7 @@ output: the inputs are uniform in [-1, 1]).
 from __future__ import annotations
 
 import math
+import string
 
 import numpy as np
 
@@ -106,6 +107,25 @@ fn twiddle(k: u32, m: u32) -> vec2<f32> {
 }
 """
 
+# Between two stages of fft_wg, one component ($c: x the real parts, then y the imaginary)
+# of every pair goes through workgroup memory from this stage's outputs to the next
+# stage's owners: 4096 f32 (16 KB) hold one component of the longest FFT, not both.
+EXCHANGE = string.Template("""\
+            for (var m = 0u; m * wg < half; m = m + 1u) {
+                let j = t + m * wg;
+                let idx = (j / ns) * 2u * ns + j % ns;
+                sh[idx] = (*v)[2u * m].$c;
+                sh[idx + ns] = (*v)[2u * m + 1u].$c;
+            }
+            workgroupBarrier();
+            for (var m = 0u; m * wg < half; m = m + 1u) {
+                let j = t + m * wg;
+                (*v)[2u * m].$c = sh[j];
+                (*v)[2u * m + 1u].$c = sh[j + half];
+            }
+            workgroupBarrier();
+""")
+
 # Shared by fft2.py: twiddles, the complex product and the workgroup FFT of length l.
 CORE = """\
 var<workgroup> sh: array<f32, 4096>;
@@ -132,32 +152,7 @@ fn fft_wg(v: ptr<function, array<vec2<f32>, 16>>, t: u32, wg: u32, l: u32) {
             (*v)[2u * m + 1u] = a - b;
         }
         if (2u * ns < l) {
-            for (var m = 0u; m * wg < half; m = m + 1u) {
-                let j = t + m * wg;
-                let idx = (j / ns) * 2u * ns + j % ns;
-                sh[idx] = (*v)[2u * m].x;
-                sh[idx + ns] = (*v)[2u * m + 1u].x;
-            }
-            workgroupBarrier();
-            for (var m = 0u; m * wg < half; m = m + 1u) {
-                let j = t + m * wg;
-                (*v)[2u * m].x = sh[j];
-                (*v)[2u * m + 1u].x = sh[j + half];
-            }
-            workgroupBarrier();
-            for (var m = 0u; m * wg < half; m = m + 1u) {
-                let j = t + m * wg;
-                let idx = (j / ns) * 2u * ns + j % ns;
-                sh[idx] = (*v)[2u * m].y;
-                sh[idx + ns] = (*v)[2u * m + 1u].y;
-            }
-            workgroupBarrier();
-            for (var m = 0u; m * wg < half; m = m + 1u) {
-                let j = t + m * wg;
-                (*v)[2u * m].y = sh[j];
-                (*v)[2u * m + 1u].y = sh[j + half];
-            }
-            workgroupBarrier();
+""" + EXCHANGE.substitute(c="x") + EXCHANGE.substitute(c="y") + """\
         }
     }
 }

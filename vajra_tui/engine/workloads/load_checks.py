@@ -1,0 +1,98 @@
+"""What the loaders check of a workload they import, and how an import failing is said in one line.
+
+A workload's declaration is checked when it is built (``declaration.py``); here is what
+a loader adds: that the name it was looked up by holds a ``Workload`` at all
+(:func:`as_workload`), that its cheap functions answer at the seed size
+(:func:`static_check`), and that whatever importing a file raised becomes one line at
+the file's own line (:func:`import_error`: ``mine.py:12: flops: missing``). Split from
+``loader.py``, whose registry and file loaders both use them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import re
+import traceback
+from pathlib import Path
+from typing import Any, Callable
+
+from vajra_tui.engine.workloads.base import Workload, WorkloadError
+from vajra_tui.engine.workloads.errors import raised
+
+# Workload's fields: an unknown keyword is matched against them ("did you mean 'atol'?").
+FIELDS = tuple(f.name for f in dataclasses.fields(Workload))
+
+
+def as_workload(obj: object, where: str, attr: str) -> Workload:
+    """``obj`` (the module's ``attr``) when it is a Workload; else one line saying what it is."""
+    if obj is None:
+        raise WorkloadError(attr, "not defined: a workload file defines a module-level "
+                            f"{attr} = vajra_tui.Workload(...)", where)
+    if not isinstance(obj, Workload):
+        raise WorkloadError(attr, f"is a {type(obj).__name__}, not a vajra_tui.Workload", where)
+    return obj
+
+
+def static_check(w: Workload, where: str) -> Workload:
+    """What the functions return at the seed size, cheaply: lengths, grid, FLOPs, atol, bytes.
+
+    Inputs and the reference are checked where they are computed (the GPU worker), at
+    the size that runs.
+    """
+    try:
+        seed = w.size("seed")
+        w.checked_lengths(seed)
+        if w.output_grid is not None:
+            grid = _value("output_grid", w.output_grid, seed)
+            if (not isinstance(grid, (tuple, list)) or len(grid) != 2
+                    or not all(isinstance(v, (int,)) and not isinstance(v, bool) and v >= 1 for v in grid)):
+                raise WorkloadError("output_grid", f"returned {grid!r}: want (x, y), two positive integers")
+        for field_name, fn in (("flops", w.flops), ("atol", w.tolerance), ("bytes", w.bytes)):
+            if fn is None:
+                continue
+            value = _value(field_name, fn, seed)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0 \
+                    or value == float("inf"):
+                raise WorkloadError(field_name, f"returned {value!r}: want a finite number >= 0")
+    except WorkloadError as exc:
+        raise exc.located(where) from None
+    return w
+
+
+def _value(field_name: str, fn: Callable[[Any], Any], size: dict[str, int]) -> Any:
+    try:
+        value = fn(size)
+    except Exception as exc:  # noqa: BLE001
+        raise WorkloadError(field_name, raised(exc)) from None
+    try:  # numpy scalars count as numbers
+        return value.item() if hasattr(value, "item") and not isinstance(value, (tuple, list)) else value
+    except (TypeError, ValueError):
+        return value
+
+
+def import_error(exc: BaseException, path: Path, shown: str) -> WorkloadError:
+    """One line for whatever importing the file raised, at the file's own line when known
+    (``mine.py:12: flops: missing``)."""
+    if isinstance(exc, WorkloadError):
+        return exc.located(shown)
+    if isinstance(exc, SyntaxError):
+        return WorkloadError("", f"syntax error: {exc.msg}", f"{shown}:{exc.lineno}")
+    line = next((f.lineno for f in reversed(traceback.extract_tb(exc.__traceback__))
+                 if Path(f.filename).resolve() == path), None)
+    where = f"{shown}:{line}" if line else shown
+    if isinstance(exc, TypeError):
+        text = str(exc)
+        missing = re.search(r"missing \d+ required (?:keyword-only |positional )?arguments?: (.*)", text)
+        unknown = re.search(r"unexpected keyword argument '(\w+)'", text)
+        binding = "Binding" in text
+        if missing:
+            names = re.findall(r"'(\w+)'", missing.group(1))
+            what = "bindings" if binding else (names[0] if names else "")
+            return WorkloadError(what, f"missing (a {'Binding' if binding else 'Workload'} needs "
+                                 f"{', '.join(names)})", where)
+        if unknown:
+            near = difflib.get_close_matches(unknown.group(1), FIELDS, 1)
+            hint = f" (did you mean {near[0]!r}?)" if near else ""
+            return WorkloadError(unknown.group(1), f"is no Workload field{hint}", where)
+    return WorkloadError("", f"importing it {raised(exc)}", where)
