@@ -19,6 +19,12 @@ if [ "$part" = seed ] || [ "$part" = all ]; then
     timeout 75 python3 benchmarks/tune_all.py --size seed --out "$OUT/tune-all-seed-$pass.json" >> "$OUT/tune_all.log" 2>&1
   done
 fi
+if [ "$part" = seed-idle ]; then  # one seed tune of all nine as a script runs it, then with a fresh worker per tune
+  timeout 75 python3 benchmarks/tune_all.py --size seed --out "$OUT/tune-all-seed-idle.json" >> "$OUT/tune_all.log" 2>&1
+  echo "rc=$? (idle worker kept between tunes)" >> "$OUT/tune_all.log"
+  VAJRA_WORKER_IDLE_S=0 timeout 75 python3 benchmarks/tune_all.py --size seed --out "$OUT/tune-all-seed-fresh.json" >> "$OUT/tune_all.log" 2>&1
+  echo "rc=$? (a fresh worker per tune)" >> "$OUT/tune_all.log"
+fi
 if [ "$part" = old ]; then
   timeout 540 python3 benchmarks/roofline.py --sizes large --workloads "sgemm,softmax,conv1d,sobel,layernorm,gemv" \
     --generations 2 --budget 6 --limits adapter --no-cold --out "$OUT/old" > "$OUT/old.log" 2>&1

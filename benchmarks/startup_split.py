@@ -29,7 +29,7 @@ def _timed(name: str, method: Any) -> Any:
         try:
             return method(self, *args, **kwargs)
         finally:
-            key = args[0] if name == "call" else f"<{name}>"
+            key = args[0].op if name == "request" else f"<{name}>"
             SECONDS[key] += time.perf_counter() - began
             COUNTS[key] += 1
     return wrapper
@@ -62,7 +62,7 @@ def main() -> None:
     parser.add_argument("--size", default="seed")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
-    client_module.GPUClient.call = _timed("call", client_module.GPUClient.call)
+    client_module.GPUClient._roundtrip = _timed("request", client_module.GPUClient._roundtrip)
     client_module.GPUClient.start = _timed("start", client_module.GPUClient.start)
     import vajra_tui
     rows = []

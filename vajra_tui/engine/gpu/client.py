@@ -24,6 +24,7 @@ from vajra_tui.engine.gpu.protocol import (
     R, Compile, Compiled, Drop, Dropped, Failure, Hello, Prebuild, Prepare, Quit, Ready, Request,
     WorkerCrashed, WorkerError, WorkerTimeout, candidate_of,
 )
+from vajra_tui.engine.gpu import idle
 from vajra_tui.engine.gpu.standby import STARTUP_TIMEOUT_S, Standby, end_worker, exchange
 from vajra_tui.engine.store.damage import open_log
 from vajra_tui.engine.events import DeviceInfo, NvmlMatch
@@ -72,7 +73,8 @@ class GPUClient:
 
     # ---- lifecycle -----------------------------------------------------------
     def start(self) -> DeviceInfo:
-        self._proc, self._conn, self.device = self._spawn()
+        """A worker: the one an earlier run of this process left idle (gpu/idle.py), else new."""
+        self._proc, self._conn, self.device = idle.take(self._key()) or self._spawn()
         self.adapter_index = self.device.adapter_index
         if self.nvml is not None:
             self.device.nvml = self.nvml
@@ -83,6 +85,7 @@ class GPUClient:
         """A new worker and its hello, not yet this client's: start() adopts it, a standby
         holds it. ``started`` sees the process as soon as it exists. A failure kills it."""
         ours, theirs = socket.socketpair()
+        env = self._env()
         args = module_command("vajra_tui.engine.gpu.worker", str(theirs.fileno()),
                               "" if self.prefer is None else str(self.prefer))
         if self.nvml is not None:
@@ -90,7 +93,7 @@ class GPUClient:
         # driver chatter must never reach the terminal UI; a damaged cache folder never stops a run
         with open_log(cache_dir() / "worker.log") as err:
             proc = subprocess.Popen(args, pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL,
-                                    stdout=err, stderr=err, env=shader_cache_env(child_env(PYTHONUNBUFFERED="1")),
+                                    stdout=err, stderr=err, env=env,
                                     preexec_fn=self._lower_priority if self.nice else None)
         theirs.close()
         conn = Connection(ours.detach())
@@ -113,6 +116,14 @@ class GPUClient:
             raise
         return proc, conn, device
 
+    @staticmethod
+    def _env() -> dict[str, str]:
+        return shader_cache_env(child_env(PYTHONUNBUFFERED="1"))
+
+    def _key(self) -> object:
+        """Which idle workers could serve as this client's: started the same way."""
+        return idle.worker_key(self.prefer, self.nice, self.nvml.index if self.nvml else None, self._env())
+
     @property
     def label(self) -> str:
         """This worker among the lanes of a run: ``gpu<adapter index>`` unless named."""
@@ -127,11 +138,23 @@ class GPUClient:
         """End the worker and any standby; a busy one is killed and its caller cleans up."""
         if self._lock.acquire(timeout=5):  # after the request in flight, if it ends soon
             try:
-                self._close()
+                if not self._park():
+                    self._close()
             finally:
                 self._lock.release()
         else:  # still busy: kill its worker, and the thread waiting on it cleans up
             self.interrupt()
+
+    def _park(self) -> bool:
+        """At the end of a run: a worker that answered its last request, and has not grown
+        enough to be replaced, waits idle for the next run (gpu/idle.py). True if it does."""
+        if self._proc is None or self._conn is None or self.device is None or self._interrupted \
+                or self._building or self._standby is not None:
+            return False
+        if not idle.park(self._key(), self._proc, self._conn, self.device):
+            return False
+        self._proc, self._conn = None, None
+        return True
 
     def _close(self) -> None:
         if self._proc is not None and self._proc.poll() is None and self._conn is not None:

@@ -320,6 +320,14 @@ class QuickCopy(Request[CopyRate]):
 
 
 @dataclass(frozen=True)
+class Release(Request[Dropped]):
+    """The workload let go (buffers, references, pipelines): a finished run's worker waits
+    idle for the next run holding no GPU memory of its own (gpu/idle.py)."""
+
+    op = "release"
+
+
+@dataclass(frozen=True)
 class Quit(Request[Reply]):
     """The worker ends without an answer (the client then reaps it)."""
 

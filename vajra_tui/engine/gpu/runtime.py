@@ -73,6 +73,16 @@ class Runtime:
             )
 
     # ---- buffers -------------------------------------------------------------
+    def release_buffers(self) -> None:
+        """The workload's storage buffers and output checks destroyed (a new one, or none)."""
+        for old in [*self.buffers.values(), *self.pristine.values()]:
+            old.destroy()
+        self.buffers.clear()
+        self.pristine.clear()
+        if self.outs is not None:
+            self.outs.destroy_checks()
+            self.outs = None
+
     def allocate(self, bindings: Sequence[Binding], lengths: dict[str, int]) -> None:
         """Create one storage buffer per storage binding (the previous ones released).
 
@@ -81,12 +91,7 @@ class Runtime:
         word, integer outputs are poisoned per seed, an ``inout`` buffer is restored from
         a copy of its input before every dispatch and a ``fill`` output starts from its value.
         """
-        for old in [*self.buffers.values(), *self.pristine.values()]:
-            old.destroy()
-        self.buffers.clear()
-        self.pristine.clear()
-        if self.outs is not None:
-            self.outs.destroy_checks()
+        self.release_buffers()
         storage = [b for b in bindings if b.is_storage]
         self.dtypes = {b.name: b.dtype for b in storage}
         usage = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_DST | wgpu.BufferUsage.COPY_SRC

@@ -24,7 +24,7 @@ from vajra_tui.engine.gpu.gpu_verify import GPUJudge, disagreement, judge_path
 from vajra_tui.engine.gpu.pipelines import PipelineStore
 from vajra_tui.engine.gpu.protocol import (
     Calibrate, Calibrated, Checked, Compile, Compiled, CopyRate, Drop, Dropped, Failure, Greeting, Hello, Parse,
-    Parsed, Prebuild, Prebuilt, Prepare, Prepared, QuickCopy, Quit, Ready, Reply, Request, StreamTimed, Time,
+    Parsed, Prebuild, Prebuilt, Prepare, Prepared, QuickCopy, Quit, Ready, Release, Reply, Request, StreamTimed, Time,
     Timed, TimeStream, Verify,
 )
 from vajra_tui.engine.gpu.references import ReferenceStore
@@ -59,7 +59,7 @@ class Worker:
         self._handlers: dict[type, Callable[[Any], Reply]] = {
             Hello: self.hello, Prepare: self.prepare, Compile: self.compile, Prebuild: self.prebuild,
             Verify: self.verify, Parse: self.parse, Time: self.time, TimeStream: self.time_stream,
-            Drop: self.drop, Calibrate: self.calibrate, QuickCopy: self.quick_copy,
+            Drop: self.drop, Calibrate: self.calibrate, QuickCopy: self.quick_copy, Release: self.release,
         }
 
     def handle(self, request: Request[Any]) -> Reply:
@@ -293,6 +293,24 @@ class Worker:
         if any(released):
             self.rt.wait()  # wgpu-native frees released objects when the device is polled
             _trim()
+        return Dropped(rss_mb=_rss_mb())
+
+    def release(self, request: Release) -> Dropped:
+        """The workload let go, as if none had been prepared: the worker idles empty."""
+        self.pipelines.clear()
+        self.programs.clear()
+        self.binds.clear()
+        self.inputs.clear()
+        self.refs.clear()
+        self.workload, self.size, self.seeds, self.loaded_seed = None, {}, [], None
+        if self.store is not None:
+            self.store.release()
+        if self.gpu_judge is not None:
+            self.gpu_judge.destroy()
+        self.store, self.gpu_judge = None, None
+        self.rt.release_buffers()
+        self.rt.wait()
+        _trim()
         return Dropped(rss_mb=_rss_mb())
 
     def _passes_of(self, cid: str) -> list[str]:
