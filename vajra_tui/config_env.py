@@ -35,6 +35,13 @@ def _positive_number(text: str) -> bool:
         return False
 
 
+def _seconds(text: str) -> bool:
+    try:
+        return float(text) >= 0
+    except ValueError:
+        return False
+
+
 # Read by the engine outside the settings model; each with what its value must be (None: any text).
 PROCESS_VARIABLES: dict[str, tuple[Callable[[str], bool] | None, str]] = {
     "VAJRA_ADAPTER": (None, ""),
@@ -48,6 +55,7 @@ PROCESS_VARIABLES: dict[str, tuple[Callable[[str], bool] | None, str]] = {
     "VAJRA_BUILD_THREADS": (_positive_int, "a whole number of threads, at least 1"),
     "VAJRA_STAGING_PROCESSES": (_count, "a whole number of processes (0: never)"),
     "VAJRA_WORKER_RECYCLE_MB": (_positive_number, "a number of megabytes above 0"),
+    "VAJRA_WORKER_IDLE_S": (_seconds, "a number of seconds (0: a finished run's worker ends at once)"),
 }
 NEAR = 0.85  # how close a name must be to a known one to be taken for its typo
 MAX_JSON_DEPTH = 32  # a VAJRA_* JSON value (VAJRA_KEYS) nests no deeper; Python's own limit varies by build
