@@ -29,10 +29,10 @@ from __future__ import annotations
 
 from vajra_tui.engine.events import DeviceInfo
 from vajra_tui.engine.sources.library import attention_gen, attention_outer
-from vajra_tui.engine.sources.library.base import (Emitter, Params, Size, Template, big_gpu, least_subgroup,
-                                                    shuffles_fit, storage_fits, workgroup_fits)
-
-NEG = "-1.0e30"  # a masked score: exp2 of it less any real max is 0, and it never overflows
+from vajra_tui.engine.sources.library.attention_parts import NEG, QSCALE, max_of, open_key_loop, xor_steps
+from vajra_tui.engine.sources.library.base import (TILE_GUARD, Emitter, Params, Size, Template, big_gpu,
+                                                    least_subgroup, open_main, shuffles_fit, storage_fits,
+                                                    workgroup_fits)
 
 
 def _shape(p: Params, s: Size) -> tuple[int, int, int, int, int]:
@@ -66,7 +66,7 @@ def _reduce(e: Emitter, names: list[str], op: str, p: Params) -> None:
     wx = p["wx"]
     comb = "max({x}, {y})" if op == "max" else "({x} + {y})"
     if p["sg"]:
-        for step in (1 << i for i in range(wx.bit_length() - 1)):
+        for step in xor_steps(wx):
             for n in names:
                 e(f"{n} = {comb.format(x=n, y=f'subgroupShuffleXor({n}, {step}u)')};")
         return
@@ -106,7 +106,7 @@ def _scores(e: Emitter, p: Params, s: Size) -> None:
         for a in range(tq):
             e(f"s{a}_{b} = select({NEG}, s{a}_{b}, key{b} < S && (MASK != 2u || key{b} <= q0 + r{a}));")
     for a in range(tq):
-        e(f"var bm{a} = " + "max(" * (tk - 1) + f"s{a}_0" + "".join(f", s{a}_{b})" for b in range(1, tk)) + ";")
+        e(f"var bm{a} = {max_of([f's{a}_{b}' for b in range(tk)])};")
 
 
 def _softmax(e: Emitter, p: Params, s: Size) -> None:
@@ -154,12 +154,8 @@ def render(p: Params, s: Size, d: DeviceInfo | None) -> str:
       f"var<workgroup> Ps: array<f32, {bq * (bk + 1)}>;")
     if not p["sg"]:
         e(f"var<workgroup> red: array<f32, {bq * wx}>;")
-    e(f"@compute @workgroup_size({wx}, {wy})",
-      "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>,")
-    e.open("        @builtin(local_invocation_index) li: u32) {")
-    e("let t = vajra_tile(wid);", "if (t.y >= TILES_Y) {", "    return;", "}",
-      f"let q0 = t.x * {bq}u;", "let head = t.y * S * D;",
-      "let qscale = 1.4426950408889634 / sqrt(f32(D));")
+    open_main(e, wx, wy)
+    e(*TILE_GUARD, f"let q0 = t.x * {bq}u;", "let head = t.y * S * D;", QSCALE)
     e.open(f"for (var qi = li; qi < {bq * dim}u; qi = qi + {wx * wy}u) {{")
     e(f"let qr = qi / {dim}u;", f"let qc = qi % {dim}u;",
       f"Qs[qr * {dim + 1}u + qc] = Q[head + min(q0 + qr, S - 1u) * D + qc] * qscale;")
@@ -167,8 +163,7 @@ def render(p: Params, s: Size, d: DeviceInfo | None) -> str:
     for a in range(tq):
         e(f"let r{a} = lid.y + {a * wy}u;", f"var m{a} = {NEG};", f"var l{a} = 0.0;",
           *[f"var o{a}_{j} = 0.0;" for j in range(td)])
-    e("var kend = S;", f"if (MASK == 2u) {{ kend = min(S, q0 + {bq}u); }}")
-    e.open(f"for (var k0 = 0u; k0 < kend; k0 = k0 + {bk}u) {{")
+    open_key_loop(e, bq, bk)
     _stage(e, p, s)
     _scores(e, p, s)
     _softmax(e, p, s)

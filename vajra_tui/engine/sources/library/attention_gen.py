@@ -21,9 +21,9 @@ Registers grow as 2 x tm x D floats (Q and O), so D=128 wants tm=1. Needs D % 4 
 from __future__ import annotations
 
 from vajra_tui.engine.events import DeviceInfo
-from vajra_tui.engine.sources.library.base import Emitter, Params, Size, storage_fits, workgroup_fits
-
-NEG = "-1.0e30"  # a masked score's stand-in for the running max: finite, so exp2 never sees inf - inf
+from vajra_tui.engine.sources.library.attention_parts import (NEG, QSCALE, heaviest_first, max_of, open_key_loop,
+                                                              vec4_bindings)
+from vajra_tui.engine.sources.library.base import Emitter, Params, Size, open_main, storage_fits, workgroup_fits
 
 
 def shape(p: Params, s: Size) -> tuple[int, int, int, int]:
@@ -63,27 +63,21 @@ def _header(e: Emitter, p: Params, s: Size) -> tuple[str, str]:
       f"// (K, V as padded vec4 rows); per lane {tm} Q rows in registers, {tm}x{tn} scores, P.V from",
       "// registers into vec4 outputs; a per-lane online softmax over its own keys, combined once at the end.",
       f"// tile: {bq}*D x 1")
-    for i, n in enumerate("QKV"):
-        e(f"@group(0) @binding({i}) var<storage, read> {n}: array<vec4<f32>>;")
-    e("@group(0) @binding(3) var<storage, read_write> O: array<vec4<f32>>;",
-      f"var<workgroup> Ks: array<vec4<f32>, {bk * pad}>;", f"var<workgroup> Vs: array<vec4<f32>, {bk * pad}>;")
+    vec4_bindings(e)
+    e(f"var<workgroup> Ks: array<vec4<f32>, {bk * pad}>;", f"var<workgroup> Vs: array<vec4<f32>, {bk * pad}>;")
     if own_o:
         e(f"var<workgroup> Os: array<vec4<f32>, {bq * d4}>;")
     if own_ml:
         e(f"var<workgroup> ML: array<vec4<f32>, {bq * wx}>;")
-    e(f"@compute @workgroup_size({wx}, {wy})",
-      "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>,")
-    e.open("        @builtin(local_invocation_index) li: u32) {")
+    open_main(e, wx, wy)
     return ("Os" if own_o else "Ks"), ("ML" if own_ml else "Vs")
 
 
 def _setup(e: Emitter, p: Params, s: Size) -> None:
     """Tile coordinates (causal: the heaviest query blocks first), Q rows into registers."""
     bq, _, d4, _ = shape(p, s)
-    e("let t = vajra_tile(wid);", "if (t.y >= TILES_Y) {", "    return;", "}",
-      "let qb = select(t.x, TILES_X - 1u - t.x, MASK == 2u);",
-      f"let q0 = qb * {bq}u;", f"let head4 = t.y * S * {d4}u;",
-      "let qscale = 1.4426950408889634 / sqrt(f32(D));", "let tx = lid.x;")
+    heaviest_first(e, bq, d4)
+    e(QSCALE, "let tx = lid.x;")
     for a in range(p["tm"]):
         e(f"let r{a} = lid.y + {a * p['wy']}u;",
           f"let qrow{a} = head4 + min(q0 + r{a}, S - 1u) * {d4}u;",
@@ -120,7 +114,7 @@ def _block(e: Emitter, p: Params, s: Size) -> None:
         for b in range(tn):
             e(f"let ok{a}_{b} = key{b} < S && (MASK != 2u || key{b} <= q0 + r{a});",
               f"s{a}_{b} = select({NEG}, s{a}_{b}, ok{a}_{b});")
-        e(f"let bm{a} = " + "max(" * (tn - 1) + f"s{a}_0" + "".join(f", s{a}_{b})" for b in range(1, tn)) + ";")
+        e(f"let bm{a} = {max_of([f's{a}_{b}' for b in range(tn)])};")
         e.open(f"if (bm{a} > m{a}) {{")  # lane-local: rescale only when this lane's max rises
         e(f"let al{a} = exp2(m{a} - bm{a});", f"m{a} = bm{a};", f"l{a} = l{a} * al{a};",
           *[f"o{a}_{c} = o{a}_{c} * al{a};" for c in range(d4)])
@@ -166,8 +160,7 @@ def render(p: Params, s: Size, d: DeviceInfo | None) -> str:
     e = Emitter()
     osum, ml = _header(e, p, s)
     _setup(e, p, s)
-    e("var kend = S;", f"if (MASK == 2u) {{ kend = min(S, q0 + {bq}u); }}")
-    e.open(f"for (var k0 = 0u; k0 < kend; k0 = k0 + {bk}u) {{")
+    open_key_loop(e, bq, bk)
     _stage(e, p, s)
     _block(e, p, s)
     e("workgroupBarrier();")

@@ -30,9 +30,10 @@ in the blocks that need it; a causal workgroup stops at its last row's key, heav
 from __future__ import annotations
 
 from vajra_tui.engine.events import DeviceInfo
-from vajra_tui.engine.sources.library.base import Emitter, Params, Size, shuffles_fit, storage_fits, workgroup_fits
-
-NEG = "-1.0e30"  # a masked score: finite, so exp2(NEG - m) is 0 and never inf - inf
+from vajra_tui.engine.sources.library.attention_parts import (NEG, QSCALE, heaviest_first, max_of, open_key_loop,
+                                                              vec4_bindings, xor_steps)
+from vajra_tui.engine.sources.library.base import (Emitter, Params, Size, open_main, shuffles_fit, storage_fits,
+                                                    workgroup_fits)
 
 
 def shape(p: Params, s: Size) -> tuple[int, int, int, int]:
@@ -66,18 +67,14 @@ def _header(e: Emitter, p: Params, s: Size) -> None:
       "// transposed in workgroup memory; online softmax, block maxima reduced by "
       + ("subgroup shuffles." if p["sg"] else "workgroup memory."),
       f"// tile: {bq}*D x 1")
-    for i, n in enumerate("QKV"):
-        e(f"@group(0) @binding({i}) var<storage, read> {n}: array<vec4<f32>>;")
-    e("@group(0) @binding(3) var<storage, read_write> O: array<vec4<f32>>;",
-      f"var<workgroup> Qt: array<vec4<f32>, {d * bq // 4}>;",
+    vec4_bindings(e)
+    e(f"var<workgroup> Qt: array<vec4<f32>, {d * bq // 4}>;",
       f"var<workgroup> Kt: array<vec4<f32>, {d * bk // 4}>;",
       *([f"var<workgroup> Vs: array<vec4<f32>, {bk * d // 4}>;"] if p["kv"] == 2 else []),
       f"var<workgroup> Pt: array<vec4<f32>, {bk * bq // 4}>;")
     if not p["sg"]:
         e(f"var<workgroup> red: array<f32, {bq * wx}>;")
-    e(f"@compute @workgroup_size({wx}, {wy})",
-      "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>,")
-    e.open("        @builtin(local_invocation_index) li: u32) {")
+    open_main(e, wx, wy)
 
 
 def _row(p: Params, a: int) -> str:
@@ -89,10 +86,8 @@ def _setup(e: Emitter, p: Params, s: Size) -> None:
     """Tile coordinates (causal: heaviest query blocks first), Q transposed and scaled."""
     bq, _, d4, td = shape(p, s)
     nt, tm = p["wx"] * p["wy"], p["tm"]
-    e("let t = vajra_tile(wid);", "if (t.y >= TILES_Y) {", "    return;", "}",
-      "let qb = select(t.x, TILES_X - 1u - t.x, MASK == 2u);",
-      f"let q0 = qb * {bq}u;", f"let head4 = t.y * S * {d4}u;", "let tx = lid.x;", "let ty = lid.y;",
-      "let qscale = 1.4426950408889634 / sqrt(f32(D));")
+    heaviest_first(e, bq, d4)
+    e("let tx = lid.x;", "let ty = lid.y;", QSCALE)
     e.open(f"for (var i = li; i < {bq * d4}u; i = i + {nt}u) {{")  # row fastest: conflict-free stores
     e(f"let r = i % {bq}u;", f"let c = i / {bq}u;",
       f"let q = Q[head4 + min(q0 + r, S - 1u) * {d4}u + c] * qscale;",
@@ -171,12 +166,10 @@ def _reduce_max(e: Emitter, p: Params, s: Size) -> None:
     """bm{a}: row a's block max over its wx lanes; barriers (sg=0) are in uniform flow."""
     wx, tm, tn = p["wx"], p["tm"], p["tn"]
     for a in range(tm):
-        parts = [f"s{a}_{h}" for h in range(tn // 4)]
-        v = parts[0] if len(parts) == 1 else "max(" * (len(parts) - 1) + parts[0] + "".join(
-            f", {x})" for x in parts[1:])
-        e(f"let v{a} = {v};", f"var bm{a} = max(max(v{a}.x, v{a}.y), max(v{a}.z, v{a}.w));")
+        e(f"let v{a} = {max_of([f's{a}_{h}' for h in range(tn // 4)])};",
+          f"var bm{a} = max(max(v{a}.x, v{a}.y), max(v{a}.z, v{a}.w));")
     if p["sg"]:
-        for step in (1 << i for i in range(wx.bit_length() - 1)):
+        for step in xor_steps(wx):
             e(*[f"bm{a} = max(bm{a}, subgroupShuffleXor(bm{a}, {step}u));" for a in range(tm)])
         return
     e(*[f"red[{_row(p, a)} * {wx}u + tx] = bm{a};" for a in range(tm)])
@@ -219,7 +212,7 @@ def _finish(e: Emitter, p: Params, s: Size) -> None:
     _, _, d4, td = shape(p, s)
     wx, tm = p["wx"], p["tm"]
     if p["sg"]:
-        for step in (1 << i for i in range(wx.bit_length() - 1)):
+        for step in xor_steps(wx):
             e(*[f"l{a} = l{a} + subgroupShuffleXor(l{a}, {step}u);" for a in range(tm)])
     else:
         e(*[f"red[{_row(p, a)} * {wx}u + tx] = l{a};" for a in range(tm)])
@@ -239,8 +232,7 @@ def render(p: Params, s: Size, d: DeviceInfo | None) -> str:
     e = Emitter()
     _header(e, p, s)
     _setup(e, p, s)
-    e("var kend = S;", f"if (MASK == 2u) {{ kend = min(S, q0 + {bq}u); }}")
-    e.open(f"for (var k0 = 0u; k0 < kend; k0 = k0 + {bk}u) {{")
+    open_key_loop(e, bq, bk)
     one = p["kv"] == 1  # V reuses Kt once every lane's scores are done
     _stage(e, p, s, True, None if one else "Vs")
     e("workgroupBarrier();")

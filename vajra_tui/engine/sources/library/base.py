@@ -150,6 +150,24 @@ class Emitter:
         return "\n".join(self.lines) + "\n"
 
 
+def open_main(e: Emitter, wx: int, wy: int | None = None, extra: str = "") -> None:
+    """Open the entry point ``main`` of a (wx) or (wx, wy) workgroup, leaving the emitter inside
+    it. ``main`` takes ``wid`` (workgroup_id) and ``lid`` (local_invocation_id); the 2-D form
+    also ``li`` (local_invocation_index), then the builtins in ``extra``."""
+    ids = "@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>"
+    if wy is None:
+        e(f"@compute @workgroup_size({wx})")
+        e.open(f"fn main({ids}) {{")
+    else:
+        e(f"@compute @workgroup_size({wx}, {wy})", f"fn main({ids},")
+        e.open(f"        @builtin(local_invocation_index) li: u32{extra}) {{")
+
+
+# The first lines of most kernels: ``t``, this workgroup's tile, and an early return for the
+# workgroups past the last tile row (the one early return allowed: on workgroup_id alone).
+TILE_GUARD = ("let t = vajra_tile(wid);", "if (t.y >= TILES_Y) {", "    return;", "}")
+
+
 def f32(x: float) -> str:
     text = repr(float(x))
     return text if ("." in text or "e" in text) else text + ".0"

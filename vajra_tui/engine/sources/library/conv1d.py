@@ -13,11 +13,8 @@ from __future__ import annotations
 
 from vajra_tui.engine.events import DeviceInfo
 from vajra_tui.engine.sources.library import conv1d_run, conv1d_slide
-from vajra_tui.engine.sources.library.base import Emitter, Params, Size, Template, big_gpu, storage_fits, workgroup_fits
-
-HEAD = ("@compute @workgroup_size({wg})\n"
-        "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {{")
-START = ["let t = vajra_tile(wid);", "if (t.y >= TILES_Y) {", "    return;", "}"]
+from vajra_tui.engine.sources.library.base import (TILE_GUARD, Emitter, Params, Size, Template, big_gpu, open_main,
+                                                    storage_fits, workgroup_fits)
 
 
 # ---- A: direct ----------------------------------------------------------------------
@@ -31,9 +28,8 @@ def _direct(p: Params, s: Size, d: DeviceInfo | None) -> str:
     e(f"// Conv1d direct: workgroup of {wg}, {r} outputs per invocation strided by {wg},",
       "// taps and weights straight from global memory (weights are uniform: cached).",
       f"// tile: {wg * r}")
-    e(HEAD.format(wg=wg))
-    e.depth = 1
-    e(*START)
+    open_main(e, wg)
+    e(*TILE_GUARD)
     e(*[f"let i{j} = t.x * {wg * r}u + lid.x + {j * wg}u;" for j in range(r)])
     e(*[f"let x{j} = min(i{j}, N - 1u);" for j in range(r)])
     e(*[f"var acc{j} = 0.0;" for j in range(r)])
@@ -64,10 +60,8 @@ def _smem(p: Params, s: Size, d: DeviceInfo | None) -> str:
       f"// tile: {tile}",
       f"var<workgroup> xs: array<f32, {tile + s['K']}>;",
       f"var<workgroup> ws: array<f32, {s['K']}>;")
-    e(HEAD.format(wg=wg))
-    e.depth = 1
-    e(*START)
-    e(f"let base = t.x * {tile}u;", "let xlen = N + K - 1u;")
+    open_main(e, wg)
+    e(*TILE_GUARD, f"let base = t.x * {tile}u;", "let xlen = N + K - 1u;")
     e(f"for (var i = lid.x; i < {tile}u + K - 1u; i = i + {wg}u) {{",
       "    xs[i] = select(0.0, X[min(base + i, xlen - 1u)], base + i < xlen);", "}",
       f"for (var i = lid.x; i < K; i = i + {wg}u) {{ ws[i] = W[i]; }}",
@@ -84,16 +78,10 @@ def _smem(p: Params, s: Size, d: DeviceInfo | None) -> str:
 
 
 # ---- C: vec4 sliding windows in registers -------------------------------------------
-def _k4(s: Size) -> int:
-    return -(-s["K"] // 4)
-
-
 def _regs_bytes(p: Params, s: Size) -> int:
     if p["slide"]:
         return conv1d_slide.smem_bytes(p, s)
-    if p["run"] > 1:
-        return 16 * (conv1d_run.nx(p, s) + _k4(s))
-    return 16 * (p["wg"] * p["groups"] + _k4(s) + 1 + _k4(s))
+    return 16 * (conv1d_run.nx(p, s) + conv1d_run.w_slots(s))  # the X window and W, any run
 
 
 def _regs_check(p: Params, s: Size, d: DeviceInfo | None) -> str | None:
@@ -118,40 +106,30 @@ def _regs(p: Params, s: Size, d: DeviceInfo | None) -> str:
     if p["run"] > 1:
         return conv1d_run.render(p, s, d)
     wg, g, v4 = p["wg"], p["groups"], p["v4out"]
-    k4 = _k4(s)
+    k4 = conv1d_run.w_slots(s)
     tile = 4 * wg * g
-    nx = wg * g + k4 + 1  # vec4 slots of the staged X window
+    nx = conv1d_run.nx(p, s)  # vec4 slots of the staged X window
     e = Emitter()
     e(f"// Conv1d regs: {tile} outputs per workgroup of {wg}; each invocation owns {g} run(s)",
       "// of 4 consecutive outputs; per 4 taps: one vec4 of X and of W from workgroup",
       "// memory and 4 vec4 FMAs on the register window.",
       f"// tile: {tile}")
-    if v4:
-        e("@group(0) @binding(2) var<storage, read_write> Y: array<vec4<f32>>;")
-    e(f"var<workgroup> xs: array<vec4<f32>, {nx}>;", f"var<workgroup> ws: array<vec4<f32>, {k4}>;")
-    e(HEAD.format(wg=wg))
-    e.depth = 1
-    e(*START)
-    e(f"let base = t.x * {tile}u;", "let xlen = N + K - 1u;")
+    conv1d_run.declare_window(e, v4, nx, k4)
+    open_main(e, wg)
+    e(*TILE_GUARD, f"let base = t.x * {tile}u;", "let xlen = N + K - 1u;")
     conv1d_run.stage_window(e, wg, nx, k4)
     for j in range(g):
         e(f"var acc{j} = vec4<f32>(0.0);", f"var p{j} = xs[lid.x + {j * wg}u];")
     e.open(f"for (var kc = 0u; kc < {k4}u; kc = kc + 1u) {{")
     e("let w = ws[kc];")
     for j in range(g):
-        e(f"let n{j} = xs[lid.x + {j * wg + 1}u + kc];",
-          f"acc{j} = fma(p{j}, vec4<f32>(w.x), acc{j});",
-          f"acc{j} = fma(vec4<f32>(p{j}.yzw, n{j}.x), vec4<f32>(w.y), acc{j});",
-          f"acc{j} = fma(vec4<f32>(p{j}.zw, n{j}.xy), vec4<f32>(w.z), acc{j});",
-          f"acc{j} = fma(vec4<f32>(p{j}.w, n{j}.xyz), vec4<f32>(w.w), acc{j});",
-          f"p{j} = n{j};")
+        e(f"let n{j} = xs[lid.x + {j * wg + 1}u + kc];")
+        conv1d_run.taps(e, f"acc{j}", "w", f"p{j}", f"n{j}")
+        e(f"p{j} = n{j};")
     e.close()
     for j in range(g):
         e(f"let o{j} = base + (lid.x + {j * wg}u) * 4u;")
-        if v4:
-            e(f"if (o{j} < N) {{ Y[o{j} / 4u] = acc{j}; }}")
-        else:
-            e(*[f"if (o{j} + {c}u < N) {{ Y[o{j} + {c}u] = acc{j}[{c}]; }}" for c in range(4)])
+        conv1d_run.store(e, f"o{j}", f"acc{j}", v4)
     e.close()
     return e.text()
 

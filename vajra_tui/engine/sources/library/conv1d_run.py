@@ -16,20 +16,40 @@ R, 2- or 4-way bank conflicts for even R (kept in the space to measure that).
 from __future__ import annotations
 
 from vajra_tui.engine.events import DeviceInfo
-from vajra_tui.engine.sources.library.base import Emitter, Params, Size
+from vajra_tui.engine.sources.library.base import TILE_GUARD, Emitter, Params, Size, open_main
 
 MAX_STEPS = 64  # K up to 256: the unrolled kernel stays a few thousand lines at most
 
 
+def w_slots(s: Size) -> int:
+    """vec4 slots of W: the K taps, zero-padded to whole vec4."""
+    return -(-s["K"] // 4)
+
+
 def nx(p: Params, s: Size) -> int:
     """vec4 slots of the X window one workgroup stages (its outputs plus K-1 taps, padded)."""
-    return p["run"] * p["wg"] * p["groups"] + -(-s["K"] // 4) + 1
+    return p["run"] * p["wg"] * p["groups"] + w_slots(s) + 1
 
 
 def check(p: Params, s: Size) -> str | None:
-    if -(-s["K"] // 4) > MAX_STEPS:
+    if w_slots(s) > MAX_STEPS:
         return f"runs longer than one vec4 unroll the taps: K up to {4 * MAX_STEPS}"
     return None
+
+
+def declare_window(e: Emitter, v4: int, n: int, k4: int) -> None:
+    """Y as vec4 (``v4out``), the X window of ``n`` vec4 and the ``k4`` vec4 of W in workgroup memory."""
+    if v4:
+        e("@group(0) @binding(2) var<storage, read_write> Y: array<vec4<f32>>;")
+    e(f"var<workgroup> xs: array<vec4<f32>, {n}>;", f"var<workgroup> ws: array<vec4<f32>, {k4}>;")
+
+
+def stage_weights(e: Emitter, wg: int, k4: int) -> None:
+    """W, zero-padded to whole vec4, into workgroup memory (no barrier)."""
+    e.open(f"for (var i = lid.x; i < {k4}u; i = i + {wg}u) {{")
+    parts = [f"select(0.0, W[min(i * 4u + {c}u, K - 1u)], i * 4u + {c}u < K)" for c in range(4)]
+    e(f"ws[i] = vec4<f32>({', '.join(parts)});")
+    e.close()
 
 
 def stage_window(e: Emitter, wg: int, n: int, k4: int) -> None:
@@ -40,14 +60,11 @@ def stage_window(e: Emitter, wg: int, n: int, k4: int) -> None:
     parts = [f"select(0.0, X[min(g0 + {c}u, xlen - 1u)], g0 + {c}u < xlen)" for c in range(4)]
     e(f"xs[i] = vec4<f32>({', '.join(parts)});")
     e.close()
-    e.open(f"for (var i = lid.x; i < {k4}u; i = i + {wg}u) {{")
-    parts = [f"select(0.0, W[min(i * 4u + {c}u, K - 1u)], i * 4u + {c}u < K)" for c in range(4)]
-    e(f"ws[i] = vec4<f32>({', '.join(parts)});")
-    e.close()
+    stage_weights(e, wg, k4)
     e("workgroupBarrier();")
 
 
-def _taps(e: Emitter, acc: str, w: str, p: str, n: str) -> None:
+def taps(e: Emitter, acc: str, w: str, p: str, n: str) -> None:
     """4 taps of one output vec4: the window pair (p, n) shifted by 0..3 lanes."""
     e(f"{acc} = fma({p}, vec4<f32>({w}.x), {acc});",
       f"{acc} = fma(vec4<f32>({p}.yzw, {n}.x), vec4<f32>({w}.y), {acc});",
@@ -55,23 +72,26 @@ def _taps(e: Emitter, acc: str, w: str, p: str, n: str) -> None:
       f"{acc} = fma(vec4<f32>({p}.w, {n}.xyz), vec4<f32>({w}.w), {acc});")
 
 
+def store(e: Emitter, o: str, acc: str, v4: int) -> None:
+    """The four outputs from ``o`` on: one vec4 store (``v4out``) or four bounds-checked scalars."""
+    if v4:
+        e(f"if ({o} < N) {{ Y[{o} / 4u] = {acc}; }}")
+    else:
+        e(*[f"if ({o} + {c}u < N) {{ Y[{o} + {c}u] = {acc}[{c}]; }}" for c in range(4)])
+
+
 def render(p: Params, s: Size, d: DeviceInfo | None) -> str:
     wg, g, r, v4 = p["wg"], p["groups"], p["run"], p["v4out"]
-    k4 = -(-s["K"] // 4)
+    k4 = w_slots(s)
     tile = 4 * r * wg * g
     e = Emitter()
     e(f"// Conv1d regs, runs of {r} vec4: {tile} outputs per workgroup of {wg}; each invocation",
       f"// owns {g} run(s) of {4 * r} consecutive outputs sharing one register window of X;",
       f"// K unrolled: per 4 taps one new vec4 of X and {4 * r} vec4 FMAs per run.",
       f"// tile: {tile}")
-    if v4:
-        e("@group(0) @binding(2) var<storage, read_write> Y: array<vec4<f32>>;")
-    e(f"var<workgroup> xs: array<vec4<f32>, {nx(p, s)}>;", f"var<workgroup> ws: array<vec4<f32>, {k4}>;")
-    e(f"@compute @workgroup_size({wg})",
-      "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {")
-    e.depth = 1
-    e("let t = vajra_tile(wid);", "if (t.y >= TILES_Y) {", "    return;", "}",
-      f"let base = t.x * {tile}u;", "let xlen = N + K - 1u;")
+    declare_window(e, v4, nx(p, s), k4)
+    open_main(e, wg)
+    e(*TILE_GUARD, f"let base = t.x * {tile}u;", "let xlen = N + K - 1u;")
     stage_window(e, wg, nx(p, s), k4)
     for j in range(g):
         e(f"let v{j} = (lid.x + {j * wg}u) * {r}u;")
@@ -82,13 +102,10 @@ def render(p: Params, s: Size, d: DeviceInfo | None) -> str:
         for j in range(g):
             e(f"let x{j}_{step + r} = xs[v{j} + {step + r}u];")
             for i in range(r):
-                _taps(e, f"a{j}_{i}", f"w{step}", f"x{j}_{step + i}", f"x{j}_{step + i + 1}")
+                taps(e, f"a{j}_{i}", f"w{step}", f"x{j}_{step + i}", f"x{j}_{step + i + 1}")
     for j in range(g):
         for i in range(r):
             e(f"let o{j}_{i} = base + (v{j} + {i}u) * 4u;")
-            if v4:
-                e(f"if (o{j}_{i} < N) {{ Y[o{j}_{i} / 4u] = a{j}_{i}; }}")
-            else:
-                e(*[f"if (o{j}_{i} + {c}u < N) {{ Y[o{j}_{i} + {c}u] = a{j}_{i}[{c}]; }}" for c in range(4)])
+            store(e, f"o{j}_{i}", f"a{j}_{i}", v4)
     e.close()
     return e.text()

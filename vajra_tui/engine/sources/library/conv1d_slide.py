@@ -28,7 +28,8 @@ Axes this design adds to conv1d/regs (old configurations keep ``slide=0``):
 from __future__ import annotations
 
 from vajra_tui.engine.events import DeviceInfo
-from vajra_tui.engine.sources.library.base import Emitter, Params, Size
+from vajra_tui.engine.sources.library.base import TILE_GUARD, Emitter, Params, Size, open_main
+from vajra_tui.engine.sources.library.conv1d_run import stage_weights, w_slots
 
 SLIDES = (0, 5, 7, 8, 9, 11, 12, 13, 15, 16)  # 0: the vec4 kernels of conv1d.py / conv1d_run.py
 MAX_TAPS = 128
@@ -46,7 +47,7 @@ def rows(p: Params, s: Size) -> int:
 
 def smem_bytes(p: Params, s: Size) -> int:
     xs = 4 * rows(p, s) * p["slide"] if p["xsrc"] == 0 else 0
-    ws = 16 * -(-s["K"] // 4) if p["wsrc"] == 0 else 0
+    ws = 16 * w_slots(s) if p["wsrc"] == 0 else 0
     return xs + ws
 
 
@@ -127,7 +128,7 @@ def _store(e: Emitter, p: Params) -> None:
 def render(p: Params, s: Size, d: DeviceInfo | None) -> str:
     wg, g, big, r = p["wg"], p["groups"], p["slide"], p["run"]
     wsrc, xsrc, k_taps = p["wsrc"], p["xsrc"], s["K"]
-    k4 = -(-k_taps // 4)
+    k4 = w_slots(s)
     tile = wg * g * big
     e = Emitter()
     e(f"// Conv1d slide: {tile * r} outputs per workgroup of {wg} ({r} tile(s) of {tile} in turn);",
@@ -141,15 +142,10 @@ def render(p: Params, s: Size, d: DeviceInfo | None) -> str:
         e(f"var<workgroup> xs: array<array<f32, {big}>, {rows(p, s)}>;")
     if wsrc == 0:
         e(f"var<workgroup> ws: array<vec4<f32>, {k4}>;")
-    e(f"@compute @workgroup_size({wg})",
-      "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {")
-    e.depth = 1
-    e("let t = vajra_tile(wid);", "if (t.y >= TILES_Y) {", "    return;", "}", "let xlen = N + K - 1u;")
+    open_main(e, wg)
+    e(*TILE_GUARD, "let xlen = N + K - 1u;")
     if wsrc == 0:
-        e.open(f"for (var i = lid.x; i < {k4}u; i = i + {wg}u) {{")
-        parts = [f"select(0.0, W[min(i * 4u + {c}u, K - 1u)], i * 4u + {c}u < K)" for c in range(4)]
-        e(f"ws[i] = vec4<f32>({', '.join(parts)});")
-        e.close()
+        stage_weights(e, wg, k4)
         if xsrc == 1:
             e("workgroupBarrier();")
     elif wsrc == 2:

@@ -14,6 +14,7 @@ workgroup memory holds. fft2.py builds the 2-D passes from the same generator.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable
 
 from vajra_tui.engine.events import DeviceInfo
@@ -54,79 +55,64 @@ def plan(p: Params, passes: list[PassSpec], d: DeviceInfo | None) -> tuple[bool,
     return vec2, [fitted(q, p["cols"], vec2, d) for q in passes]
 
 
-def make(radix: int, passes_of: Callable[[Size], list[PassSpec]]):
-    """(render, check) for one radix over the passes ``passes_of`` describes."""
+@dataclass(frozen=True)
+class _Design:
+    """(render, check) of one design over the passes ``passes_of`` describes: Stockham stages of
+    ``radix`` (4 or 8; at most ``threads`` lanes per sub-FFT), or with ``radix=0`` the register
+    design: each pass in ``balanced`` stages of at most ``regs`` points, L / widest-stage lanes."""
 
-    def check(p: Params, s: Size, d: DeviceInfo | None) -> str | None:
+    passes_of: Callable[[Size], list[PassSpec]]
+    radix: int
+
+    def _lanes(self, q: PassSpec, p: Params) -> int:
+        if self.radix:
+            return lanes(q, self.radix, p["threads"])
+        return q.length // max(balanced(q.length, p["regs"]))
+
+    def check(self, p: Params, s: Size, d: DeviceInfo | None) -> str | None:
         try:
-            passes = passes_of(s)
+            passes = self.passes_of(s)
         except SizeError as exc:
             return str(exc)
         vec2, cols = plan(p, passes, d)
         for q, c in zip(passes, cols):
-            tt = lanes(q, radix, p["threads"])
-            if q.length // tt > MAX_REGS:
+            tt = self._lanes(q, p)
+            # (the register design holds one stage of at most ``regs`` points: its own bound)
+            if self.radix and q.length // tt > MAX_REGS:
                 return f"{q.entry}: {q.length // tt} registers of complex per invocation"
             problem = (workgroup_fits(d, tt * c) or storage_fits(d, shared_bytes(q, c, vec2)))
             if problem:
                 return problem
         return None
 
-    def render(p: Params, s: Size, d: DeviceInfo | None) -> str:
-        passes = passes_of(s)
+    def render(self, p: Params, s: Size, d: DeviceInfo | None) -> str:
+        passes = self.passes_of(s)
         vec2, cols = plan(p, passes, d)
+        order = " then ".join(q.entry for q in passes)
         e = Emitter()
-        e(f"// FFT, Stockham radix-{radix} stages in registers, {' then '.join(q.entry for q in passes)}.")
-        helpers(e, max(q.length * c for q, c in zip(passes, cols)), vec2)
+        if self.radix:
+            e(f"// FFT, Stockham radix-{self.radix} stages in registers, {order}.")
+        else:
+            e(f"// FFT, register sub-FFTs of at most {p['regs']} points, one exchange per pair of stages, {order}.")
+        helpers(e, max(q.length * c for q, c in zip(passes, cols)), vec2, tight=not self.radix)
         for q, c in zip(passes, cols):
             e("")
-            render_pass(e, q, radix, p["threads"], c, vec2)
+            if self.radix:
+                render_pass(e, q, self.radix, p["threads"], c, vec2)
+            else:
+                render_pass(e, q, 0, 0, c, vec2, balanced(q.length, p["regs"]))
         return e.text()
-
-    return render, check
-
-
-def make_regs(passes_of: Callable[[Size], list[PassSpec]]):
-    """(render, check) of the register design: each pass in ``balanced`` stages of at most
-    ``regs`` points, L / widest-stage lanes per sub-FFT."""
-
-    def check(p: Params, s: Size, d: DeviceInfo | None) -> str | None:
-        try:
-            passes = passes_of(s)
-        except SizeError as exc:
-            return str(exc)
-        vec2, cols = plan(p, passes, d)
-        for q, c in zip(passes, cols):
-            tt = q.length // max(balanced(q.length, p["regs"]))
-            problem = (workgroup_fits(d, tt * c) or storage_fits(d, shared_bytes(q, c, vec2)))
-            if problem:
-                return problem
-        return None
-
-    def render(p: Params, s: Size, d: DeviceInfo | None) -> str:
-        passes = passes_of(s)
-        vec2, cols = plan(p, passes, d)
-        e = Emitter()
-        e(f"// FFT, register sub-FFTs of at most {p['regs']} points, one exchange per pair of stages, "
-          f"{' then '.join(q.entry for q in passes)}.")
-        helpers(e, max(q.length * c for q, c in zip(passes, cols)), vec2, tight=True)
-        for q, c in zip(passes, cols):
-            e("")
-            render_pass(e, q, 0, 0, c, vec2, balanced(q.length, p["regs"]))
-        return e.text()
-
-    return render, check
 
 
 def templates_for(workload: str, passes_of: Callable[[Size], list[PassSpec]]) -> list[Template]:
-    render, check = make_regs(passes_of)
+    regs = _Design(passes_of, 0)
     out = [Template(workload, "regs", "A", "register sub-FFTs (16-64 points), one exchange per pass",
-                    dict(REGS_AXES), render, check, late={"ex": 2})]
+                    dict(REGS_AXES), regs.render, regs.check, late={"ex": 2})]
     for radix, strategy in ((4, "B"), (8, "C")):
-        render, check = make(radix, passes_of)
+        design = _Design(passes_of, radix)
         out.append(Template(workload, f"radix{radix}", strategy,
                             f"Stockham radix-{radix}, several sub-FFTs per workgroup", dict(AXES),
-                            render, check))
+                            design.render, design.check))
     return out
 
 

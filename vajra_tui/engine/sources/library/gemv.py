@@ -10,7 +10,8 @@ their partials in workgroup memory (or with subgroups, one row per workgroup).
 from __future__ import annotations
 
 from vajra_tui.engine.events import DeviceInfo
-from vajra_tui.engine.sources.library.base import Emitter, Params, Size, Template, big_gpu, subgroups, workgroup_fits
+from vajra_tui.engine.sources.library.base import (TILE_GUARD, Emitter, Params, Size, Template, big_gpu, open_main,
+                                                    subgroups, workgroup_fits)
 from vajra_tui.engine.sources.library.reductions import entry, reduce
 
 WG = (32, 64, 128, 256, 512, 1024)
@@ -27,9 +28,7 @@ def _rows(p: Params, s: Size, d: DeviceInfo | None) -> str:
     e = Emitter()
     e(f"// GEMV rows: one row of A per invocation, workgroups of {wg}, {u} independent",
       "// accumulators over K (the tail of K summed after them).")
-    e(f"@compute @workgroup_size({wg})",
-      "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {")
-    e.depth = 1
+    open_main(e, wg)
     e("let t = vajra_tile(wid);", f"let row = t.x * {wg}u + lid.x;",
       "if (t.y >= TILES_Y || row >= M) {", "    return;", "}", "let base = row * K;")
     e(*[f"var acc{j} = 0.0;" for j in range(u)])
@@ -71,8 +70,7 @@ def _split(p: Params, s: Size, d: DeviceInfo | None, vec4: bool = False) -> str:
           "@group(0) @binding(1) var<storage, read> X: array<vec4<f32>>;")
     e(f"var<workgroup> red_s: array<f32, {lanes * rows}>;")
     entry(e, lanes, rows, sg)
-    e("let t = vajra_tile(wid);", "if (t.y >= TILES_Y) {", "    return;", "}",
-      f"let row = min(t.x * {rows}u + lid.y, M - 1u);", "var sum = 0.0;")
+    e(*TILE_GUARD, f"let row = min(t.x * {rows}u + lid.y, M - 1u);", "var sum = 0.0;")
     if vec4:
         _vec4_body(e, lanes, p.get("unroll", 1))
     else:

@@ -9,9 +9,8 @@ a shared tree, or (``sg=1``, one row per workgroup) subgroup sums and one partia
 from __future__ import annotations
 
 from vajra_tui.engine.events import DeviceInfo
-from vajra_tui.engine.sources.library.base import Emitter, Params, Size, Template, storage_fits
-from vajra_tui.engine.sources.library.reductions import (WX, declare_scratch, entry, reduce, regs_check, row_check,
-                                                         vec_count)
+from vajra_tui.engine.sources.library.base import Emitter, Params, Size, big_gpu, subgroups
+from vajra_tui.engine.sources.library.reductions import begin_rows, reduce, regs_lanes, row_templates, vec_count
 
 EPS = "1e-5"
 
@@ -21,24 +20,14 @@ def _pow2(n: int, lo: int, hi: int) -> int:
     return max(lo, min(hi, 1 << max(0, n.bit_length() - 1)))
 
 
-def _head(e: Emitter, wy: int) -> None:
-    e("let t = vajra_tile(wid);", "if (t.y >= TILES_Y) {", "    return;", "}")
-
-
 # ---- A: three passes over the row from global memory --------------------------------
-def _rows_check(p: Params, s: Size, d: DeviceInfo | None) -> str | None:
-    return row_check(p, s, d, p["rows"])
-
-
 def _rows(p: Params, s: Size, d: DeviceInfo | None) -> str:
     wx, wy, sg = p["wx"], p["rows"], p["sg"]
     e = Emitter()
     e(f"// LayerNorm rows: {wx} invocations per row, {wy} rows per workgroup; three passes over",
       "// X (mean, squared deviations, write), " + ("subgroup" if sg else "shared-memory tree") + " sums.",
       f"// tile: COLS x {wy}")
-    declare_scratch(e, wx * wy)
-    entry(e, wx, wy, sg)
-    _head(e, wy)
+    begin_rows(e, wx, wy, sg)
     e(f"let row = min(t.y * {wy}u + lid.y, ROWS - 1u);", "let base = row * COLS;", "var sum = 0.0;",
       f"for (var c = lid.x; c < COLS; c = c + {wx}u) {{ sum = sum + X[base + c]; }}")
     reduce(e, "sum", "add", "red_m", wx, wy, sg)
@@ -55,19 +44,13 @@ def _rows(p: Params, s: Size, d: DeviceInfo | None) -> str:
 
 
 # ---- B: the row cached in workgroup memory ------------------------------------------
-def _smem_check(p: Params, s: Size, d: DeviceInfo | None) -> str | None:
-    return row_check(p, s, d, 1) or storage_fits(d, 4 * (s["COLS"] + 2 * p["wx"]))
-
-
 def _smem(p: Params, s: Size, d: DeviceInfo | None) -> str:
     wx, sg = p["wx"], p["sg"]
     e = Emitter()
     e(f"// LayerNorm smem: one row per workgroup of {wx}, read once from global memory into",
       "// workgroup memory; both sums and the write work from there.",
       "// tile: COLS x 1", "var<workgroup> row_s: array<f32, COLS>;")
-    declare_scratch(e, wx)
-    entry(e, wx, 1, sg)
-    _head(e, 1)
+    begin_rows(e, wx, 1, sg)
     e("let base = t.y * COLS;", "var sum = 0.0;",
       f"for (var c = lid.x; c < COLS; c = c + {wx}u) {{",
       "    let v = X[base + c];", "    row_s[c] = v;", "    sum = sum + v;", "}")
@@ -96,9 +79,7 @@ def _regs(p: Params, s: Size, d: DeviceInfo | None) -> str:
       "@group(0) @binding(1) var<storage, read> GAMMA: array<vec4<f32>>;",
       "@group(0) @binding(2) var<storage, read> BETA: array<vec4<f32>>;",
       "@group(0) @binding(3) var<storage, read_write> Y: array<vec4<f32>>;")
-    declare_scratch(e, wx)
-    entry(e, wx, 1, sg)
-    _head(e, 1)
+    begin_rows(e, wx, 1, sg)
     e("let n4 = COLS / 4u;", "let base = t.y * n4;", "var acc = vec4<f32>(0.0);")
     for i in range(v):
         e(f"let c{i} = lid.x + {i * wx}u;")
@@ -122,27 +103,17 @@ def _regs(p: Params, s: Size, d: DeviceInfo | None) -> str:
     return e.text()
 
 
-TEMPLATES = [
-    Template("layernorm", "rows", "A", "workgroup geometry: lanes per row x rows per workgroup",
-             {"wx": WX, "rows": (1, 2, 4, 8), "sg": (0, 1)}, _rows, _rows_check),
-    Template("layernorm", "smem", "B", "row cached in workgroup memory",
-             {"wx": WX, "sg": (0, 1)}, _smem, _smem_check),
-    Template("layernorm", "regs", "C", "one read, vec4 row in registers",
-             {"wx": WX, "sg": (0, 1)}, _regs, regs_check,
-             general=lambda p: False),  # needs COLS % 4 == 0
-]
+TEMPLATES = row_templates("layernorm", _rows, _smem, _regs, "one read, vec4 row in registers")
 
 
 def priors(s: Size, d: DeviceInfo | None) -> dict[str, list[Params]]:
-    from vajra_tui.engine.sources.library.base import big_gpu, subgroups
-
     sg = 1 if subgroups(d) else 0
     cols = s["COLS"]
     if not big_gpu(d):  # a CPU rasterizer: few, long-lived invocations stream best
         return {"A": [{"wx": 32, "rows": 8, "sg": 0}, {"wx": 64, "rows": 4, "sg": 0}],
                 "B": [{"wx": 64, "sg": 0}, {"wx": 128, "sg": 0}],
                 "C": [{"wx": _pow2(cols // 32, 32, 256), "sg": 0}, {"wx": 64, "sg": 0}]}
-    wc = max(64, min(1024, 1 << max(0, (cols // 32 - 1).bit_length())))
+    wc = regs_lanes(cols)
     return {"A": [{"wx": 256, "rows": 1, "sg": sg}, {"wx": 128, "rows": 1, "sg": 0}],
             "B": [{"wx": 256, "sg": sg}, {"wx": 256, "sg": 0}],
             "C": [{"wx": wc, "sg": sg}, {"wx": max(32, wc // 2), "sg": sg}, {"wx": 256, "sg": 0}]}

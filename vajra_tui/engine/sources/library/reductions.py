@@ -9,16 +9,21 @@ none is emitted; a browser (Tint) needs one hoisted in front of the prelude.
 
 The pieces live here, not in one of the workloads' modules, so that the three
 share one emitter (the same WGSL for the same reduction) without reaching into
-each other's private names.
+each other's private names. Softmax and layernorm also share their three designs'
+axes and checks (``row_templates``): only the kernels differ.
 """
 
 from __future__ import annotations
 
 from vajra_tui.engine.events import DeviceInfo
-from vajra_tui.engine.sources.library.base import Emitter, Params, Size, subgroups, workgroup_fits
+from typing import Callable
+
+from vajra_tui.engine.sources.library.base import (TILE_GUARD, Emitter, Params, Size, Template, open_main,
+                                                    storage_fits, subgroups, workgroup_fits)
 
 # Lanes per row the row-reducing templates offer (powers of two, so the tree halves evenly).
 WX = (32, 64, 128, 256, 512, 1024)
+Render = Callable[[Params, Size, DeviceInfo | None], str]  # a template's kernel generator
 
 
 def entry(e: Emitter, wx: int, wy: int, sg: int) -> None:
@@ -26,10 +31,15 @@ def entry(e: Emitter, wx: int, wy: int, sg: int) -> None:
     leaving the emitter one level in."""
     extra = (",\n        @builtin(subgroup_invocation_id) sl: u32, @builtin(subgroup_size) ss: u32"
              if sg else "")
-    e(f"@compute @workgroup_size({wx}, {wy})",
-      "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>,"
-      f"\n        @builtin(local_invocation_index) li: u32{extra}) {{")
-    e.depth = 1
+    open_main(e, wx, wy, extra)
+
+
+def begin_rows(e: Emitter, wx: int, wy: int, sg: int) -> None:
+    """How every softmax and layernorm kernel starts after its own declarations: the two
+    scratch arrays, ``main`` with the reduction's builtins, and the tile guard (``t``)."""
+    declare_scratch(e, wx * wy)
+    entry(e, wx, wy, sg)
+    e(*TILE_GUARD)
 
 
 def reduce(e: Emitter, var: str, op: str, scratch: str, wx: int, wy: int, sg: int) -> None:
@@ -65,6 +75,22 @@ def row_check(p: Params, s: Size, d: DeviceInfo | None, wy: int) -> str | None:
     return workgroup_fits(d, p["wx"], wy)
 
 
+def _rows_check(p: Params, s: Size, d: DeviceInfo | None) -> str | None:
+    """Why a row-walking design (A: ``rows`` rows per workgroup) cannot run, or None."""
+    return row_check(p, s, d, p["rows"])
+
+
+def _smem_check(p: Params, s: Size, d: DeviceInfo | None) -> str | None:
+    """Why the row-in-workgroup-memory design (B: the row and both scratch arrays) cannot run, or None."""
+    return row_check(p, s, d, 1) or storage_fits(d, 4 * (s["COLS"] + 2 * p["wx"]))
+
+
+def regs_lanes(cols: int) -> int:
+    """Lanes per row that leave each invocation about 4-8 vec4 of a long row (64 to 1024): the
+    register design's first prior."""
+    return max(64, min(1024, 1 << max(0, (cols // 32 - 1).bit_length())))
+
+
 def vec_count(p: Params, s: Size) -> int:
     """vec4 registers each invocation holds when a workgroup of ``wx`` keeps a whole row."""
     return -(-s["COLS"] // (4 * p["wx"]))
@@ -77,3 +103,18 @@ def regs_check(p: Params, s: Size, d: DeviceInfo | None) -> str | None:
     if vec_count(p, s) > 32:
         return "too many vec4 registers per invocation for this row length"
     return row_check(p, s, d, 1)
+
+
+def row_templates(workload: str, rows: Render, smem: Render, regs: Render, regs_summary: str) -> list[Template]:
+    """A workload's three row-reducing designs (softmax's, layernorm's), given the kernel
+    generator of each: A walks each row in global memory (``rows`` rows per workgroup), B caches
+    the row in workgroup memory, C holds it in vec4 registers."""
+    return [
+        Template(workload, "rows", "A", "workgroup geometry: lanes per row x rows per workgroup",
+                 {"wx": WX, "rows": (1, 2, 4, 8), "sg": (0, 1)}, rows, _rows_check),
+        Template(workload, "smem", "B", "row cached in workgroup memory",
+                 {"wx": WX, "sg": (0, 1)}, smem, _smem_check),
+        Template(workload, "regs", "C", regs_summary,
+                 {"wx": WX, "sg": (0, 1)}, regs, regs_check,
+                 general=lambda p: False),  # needs COLS % 4 == 0
+    ]

@@ -1,20 +1,18 @@
 """SGEMM templates: direct register blocking (A), shared tiles (B), vec4 tiles (C).
 
 C is the fast one (its generators live in sgemm_vec4.py, ``lay=0``, and
-sgemm_hoist.py, ``lay=1``): a (bm x bn) tile per workgroup, (tm x tn) outputs per
-invocation in vec4 registers, A staged transposed in workgroup memory, the next
-K-slice prefetched, optionally double-buffered; ``spec=1`` is size-specialised.
+sgemm_hoist.py, ``lay=1``, their common parts in sgemm_tile.py): a (bm x bn) tile
+per workgroup, (tm x tn) outputs per invocation in vec4 registers, A staged
+transposed in workgroup memory, the next K-slice prefetched, optionally
+double-buffered; ``spec=1`` is size-specialised.
 """
 
 from __future__ import annotations
 
 from vajra_tui.engine.events import DeviceInfo
 from vajra_tui.engine.sources.library import sgemm_vec4
-from vajra_tui.engine.sources.library.base import Emitter, Params, Size, Template, big_gpu, storage_fits, workgroup_fits
-
-HEAD = ("@compute @workgroup_size({wx}, {wy})\n"
-        "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>,\n"
-        "        @builtin(local_invocation_index) li: u32) {{")
+from vajra_tui.engine.sources.library.base import (TILE_GUARD, Emitter, Params, Size, Template, big_gpu, open_main,
+                                                    storage_fits, workgroup_fits)
 
 
 # ---- A: direct, register-blocked, no shared memory ----------------------------------
@@ -28,9 +26,8 @@ def _direct(p: Params, s: Size, d: DeviceInfo | None) -> str:
     e(f"// SGEMM direct: {wx}x{wy} workgroup, {tm}x{tn} outputs per invocation (strided,",
       "// so loads stay coalesced), operands straight from global memory.",
       f"// tile: {wx * tn}x{wy * tm}")
-    e(HEAD.format(wx=wx, wy=wy))
-    e.depth = 1
-    e("let t = vajra_tile(wid);", "if (t.y >= TILES_Y) {", "    return;", "}")
+    open_main(e, wx, wy)
+    e(*TILE_GUARD)
     for i in range(tm):
         e(f"let r{i} = t.y * {wy * tm}u + lid.y + {i * wy}u;",
           f"let ra{i} = min(r{i}, M - 1u) * K;")
@@ -69,10 +66,8 @@ def _tiled(p: Params, s: Size, d: DeviceInfo | None) -> str:
       f"// tile: {bn}x{bm}",
       f"var<workgroup> As: array<f32, {bm * bk}>;",
       f"var<workgroup> Bs: array<f32, {bk * bn}>;")
-    e(HEAD.format(wx=wx, wy=wy))
-    e.depth = 1
-    e("let t = vajra_tile(wid);", "if (t.y >= TILES_Y) {", "    return;", "}",
-      f"let row0 = t.y * {bm}u;", f"let col0 = t.x * {bn}u;")
+    open_main(e, wx, wy)
+    e(*TILE_GUARD, f"let row0 = t.y * {bm}u;", f"let col0 = t.x * {bn}u;")
     for i in range(tm):
         e(*[f"var acc{i}_{j} = 0.0;" for j in range(tn)])
     e.open(f"for (var k0 = 0u; k0 < K; k0 = k0 + {bk}u) {{")

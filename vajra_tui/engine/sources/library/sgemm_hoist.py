@@ -16,36 +16,10 @@ from __future__ import annotations
 
 from vajra_tui.engine.events import DeviceInfo
 from vajra_tui.engine.sources.library.base import Emitter, Params, Size
-
-HEAD = ("@compute @workgroup_size({wx}, {wy})\n"
-        "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>,\n"
-        "        @builtin(local_invocation_index) li: u32) {{")
+from vajra_tui.engine.sources.library.sgemm_tile import Tile, begin, bindings, epilogue, fmas, guarded, registers
 
 
-class _Shape:
-    """The tile arithmetic every part of the generator shares."""
-
-    def __init__(self, p: Params) -> None:
-        self.bm, self.bn, self.bk, self.tm, self.tn = p["bm"], p["bn"], p["bk"], p["tm"], p["tn"]
-        self.db, self.spec = bool(p["db"]), bool(p["spec"])
-        self.wx, self.wy = self.bn // self.tn, self.bm // self.tm
-        self.nt = self.wx * self.wy
-        self.tm4, self.tn4 = self.tm // 4, self.tn // 4
-        self.la, self.lb = self.bk * self.bm // 4, self.bk * self.bn // 4  # vec4 loads per slice
-        self.sa, self.sb = -(-self.la // self.nt), -(-self.lb // self.nt)
-
-
-def _guarded(e: Emitter, sh: _Shape, q: int, count: int, lines: list[str]) -> None:
-    """Lines for the q-th vec4 a thread moves, inside a guard when the slice runs out first."""
-    if q * sh.nt + sh.nt > count:
-        e.open(f"if (li + {q * sh.nt}u < {count}u) {{")
-        e(*lines)
-        e.close()
-    else:
-        e(*lines)
-
-
-def _offsets(e: Emitter, sh: _Shape) -> None:
+def _offsets(e: Emitter, sh: Tile) -> None:
     """Per-thread load and store positions, computed once outside the K loop."""
     k4, n4 = sh.bk // 4, sh.bn // 4
     for q in range(sh.sa):
@@ -62,7 +36,7 @@ def _offsets(e: Emitter, sh: _Shape) -> None:
             e(f"let gb{q} = bkr{q} * (N / 4u) + bc{q} / 4u;")
 
 
-def _load(e: Emitter, sh: _Shape, k0: str) -> None:
+def _load(e: Emitter, sh: Tile, k0: str) -> None:
     """Prefetch the K-slice starting at k0 into the ra/rb registers."""
     for q in range(sh.sa):
         if sh.spec:
@@ -71,7 +45,7 @@ def _load(e: Emitter, sh: _Shape, k0: str) -> None:
             parts = [f"select(0.0, A[min((row0 + am{q}) * K + {k0} + ak{q} + {c}u, M * K - 1u)], "
                      f"row0 + am{q} < M && {k0} + ak{q} + {c}u < K)" for c in range(4)]
             line = f"ra{q} = vec4<f32>({', '.join(parts)});"
-        _guarded(e, sh, q, sh.la, [line])
+        guarded(e, sh, q, sh.la, [line])
     for q in range(sh.sb):
         if sh.spec:
             line = f"rb{q} = B[gb{q} + ({k0}) * (N / 4u)];"
@@ -79,30 +53,28 @@ def _load(e: Emitter, sh: _Shape, k0: str) -> None:
             parts = [f"select(0.0, B[min(({k0} + bkr{q}) * N + bc{q} + {c}u, K * N - 1u)], "
                      f"{k0} + bkr{q} < K && bc{q} + {c}u < N)" for c in range(4)]
             line = f"rb{q} = vec4<f32>({', '.join(parts)});"
-        _guarded(e, sh, q, sh.lb, [line])
+        guarded(e, sh, q, sh.lb, [line])
 
 
-def _store(e: Emitter, sh: _Shape, buf: int) -> None:
+def _store(e: Emitter, sh: Tile, buf: int) -> None:
     """The prefetched registers into buffer ``buf``: A transposed (scalar), B as vec4."""
     for q in range(sh.sa):
-        _guarded(e, sh, q, sh.la, [f"As[{(buf * sh.bk + c) * sh.tm4}u + sao{q}][sai{q}][sac{q}] = ra{q}[{c}];"
-                                   for c in range(4)])
+        guarded(e, sh, q, sh.la, [f"As[{(buf * sh.bk + c) * sh.tm4}u + sao{q}][sai{q}][sac{q}] = ra{q}[{c}];"
+                                  for c in range(4)])
     for q in range(sh.sb):
-        _guarded(e, sh, q, sh.lb, [f"Bs[{buf * sh.bk * sh.tn4}u + sbo{q}][sbi{q}] = rb{q};"])
+        guarded(e, sh, q, sh.lb, [f"Bs[{buf * sh.bk * sh.tn4}u + sbo{q}][sbi{q}] = rb{q};"])
 
 
-def _compute(e: Emitter, sh: _Shape, buf: int) -> None:
+def _compute(e: Emitter, sh: Tile, buf: int) -> None:
     """BK rank-1 updates from buffer ``buf``; every read is [constant][tx or ty]."""
     for kk in range(sh.bk):
         row = buf * sh.bk + kk
         e(*[f"let a{h}_{kk} = As[{row * sh.tm4 + h}][ty];" for h in range(sh.tm4)])
         e(*[f"let b{g}_{kk} = Bs[{row * sh.tn4 + g}][tx];" for g in range(sh.tn4)])
-        for i in range(sh.tm):
-            a = f"vec4<f32>(a{i // 4}_{kk}.{'xyzw'[i % 4]})"
-            e(*[f"c{i}_{g} = fma({a}, b{g}_{kk}, c{i}_{g});" for g in range(sh.tn4)])
+        fmas(e, sh, kk)
 
 
-def _step(e: Emitter, sh: _Shape, buf: int, nxt: int, k0: str, more: str | None) -> None:
+def _step(e: Emitter, sh: Tile, buf: int, nxt: int, k0: str, more: str | None) -> None:
     """One K-slice: prefetch the next, multiply this buffer, store the next into ``nxt``."""
     e.open("{")
     if more:
@@ -121,23 +93,8 @@ def _step(e: Emitter, sh: _Shape, buf: int, nxt: int, k0: str, more: str | None)
     e.close()
 
 
-def _epilogue(e: Emitter, sh: _Shape) -> None:
-    for h in range(sh.tm4):
-        for c in range(4):
-            i = h * 4 + c
-            e(f"let r{i} = row0 + ({h * sh.wy}u + ty) * 4u + {c}u;")
-            for g in range(sh.tn4):
-                colq = f"col0 / 4u + {g * sh.wx}u + tx"
-                if sh.spec:
-                    e(f"C[r{i} * (N / 4u) + {colq}] = c{i}_{g};")
-                else:
-                    for j in range(4):
-                        e(f"if (r{i} < M && ({colq}) * 4u + {j}u < N) "
-                          f"{{ C[r{i} * N + ({colq}) * 4u + {j}u] = c{i}_{g}[{j}]; }}")
-
-
 def render(p: Params, s: Size, d: DeviceInfo | None) -> str:
-    sh = _Shape(p)
+    sh = Tile(p)
     nbuf = 2 if sh.db else 1
     e = Emitter()
     e(f"// SGEMM vec4, hoisted layout: {sh.bm}x{sh.bn} tile, K-slices of {sh.bk}, {sh.tm}x{sh.tn} outputs",
@@ -146,21 +103,12 @@ def render(p: Params, s: Size, d: DeviceInfo | None) -> str:
       + (", double-buffered (K loop unrolled by 2)." if sh.db else "."),
       "// size-specialised: M, N, K multiples of the tile" if sh.spec else "// general: bounds-checked",
       f"// tile: {sh.bn}x{sh.bm}")
-    if sh.spec:
-        e("@group(0) @binding(0) var<storage, read> A: array<vec4<f32>>;",
-          "@group(0) @binding(1) var<storage, read> B: array<vec4<f32>>;",
-          "@group(0) @binding(2) var<storage, read_write> C: array<vec4<f32>>;")
+    bindings(e, sh)
     e(f"var<workgroup> As: array<array<vec4<f32>, {sh.wy}>, {nbuf * sh.bk * sh.tm4}>;",
       f"var<workgroup> Bs: array<array<vec4<f32>, {sh.wx}>, {nbuf * sh.bk * sh.tn4}>;")
-    e(HEAD.format(wx=sh.wx, wy=sh.wy))
-    e.depth = 1
-    e("let t = vajra_tile(wid);", "if (t.y >= TILES_Y) {", "    return;", "}",
-      f"let row0 = t.y * {sh.bm}u;", f"let col0 = t.x * {sh.bn}u;", "let tx = lid.x;", "let ty = lid.y;")
+    begin(e, sh)
     _offsets(e, sh)
-    for i in range(sh.tm):
-        e(*[f"var c{i}_{g} = vec4<f32>(0.0);" for g in range(sh.tn4)])
-    e(*[f"var ra{q} = vec4<f32>(0.0);" for q in range(sh.sa)])
-    e(*[f"var rb{q} = vec4<f32>(0.0);" for q in range(sh.sb)])
+    registers(e, sh)
     e.open("{")
     _load(e, sh, "0u")
     _store(e, sh, 0)
@@ -179,6 +127,6 @@ def render(p: Params, s: Size, d: DeviceInfo | None) -> str:
         e("workgroupBarrier();", "let more = kt + 1u < KT;")
         _step(e, sh, 0, 0, f"(kt + 1u) * {bk}u", "more")
     e.close()
-    _epilogue(e, sh)
+    epilogue(e, sh)
     e.close()
     return e.text()

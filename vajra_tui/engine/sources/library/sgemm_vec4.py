@@ -16,10 +16,7 @@ from typing import NamedTuple
 from vajra_tui.engine.events import DeviceInfo
 from vajra_tui.engine.sources.library import sgemm_hoist
 from vajra_tui.engine.sources.library.base import Emitter, Params, Size, storage_fits, workgroup_fits
-
-HEAD = ("@compute @workgroup_size({wx}, {wy})\n"
-        "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>,\n"
-        "        @builtin(local_invocation_index) li: u32) {{")
+from vajra_tui.engine.sources.library.sgemm_tile import Tile, begin, bindings, epilogue, fmas, guarded, registers
 
 
 def fits_tile(p: Params, s: Size) -> bool:
@@ -46,19 +43,6 @@ def render(p: Params, s: Size, d: DeviceInfo | None) -> str:
     return _flat(p, s, d)
 
 
-class _Flat:
-    """The tile arithmetic every part of the flat generator shares."""
-
-    def __init__(self, p: Params) -> None:
-        self.bm, self.bn, self.bk, self.tm, self.tn = p["bm"], p["bn"], p["bk"], p["tm"], p["tn"]
-        self.db, self.spec = p["db"], p["spec"]
-        self.wx, self.wy = self.bn // self.tn, self.bm // self.tm
-        self.nt = self.wx * self.wy
-        self.asz, self.bsz = self.bk * self.bm // 4, self.bk * self.bn // 4  # vec4 slots of one A / B slice
-        self.la, self.lb = self.asz, self.bsz  # vec4 loads per slice
-        self.sa, self.sb = -(-self.la // self.nt), -(-self.lb // self.nt)
-
-
 class _Operand(NamedTuple):
     """How one operand's K-slice is prefetched: A and B differ only in these names and sizes."""
 
@@ -74,88 +58,63 @@ class _Operand(NamedTuple):
     cols: str
 
 
-def _header(e: Emitter, sh: _Flat) -> None:
+def _header(e: Emitter, sh: Tile) -> None:
     """The comment, bindings, workgroup arrays, entry point and register declarations."""
     e(f"// SGEMM vec4: {sh.bm}x{sh.bn} tile, K-slices of {sh.bk}, {sh.tm}x{sh.tn} outputs per invocation in",
       "// vec4 registers; A stored transposed so both operands are read as vec4;",
       "// next slice prefetched into registers" + (", double-buffered." if sh.db else "."),
       "// size-specialised: M, N, K multiples of the tile" if sh.spec else "// general: bounds-checked",
       f"// tile: {sh.bn}x{sh.bm}")
-    if sh.spec:
-        e("@group(0) @binding(0) var<storage, read> A: array<vec4<f32>>;",
-          "@group(0) @binding(1) var<storage, read> B: array<vec4<f32>>;",
-          "@group(0) @binding(2) var<storage, read_write> C: array<vec4<f32>>;")
-    e(f"var<workgroup> As: array<vec4<f32>, {sh.asz * (2 if sh.db else 1)}>;",
-      f"var<workgroup> Bs: array<vec4<f32>, {sh.bsz * (2 if sh.db else 1)}>;")
-    e(HEAD.format(wx=sh.wx, wy=sh.wy))
-    e.depth = 1
-    e("let t = vajra_tile(wid);", "if (t.y >= TILES_Y) {", "    return;", "}",
-      f"let row0 = t.y * {sh.bm}u;", f"let col0 = t.x * {sh.bn}u;", "let tx = lid.x;", "let ty = lid.y;",
-      f"let KT = (K + {sh.bk - 1}u) / {sh.bk}u;")
-    for i in range(sh.tm):
-        e(*[f"var c{i}_{g} = vec4<f32>(0.0);" for g in range(sh.tn // 4)])
-    e(*[f"var ra{q} = vec4<f32>(0.0);" for q in range(sh.sa)])
-    e(*[f"var rb{q} = vec4<f32>(0.0);" for q in range(sh.sb)])
+    bindings(e, sh)
+    e(f"var<workgroup> As: array<vec4<f32>, {sh.la * (2 if sh.db else 1)}>;",
+      f"var<workgroup> Bs: array<vec4<f32>, {sh.lb * (2 if sh.db else 1)}>;")
+    begin(e, sh)
+    e(f"let KT = (K + {sh.bk - 1}u) / {sh.bk}u;")
+    registers(e, sh)
 
 
-def _load_operand(e: Emitter, sh: _Flat, op: _Operand, row_base: str, col_base: str) -> None:
+def _load_operand(e: Emitter, sh: Tile, op: _Operand, row_base: str, col_base: str) -> None:
     """Prefetch one operand's K-slice into vec4 registers."""
     for q in range(op.slots):
-        guard = q * sh.nt + sh.nt > op.count
-        if guard:
-            e.open(f"if (li + {q * sh.nt}u < {op.count}u) {{")
-        e(f"let {op.idx}{q} = li + {q * sh.nt}u;",
-          f"let {op.r}{q} = {row_base} + {op.idx}{q} / {op.per_row}u;",
-          f"let {op.c}{q} = {col_base} + ({op.idx}{q} % {op.per_row}u) * 4u;")
+        lines = [f"let {op.idx}{q} = li + {q * sh.nt}u;",
+                 f"let {op.r}{q} = {row_base} + {op.idx}{q} / {op.per_row}u;",
+                 f"let {op.c}{q} = {col_base} + ({op.idx}{q} % {op.per_row}u) * 4u;"]
         if sh.spec:
-            e(f"{op.reg}{q} = {op.buf}[({op.r}{q} * {op.cols} + {op.c}{q}) / 4u];")
+            lines.append(f"{op.reg}{q} = {op.buf}[({op.r}{q} * {op.cols} + {op.c}{q}) / 4u];")
         else:
             parts = [f"select(0.0, {op.buf}[min({op.r}{q} * {op.cols} + {op.c}{q} + {k}u, "
                      f"{op.rows} * {op.cols} - 1u)], "
                      f"{op.r}{q} < {op.rows} && {op.c}{q} + {k}u < {op.cols})" for k in range(4)]
-            e(f"{op.reg}{q} = vec4<f32>({', '.join(parts)});")
-        if guard:
-            e.close()
+            lines.append(f"{op.reg}{q} = vec4<f32>({', '.join(parts)});")
+        guarded(e, sh, q, op.count, lines)
 
 
-def _load(e: Emitter, sh: _Flat, k0: str) -> None:
+def _load(e: Emitter, sh: Tile, k0: str) -> None:
     """Prefetch the K-slice starting at ``k0`` of both operands into the ra/rb registers."""
     _load_operand(e, sh, _Operand("A", "ra", "ia", "am", "ak", sh.sa, sh.la, sh.bk // 4, "M", "K"), "row0", k0)
     _load_operand(e, sh, _Operand("B", "rb", "ib", "bk", "bn", sh.sb, sh.lb, sh.bn // 4, "K", "N"), k0, "col0")
 
 
-def _store(e: Emitter, sh: _Flat, abuf: str, bbuf: str) -> None:
+def _store(e: Emitter, sh: Tile, abuf: str, bbuf: str) -> None:
     """The prefetched registers into workgroup memory: A transposed, B as loaded."""
     for q in range(sh.sa):
-        guard = q * sh.nt + sh.nt > sh.la
-        if guard:
-            e.open(f"if (li + {q * sh.nt}u < {sh.la}u) {{")
-        e(f"let sa{q} = li + {q * sh.nt}u;",
-          f"let sm{q} = sa{q} / {sh.bk // 4}u;", f"let sk{q} = (sa{q} % {sh.bk // 4}u) * 4u;")
-        for c in range(4):
-            e(f"As[{abuf}(sk{q} + {c}u) * {sh.bm // 4}u + sm{q} / 4u][sm{q} % 4u] = ra{q}[{c}];")
-        if guard:
-            e.close()
+        lines = [f"let sa{q} = li + {q * sh.nt}u;", f"let sm{q} = sa{q} / {sh.bk // 4}u;",
+                 f"let sk{q} = (sa{q} % {sh.bk // 4}u) * 4u;"]
+        lines += [f"As[{abuf}(sk{q} + {c}u) * {sh.bm // 4}u + sm{q} / 4u][sm{q} % 4u] = ra{q}[{c}];" for c in range(4)]
+        guarded(e, sh, q, sh.la, lines)
     for q in range(sh.sb):
-        guard = q * sh.nt + sh.nt > sh.lb
-        if guard:
-            e.open(f"if (li + {q * sh.nt}u < {sh.lb}u) {{")
-        e(f"Bs[{bbuf}li + {q * sh.nt}u] = rb{q};")
-        if guard:
-            e.close()
+        guarded(e, sh, q, sh.lb, [f"Bs[{bbuf}li + {q * sh.nt}u] = rb{q};"])
 
 
-def _compute(e: Emitter, sh: _Flat, abuf: str, bbuf: str) -> None:
+def _compute(e: Emitter, sh: Tile, abuf: str, bbuf: str) -> None:
     """One K-slice's FMAs from workgroup memory, every loop unrolled (constant register indices)."""
     for kk in range(sh.bk):
-        e(*[f"let a{h}_{kk} = As[{abuf}{kk * sh.bm // 4 + h * sh.wy}u + ty];" for h in range(sh.tm // 4)])
-        e(*[f"let b{g}_{kk} = Bs[{bbuf}{kk * sh.bn // 4 + g * sh.wx}u + tx];" for g in range(sh.tn // 4)])
-        for i in range(sh.tm):
-            a = f"vec4<f32>(a{i // 4}_{kk}.{'xyzw'[i % 4]})"
-            e(*[f"c{i}_{g} = fma({a}, b{g}_{kk}, c{i}_{g});" for g in range(sh.tn // 4)])
+        e(*[f"let a{h}_{kk} = As[{abuf}{kk * sh.bm // 4 + h * sh.wy}u + ty];" for h in range(sh.tm4)])
+        e(*[f"let b{g}_{kk} = Bs[{bbuf}{kk * sh.bn // 4 + g * sh.wx}u + tx];" for g in range(sh.tn4)])
+        fmas(e, sh, kk)
 
 
-def _k_loop(e: Emitter, sh: _Flat) -> None:
+def _k_loop(e: Emitter, sh: Tile) -> None:
     """The first slice staged, then the loop over K: prefetch the next slice while multiplying this one."""
     e.open("{")
     _load(e, sh, "0u")
@@ -165,14 +124,14 @@ def _k_loop(e: Emitter, sh: _Flat) -> None:
     e.close()
     e.open("for (var kt = 0u; kt < KT; kt = kt + 1u) {")
     if sh.db:
-        e("workgroupBarrier();", f"let abuf = (kt & 1u) * {sh.asz}u;", f"let bbuf = (kt & 1u) * {sh.bsz}u;",
+        e("workgroupBarrier();", f"let abuf = (kt & 1u) * {sh.la}u;", f"let bbuf = (kt & 1u) * {sh.lb}u;",
           "let more = kt + 1u < KT;")
         e.open("if (more) {")
         _load(e, sh, f"(kt + 1u) * {sh.bk}u")
         e.close()
         _compute(e, sh, "abuf + ", "bbuf + ")
         e.open("if (more) {")
-        e(f"let nabuf = {sh.asz}u - abuf;", f"let nbbuf = {sh.bsz}u - bbuf;")
+        e(f"let nabuf = {sh.la}u - abuf;", f"let nbbuf = {sh.lb}u - bbuf;")
         _store(e, sh, "nabuf + ", "nbbuf + ")
         e.close()
     else:
@@ -188,28 +147,12 @@ def _k_loop(e: Emitter, sh: _Flat) -> None:
     e.close()
 
 
-def _epilogue(e: Emitter, sh: _Flat) -> None:
-    """The accumulators out to C: vec4 stores when size-specialised, else bounds-checked scalars."""
-    for h in range(sh.tm // 4):
-        for c in range(4):
-            i = h * 4 + c
-            e(f"let r{i} = row0 + ({h * sh.wy}u + ty) * 4u + {c}u;")
-            for g in range(sh.tn // 4):
-                colq = f"col0 / 4u + {g * sh.wx}u + tx"
-                if sh.spec:
-                    e(f"C[r{i} * (N / 4u) + {colq}] = c{i}_{g};")
-                else:
-                    for j in range(4):
-                        e(f"if (r{i} < M && ({colq}) * 4u + {j}u < N) "
-                          f"{{ C[r{i} * N + ({colq}) * 4u + {j}u] = c{i}_{g}[{j}]; }}")
-
-
 def _flat(p: Params, s: Size, d: DeviceInfo | None) -> str:
     """The flat layout's kernel (``lay=0``), built from the parts above."""
-    sh = _Flat(p)
+    sh = Tile(p)
     e = Emitter()
     _header(e, sh)
     _k_loop(e, sh)
-    _epilogue(e, sh)
+    epilogue(e, sh)
     e.close()
     return e.text()

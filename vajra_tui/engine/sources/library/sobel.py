@@ -9,12 +9,8 @@ slide that window down a column, so each input row is loaded once per invocation
 from __future__ import annotations
 
 from vajra_tui.engine.events import DeviceInfo
-from vajra_tui.engine.sources.library.base import Emitter, Params, Size, Template, storage_fits, workgroup_fits
-
-HEAD = ("@compute @workgroup_size({wx}, {wy})\n"
-        "fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>,\n"
-        "        @builtin(local_invocation_index) li: u32) {{")
-START = ["let t = vajra_tile(wid);", "if (t.y >= TILES_Y) {", "    return;", "}"]
+from vajra_tui.engine.sources.library.base import (TILE_GUARD, Emitter, Params, Size, Template, open_main, storage_fits,
+                                                    workgroup_fits)
 
 
 def _geom_check(p: Params, s: Size, d: DeviceInfo | None) -> str | None:
@@ -39,9 +35,8 @@ def _direct(p: Params, s: Size, d: DeviceInfo | None) -> str:
     e(f"// Sobel direct: {wx}x{wy} workgroup, {py} output rows per invocation; clamped",
       "// loads from global memory, the 3-row window slides down the column in registers.",
       f"// tile: {wx}x{wy * py}")
-    e(HEAD.format(wx=wx, wy=wy))
-    e.depth = 1
-    e(*START)
+    open_main(e, wx, wy)
+    e(*TILE_GUARD)
     e(f"let x = t.x * {wx}u + lid.x;", f"let y0 = t.y * {wy * py}u + lid.y * {py}u;",
       "let xc = min(x, W - 1u);", "let xl = select(xc - 1u, 0u, xc == 0u);",
       "let xr = min(xc + 1u, W - 1u);")
@@ -70,9 +65,8 @@ def _smem(p: Params, s: Size, d: DeviceInfo | None) -> str:
     e(f"// Sobel smem: {wx}x{th} outputs per workgroup; the ({sw})x({sh}) input tile with",
       "// its halo is loaded once (clamped) into workgroup memory.",
       f"// tile: {wx}x{th}", f"var<workgroup> tile_s: array<f32, {sw * sh}>;")
-    e(HEAD.format(wx=wx, wy=wy))
-    e.depth = 1
-    e(*START)
+    open_main(e, wx, wy)
+    e(*TILE_GUARD)
     e(f"let x0 = i32(t.x * {wx}u) - 1;", f"let y0 = i32(t.y * {th}u) - 1;")
     e(f"for (var i = li; i < {sw * sh}u; i = i + {wx * wy}u) {{",
       f"    let gx = u32(clamp(x0 + i32(i % {sw}u), 0, i32(W) - 1));",
@@ -109,9 +103,8 @@ def _vec4(p: Params, s: Size, d: DeviceInfo | None) -> str:
     if spec:
         e("@group(0) @binding(0) var<storage, read> IMG: array<vec4<f32>>;",
           "@group(0) @binding(1) var<storage, read_write> OUT: array<vec4<f32>>;")
-    e(HEAD.format(wx=wx, wy=wy))
-    e.depth = 1
-    e(*START)
+    open_main(e, wx, wy)
+    e(*TILE_GUARD)
     e(f"let q = t.x * {wx}u + lid.x;", "let x = q * 4u;", f"let y0 = t.y * {wy * py}u + lid.y * {py}u;")
     if spec:
         e("let W4 = W / 4u;", "let qc = min(q, W4 - 1u);",

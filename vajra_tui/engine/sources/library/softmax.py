@@ -8,28 +8,21 @@ subgroup builtins, emitted by reductions.py, which layernorm and gemv share.
 from __future__ import annotations
 
 from vajra_tui.engine.events import DeviceInfo
-from vajra_tui.engine.sources.library.base import Emitter, Params, Size, Template, storage_fits, subgroups
-from vajra_tui.engine.sources.library.reductions import (WX, declare_scratch, entry, reduce, regs_check, row_check,
-                                                         vec_count)
+from vajra_tui.engine.sources.library.base import Emitter, Params, Size, subgroups
+from vajra_tui.engine.sources.library.reductions import begin_rows, reduce, regs_lanes, row_templates, vec_count
 
 NEG = "-3.0e38"
 
 
 # ---- A: three passes over the row from global memory --------------------------------
-def _rows_check(p: Params, s: Size, d: DeviceInfo | None) -> str | None:
-    return row_check(p, s, d, p["rows"])
-
-
 def _rows(p: Params, s: Size, d: DeviceInfo | None) -> str:
     wx, wy, sg = p["wx"], p["rows"], p["sg"]
     e = Emitter()
     e(f"// Softmax rows: {wx} invocations per row, {wy} rows per workgroup, three passes",
       "// over X (max, sum, write), " + ("subgroup" if sg else "shared-memory tree") + " reductions.",
       f"// tile: COLS x {wy}")
-    declare_scratch(e, wx * wy)
-    entry(e, wx, wy, sg)
-    e("let t = vajra_tile(wid);", "if (t.y >= TILES_Y) {", "    return;", "}",
-      f"let row = min(t.y * {wy}u + lid.y, ROWS - 1u);", "let base = row * COLS;",
+    begin_rows(e, wx, wy, sg)
+    e(f"let row = min(t.y * {wy}u + lid.y, ROWS - 1u);", "let base = row * COLS;",
       f"var m = {NEG};")
     e(f"for (var c = lid.x; c < COLS; c = c + {wx}u) {{ m = max(m, X[base + c]); }}")
     reduce(e, "m", "max", "red_m", wx, wy, sg)
@@ -45,21 +38,14 @@ def _rows(p: Params, s: Size, d: DeviceInfo | None) -> str:
 
 
 # ---- B: the row cached in workgroup memory ------------------------------------------
-def _smem_check(p: Params, s: Size, d: DeviceInfo | None) -> str | None:
-    return (row_check(p, s, d, 1)
-            or storage_fits(d, 4 * (s["COLS"] + 2 * p["wx"])))
-
-
 def _smem(p: Params, s: Size, d: DeviceInfo | None) -> str:
     wx, sg = p["wx"], p["sg"]
     e = Emitter()
     e(f"// Softmax smem: one row per workgroup of {wx}, read once from global memory into",
       "// workgroup memory; max, exp-sum and the write work from there.",
       "// tile: COLS x 1", "var<workgroup> row_s: array<f32, COLS>;")
-    declare_scratch(e, wx)
-    entry(e, wx, 1, sg)
-    e("let t = vajra_tile(wid);", "if (t.y >= TILES_Y) {", "    return;", "}",
-      "let base = t.y * COLS;", f"var m = {NEG};")
+    begin_rows(e, wx, 1, sg)
+    e("let base = t.y * COLS;", f"var m = {NEG};")
     e(f"for (var c = lid.x; c < COLS; c = c + {wx}u) {{",
       "    let v = X[base + c];", "    row_s[c] = v;", "    m = max(m, v);", "}")
     reduce(e, "m", "max", "red_m", wx, 1, sg)
@@ -85,10 +71,8 @@ def _regs(p: Params, s: Size, d: DeviceInfo | None) -> str:
       "// tile: COLS x 1",
       "@group(0) @binding(0) var<storage, read> X: array<vec4<f32>>;",
       "@group(0) @binding(1) var<storage, read_write> Y: array<vec4<f32>>;")
-    declare_scratch(e, wx)
-    entry(e, wx, 1, sg)
-    e("let t = vajra_tile(wid);", "if (t.y >= TILES_Y) {", "    return;", "}",
-      "let base = t.y * (COLS / 4u);", f"var m = {NEG};")
+    begin_rows(e, wx, 1, sg)
+    e("let base = t.y * (COLS / 4u);", f"var m = {NEG};")
     for i in range(v):
         e(f"let c{i} = lid.x + {i * wx}u;")
         if exact:
@@ -111,22 +95,14 @@ def _regs(p: Params, s: Size, d: DeviceInfo | None) -> str:
     return e.text()
 
 
-TEMPLATES = [
-    Template("softmax", "rows", "A", "workgroup geometry: lanes per row x rows per workgroup",
-             {"wx": WX, "rows": (1, 2, 4, 8), "sg": (0, 1)}, _rows, _rows_check),
-    Template("softmax", "smem", "B", "row cached in workgroup memory",
-             {"wx": WX, "sg": (0, 1)}, _smem, _smem_check),
-    Template("softmax", "regs", "C", "single pass, vec4 row in registers",
-             {"wx": WX, "sg": (0, 1)}, _regs, regs_check,
-             general=lambda p: False),  # needs COLS % 4 == 0
-]
+TEMPLATES = row_templates("softmax", _rows, _smem, _regs, "single pass, vec4 row in registers")
 
 
 def priors(s: Size, d: DeviceInfo | None) -> dict[str, list[Params]]:
     sg = 1 if subgroups(d) else 0
     cols = s["COLS"]
     # ~4-8 vec4 per invocation for long rows, one workgroup per row
-    wc = max(64, min(1024, 1 << max(0, (cols // 32 - 1).bit_length())))
+    wc = regs_lanes(cols)
     c = [{"wx": wc, "sg": sg}, {"wx": max(32, wc // 2), "sg": sg}, {"wx": 256, "sg": 0},
          {"wx": 1024, "sg": 0}, {"wx": 256, "sg": sg}]
     b = [{"wx": 256, "sg": sg}, {"wx": 256, "sg": 0}, {"wx": 128, "sg": 0}]
