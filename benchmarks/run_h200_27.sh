@@ -19,11 +19,12 @@ if [ "$part" = seed ] || [ "$part" = all ]; then
     timeout 75 python3 benchmarks/tune_all.py --size seed --out "$OUT/tune-all-seed-$pass.json" >> "$OUT/tune_all.log" 2>&1
   done
 fi
-if [ "$part" = seed-idle ]; then  # one seed tune of all nine as a script runs it, then with a fresh worker per tune
-  timeout 75 python3 benchmarks/tune_all.py --size seed --out "$OUT/tune-all-seed-idle.json" >> "$OUT/tune_all.log" 2>&1
-  echo "rc=$? (idle worker kept between tunes)" >> "$OUT/tune_all.log"
-  VAJRA_WORKER_IDLE_S=0 timeout 75 python3 benchmarks/tune_all.py --size seed --out "$OUT/tune-all-seed-fresh.json" >> "$OUT/tune_all.log" 2>&1
-  echo "rc=$? (a fresh worker per tune)" >> "$OUT/tune_all.log"
+if [ "$part" = seed-idle ]; then  # the nine-workload seed tune: idle workers kept (driver cache cold, then warm) and a fresh worker per tune (warm)
+  for pass in idle-cold fresh-warm idle-warm; do
+    idle_s=30; [ "$pass" = fresh-warm ] && idle_s=0
+    VAJRA_WORKER_IDLE_S=$idle_s timeout 70 python3 benchmarks/tune_all.py --size seed --out "$OUT/tune-all-seed-$pass.json" >> "$OUT/tune_all.log" 2>&1
+    echo "rc=$? ($pass)" >> "$OUT/tune_all.log"
+  done
 fi
 if [ "$part" = old ]; then
   timeout 540 python3 benchmarks/roofline.py --sizes large --workloads "sgemm,softmax,conv1d,sobel,layernorm,gemv" \
