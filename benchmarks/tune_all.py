@@ -17,6 +17,7 @@ import argparse
 import json
 import os
 import time
+from collections import Counter
 from pathlib import Path
 
 import vajra_tui
@@ -32,6 +33,7 @@ def tune_one(name: str, size: str, generations: int, budget: int) -> dict:
     winner = report.winner
     return {"workload": name, "wall_s": round(wall, 3), "candidates": len(results),
             "verified": sum(r.status == "verified" for r in results),
+            "statuses": dict(Counter(r.status for r in results)),
             "winner": winner.name if winner else None, "speedup": winner.speedup if winner else None,
             "seconds_per_candidate": round(wall / max(1, len(results)), 3)}
 
