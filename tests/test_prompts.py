@@ -132,6 +132,15 @@ def test_only_enabled_features_are_advertised() -> None:
     assert "`enable f16;`" in f16 and "enable subgroups;" not in f16
 
 
+def test_an_nvidia_gpu_is_said_to_run_32_lane_subgroups() -> None:
+    """wgpu reports 4..128 on the H200: the model hears the 32 its warps always have."""
+    h200 = device(name="NVIDIA H200", vendor_id=0x10DE, adapter_type="DiscreteGPU", software=False, subgroups=True,
+                  subgroup_min_size=4, subgroup_max_size=128)
+    text = text_of(build_messages(context(device=h200), "C"))
+    assert "at least 32 lanes" in text and "wgpu reports 4 to 128" in text
+    assert "between 4 and" not in text
+
+
 def test_hardware_adapter_is_not_called_software() -> None:
     hardware = device(software=False, adapter_type="DiscreteGPU")
     user = build_messages(context(device=hardware), "A")[1]["content"]

@@ -31,6 +31,9 @@ class NvmlMatch(Model):
     cached: bool = False
 
 
+NVIDIA_VENDOR_ID = 0x10DE  # PCI vendor id; every NVIDIA GPU runs 32-lane subgroups (warps)
+
+
 class DeviceInfo(Model):
     """Identity of the adapter every number was measured on."""
 
@@ -54,6 +57,17 @@ class DeviceInfo(Model):
     # NVML GPU a busy probe found it to be (None: not probed, or no NVML). See gpu/adapters.py.
     adapter_index: int | None = None
     nvml: NvmlMatch | None = None
+
+    def least_subgroup(self) -> int:
+        """The fewest lanes a subgroup here can have, 0 without subgroups. wgpu reports its
+        generic 4..128 on Vulkan when the driver gives no range (the H200 says 4), which
+        would keep every 8-lane shuffle off a GPU whose warps are 32 wide: a hardware NVIDIA
+        adapter gets 32. A wrong floor could only produce wrong outputs, which verification
+        rejects; the library's templates and the model's prompt both read it here."""
+        if not self.subgroups:
+            return 0
+        reported = self.subgroup_min_size or 4
+        return max(reported, 32) if self.vendor_id == NVIDIA_VENDOR_ID and not self.software else reported
 
 
 class Calibration(Model):

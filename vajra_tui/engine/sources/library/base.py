@@ -58,18 +58,10 @@ def subgroups(device: DeviceInfo | None) -> bool:
     return bool(device is not None and device.subgroups)
 
 
-NVIDIA = 0x10DE  # PCI vendor id; every NVIDIA GPU runs 32-lane subgroups (warps)
-
-
 def least_subgroup(device: DeviceInfo | None) -> int:
-    """The fewest lanes a subgroup of this adapter can have, 0 without subgroups. wgpu reports
-    its generic 4..128 on Vulkan when the driver gives no range (the H200 says 4), which would
-    keep every 8-lane shuffle off a GPU whose warps are 32 wide: an NVIDIA adapter gets 32.
-    A wrong floor could only produce wrong outputs, which verification rejects."""
-    if not subgroups(device):
-        return 0
-    reported = device.subgroup_min_size or 4
-    return max(reported, 32) if device.vendor_id == NVIDIA and not device.software else reported
+    """The fewest lanes a subgroup of this adapter can have (``DeviceInfo.least_subgroup``), 0
+    without subgroups or a device."""
+    return device.least_subgroup() if device is not None else 0
 
 
 def shuffles_fit(device: DeviceInfo | None, lanes: int) -> str | None:

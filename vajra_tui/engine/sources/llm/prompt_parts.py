@@ -11,7 +11,7 @@ hand later generations to feedback.py without the two importing each other.
 from __future__ import annotations
 
 from vajra_tui.engine.candidate import GenerationContext
-from vajra_tui.engine.events import CandidateResult
+from vajra_tui.engine.events import CandidateResult, DeviceInfo
 from vajra_tui.engine.sources.llm.prompt_workload import binding_lines, dispatch_text, entry_points, explicit_grid
 # the system prompt lives in system.py; callers import it from here or from prompts.py
 from vajra_tui.engine.sources.llm.system import SYSTEM_PROMPT, not_all_nan, system_prompt  # noqa: F401
@@ -185,14 +185,24 @@ def features_text(ctx: GenerationContext) -> str:
     for f in usable:
         text = f"{f} (write `{FEATURE_DIRECTIVES[f]}` first in your kernel)"
         if f == "subgroups":
-            if d.subgroup_min_size and d.subgroup_max_size:
-                text += (f"; the subgroup size is between {d.subgroup_min_size} and "
-                         f"{d.subgroup_max_size}: read @builtin(subgroup_size), never assume one")
-            else:
-                text += "; read @builtin(subgroup_size), never assume one size"
+            text += subgroup_size_text(d)
         parts.append(text)
     return ("Optional shader features enabled on the device (the only ones you may use): "
             + "; ".join(parts) + ".")
+
+
+def subgroup_size_text(d: DeviceInfo) -> str:
+    """What the model may assume of the subgroup size: the range the adapter reports, raised
+    to the floor Vajra knows (an NVIDIA GPU's 32-lane warps, where wgpu says 4)."""
+    least = d.least_subgroup()
+    if d.subgroup_min_size and d.subgroup_max_size:
+        if least > d.subgroup_min_size:
+            return (f"; a subgroup here has at least {least} lanes (NVIDIA's warps; wgpu reports "
+                    f"{d.subgroup_min_size} to {d.subgroup_max_size}): rely on {least} at most, "
+                    "and read @builtin(subgroup_size) for the actual size")
+        return (f"; the subgroup size is between {d.subgroup_min_size} and "
+                f"{d.subgroup_max_size}: read @builtin(subgroup_size), never assume one")
+    return "; read @builtin(subgroup_size), never assume one size"
 
 
 def browser_text(ctx: GenerationContext) -> str:
