@@ -191,6 +191,9 @@ asyncio.run(run(sys.argv[1]))
 """
 
 
+QUIT_S = 20  # a frozen app never quits (the pilot gives up at 60 s); a busy 2-core box takes seconds
+
+
 def _pilot(path: Path, mode: str) -> str:
     """Run the app on ``path`` in a child process with a hard timeout (a hang fails, never blocks)."""
     env = {**os.environ, "PYTHONPATH": child_pythonpath()}
@@ -218,7 +221,7 @@ def two_k_finished(tmp_path_factory) -> Path:
 def test_tui_quits_on_q_in_the_middle_of_a_2k_replay(two_k):
     printed = _pilot(two_k, "early")
     quit_seconds = float(printed.split("quit ")[1].split()[0])
-    assert quit_seconds < 10, f"q took {quit_seconds} s to quit"
+    assert quit_seconds < QUIT_S, f"q took {quit_seconds} s to quit"
 
 
 @pytest.mark.parametrize("which", ["two_k", "two_k_finished"])
@@ -226,7 +229,8 @@ def test_tui_replays_2k_candidates_and_quits_on_q(which, request):
     """The app plays a 2k-candidate recording through, then the screens and q answer at once."""
     printed = _pilot(request.getfixturevalue(which), "full")
     folded = printed.split("folded ")[1].split()
-    assert folded[0] == folded[1], f"replay did not finish: {printed}"
-    assert float(folded[2]) < 30, f"replay of 2k candidates took {folded[2]} s"
+    # finished inside the pilot's 60 s: the quadratic fold this guards against took minutes;
+    # how fast it folds is benchmarks' business, not a bound a loaded machine could miss
+    assert folded[0] == folded[1], f"replay did not finish within 60 s: {printed}"
     quit_seconds = float(printed.split("quit ")[1].split()[0])
-    assert quit_seconds < 10, f"q took {quit_seconds} s to quit"
+    assert quit_seconds < QUIT_S, f"q took {quit_seconds} s to quit"
