@@ -16,7 +16,6 @@ import json
 import shutil
 import subprocess
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -158,9 +157,8 @@ def test_a_browser_verdict_says_the_setup_node_advice_once(monkeypatch):
     result = CandidateResult(id="c1", name="tiled", status="verified", strategy="user", origin="file: k",
                              generation=1, stitched_source="@compute @workgroup_size(1) fn main() {}")
     told: list[Any] = []
-    session = SimpleNamespace(results={"c1": result}, device=None, info=None, workload=None, size={},
-                              seeds=[1], emit=told.append)
-    judged = asyncio.run(judge_in_browser(session, "c1"))  # type: ignore[arg-type]
+    judged = asyncio.run(judge_in_browser(result, told.append, device=None, info=None,  # type: ignore[arg-type]
+                                          workload=None, size={}, seed=1))
     assert judged.browser.startswith("unchecked: browser check unavailable")
     assert judged.browser.count(SETUP_NODE) == 1, judged.browser
     assert "put esbuild or typescript on PATH" in judged.browser  # the other way out is still said

@@ -405,4 +405,5 @@ class Session:
         """Give a crowned kernel its browser verdict (browser/verdict.py), told as its result again."""
         from vajra_tui.engine.browser.verdict import judge_in_browser
 
-        return await judge_in_browser(self, cid)
+        return await judge_in_browser(self.results[cid], self.emit, device=self.device, info=self.info,
+                                      workload=self.workload, size=dict(self.size), seed=self.seeds[0])

@@ -10,29 +10,27 @@ from __future__ import annotations
 
 import asyncio
 import re
-from typing import TYPE_CHECKING
+from typing import Any, Callable
 
-from vajra_tui.engine.events import CandidateFinished, CandidateResult, Diagnostic, Notice
-
-if TYPE_CHECKING:
-    from vajra_tui.engine.session import Session
+from vajra_tui.engine.events import CandidateFinished, CandidateResult, DeviceInfo, Diagnostic, Event, Notice
+from vajra_tui.engine.events import WorkloadInfo
 
 
-async def judge_in_browser(session: "Session", cid: str) -> CandidateResult:
-    """``cid``'s browser verdict (kept if it has one already); warnings where it is not valid."""
+async def judge_in_browser(result: CandidateResult, emit: Callable[[Event], None], *, device: DeviceInfo | None,
+                           info: WorkloadInfo | None, workload: Any, size: dict[str, int], seed: int) -> CandidateResult:
+    """``result``'s browser verdict (kept if it has one already), told through ``emit``;
+    warnings where it is not valid. The session hands over what the judges need, so this
+    module depends on events, never on the session."""
     from vajra_tui.engine.browser.badge import browser_badge
     from vajra_tui.engine.browser.judge import browser_judgement
 
-    result = session.results[cid]
     if result.browser or not result.stitched_source:
         return result
-    judged, no_browser = await asyncio.to_thread(
-        browser_judgement, result, session.device, session.info, session.workload, dict(session.size),
-        session.seeds[0])
+    judged, no_browser = await asyncio.to_thread(browser_judgement, result, device, info, workload, size, seed)
     if judged:
         if not result.browser.startswith(("browser-valid", "unchecked")):
-            session.emit(Notice(level="warning", message=f"{result.name}: {result.browser}"))
-        session.emit(CandidateFinished(result=result))
+            emit(Notice(level="warning", message=f"{result.name}: {result.browser}"))
+        emit(CandidateFinished(result=result))
         return result
     from vajra_tui.engine.export.wgsl import with_defaults
 
@@ -44,8 +42,8 @@ async def judge_in_browser(session: "Session", cid: str) -> CandidateResult:
         Diagnostic(line=max(m["candidate_line"], 1), column=max(m["column"], 1), message=m["message"])
         for m in badge["messages"]]
     if status == "tint-rejected":
-        session.emit(Notice(level="warning", message=f"{result.name} is not browser-valid: {badge['reason']}"))
-    session.emit(CandidateFinished(result=result))
+        emit(Notice(level="warning", message=f"{result.name} is not browser-valid: {badge['reason']}"))
+    emit(CandidateFinished(result=result))
     return result
 
 
