@@ -164,7 +164,9 @@ def run_checks() -> list[Check]:
     checks = [Check("vajra-tui", "info", f"{__version__} · Python {sys.version.split()[0]} ({sys.executable})")]
     checks += _adapters()
     checks += _node()
-    checks += _browser(setup_said=any("vajra-tui setup-node" in c.detail for c in checks))
+    from vajra_tui.engine.browser.sidecar import SETUP_NODE
+
+    checks += _browser(setup_said=any(SETUP_NODE in c.detail for c in checks))
     checks.append(_package("ray", "ray", "optional: only for fleet runs"))
     checks.append(_nvml())
     checks += _paths()

@@ -24,7 +24,8 @@ from vajra_tui.settings import APP_NAME, cache_dir
 PACKAGED = Path(__file__).resolve().parents[2] / "node"  # vajra_tui/node: package.json, lockfile, scripts
 SCRIPTS = ("tint_check.mjs", "run_export.ts")
 MANIFESTS = ("package.json", "package-lock.json")
-UNAVAILABLE = "browser check unavailable: run vajra-tui setup-node"
+SETUP_NODE = "run vajra-tui setup-node"  # the advice every browser judge ends in; said once (verdict.py)
+UNAVAILABLE = f"browser check unavailable: {SETUP_NODE}"
 
 
 def node_dir() -> Path:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from vajra_tui.engine.browser import sidecar
 
-NO_TRANSPILER = ("no TypeScript transpiler: run vajra-tui setup-node (installs esbuild with Dawn), "
+NO_TRANSPILER = (f"no TypeScript transpiler: {sidecar.SETUP_NODE} (installs esbuild with Dawn), "
                  "or put esbuild or typescript on PATH / in node_modules")
 
 _TSC_SCRIPT = """

@@ -12,6 +12,7 @@ import asyncio
 import re
 from typing import Any, Callable
 
+from vajra_tui.engine.browser import sidecar
 from vajra_tui.engine.events import CandidateFinished, CandidateResult, DeviceInfo, Diagnostic, Event, Notice
 from vajra_tui.engine.events import WorkloadInfo
 
@@ -47,7 +48,8 @@ async def judge_in_browser(result: CandidateResult, emit: Callable[[Event], None
     return result
 
 
-SETUP_NODE = re.compile(r"run vajra-tui setup-node(?: \([^)]*\))?(?:, or |; |, )?")
+# the advice, with what it installs in brackets and the joint to the alternative after it
+SETUP_NODE = re.compile(re.escape(sidecar.SETUP_NODE) + r"(?: \([^)]*\))?(?:, or |; |, )?")
 
 
 def why_unchecked(node_reason: str, no_browser: str) -> str:
