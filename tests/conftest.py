@@ -84,6 +84,15 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
             "install Node.js 18+ with npm, then run scripts/setup.sh to bring them back")
 
 
+def process_alive(pid: int) -> bool:
+    """True while the process exists, a zombie included: a reaped one is gone."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
 def child_pythonpath() -> str:
     """PYTHONPATH for a child process: this checkout first, then the parent's own entries
     (a GPU host's carried packages live there; replacing them left the child without pydantic)."""

@@ -3,10 +3,11 @@ next tune skips the spawn and the device, and gets a worker holding nothing of t
 
 from __future__ import annotations
 
-import os
 import time
 
 import pytest
+
+from conftest import process_alive
 
 import vajra_tui
 from vajra_tui.engine.admission.contract import stitch
@@ -17,14 +18,6 @@ from vajra_tui.engine.workloads import get_workload
 
 SOFTMAX = get_workload("softmax")
 SIZE = SOFTMAX.size("32x128")
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 @pytest.fixture(autouse=True)
@@ -48,7 +41,7 @@ def test_the_next_client_takes_the_idle_worker() -> None:
     pid = first.pid
     _serve_softmax(first)
     first.close()
-    assert idle.parked_pids() == [pid] and _alive(pid)
+    assert idle.parked_pids() == [pid] and process_alive(pid)
     second = GPUClient()
     began = time.monotonic()
     second.start()
@@ -66,9 +59,9 @@ def test_a_killed_worker_is_never_parked() -> None:
     client.close()
     assert idle.parked_pids() == []
     deadline = time.monotonic() + 10
-    while _alive(pid) and time.monotonic() < deadline:
+    while process_alive(pid) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not _alive(pid)
+    assert not process_alive(pid)
 
 
 def test_a_worker_started_otherwise_is_not_taken(monkeypatch) -> None:
@@ -85,9 +78,9 @@ def test_a_worker_started_otherwise_is_not_taken(monkeypatch) -> None:
     second.close()  # parked too, and the older one makes room
     assert idle.parked_pids() == [newer]
     deadline = time.monotonic() + 10
-    while _alive(pid) and time.monotonic() < deadline:
+    while process_alive(pid) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not _alive(pid)
+    assert not process_alive(pid)
 
 
 def test_an_idle_worker_ends_on_its_own(monkeypatch) -> None:
@@ -98,9 +91,9 @@ def test_an_idle_worker_ends_on_its_own(monkeypatch) -> None:
     client.close()
     assert idle.parked_pids() == [pid]
     deadline = time.monotonic() + 15
-    while (_alive(pid) or idle.parked_pids()) and time.monotonic() < deadline:
+    while (process_alive(pid) or idle.parked_pids()) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert idle.parked_pids() == [] and not _alive(pid)
+    assert idle.parked_pids() == [] and not process_alive(pid)
 
 
 def test_zero_turns_parking_off(monkeypatch) -> None:

@@ -3,11 +3,11 @@ prepared in the background while it serves on, and swapped in between two reques
 
 from __future__ import annotations
 
-import os
 import time
 
 import pytest
 
+from conftest import process_alive
 from vajra_tui.engine.admission.contract import stitch
 from vajra_tui.engine.gpu import client as client_module
 from vajra_tui.engine.gpu.client import GPUClient
@@ -16,15 +16,6 @@ from vajra_tui.engine.workloads import get_workload
 
 SOFTMAX = get_workload("softmax")
 BIG, SMALL = SOFTMAX.size("64x256"), SOFTMAX.size("32x128")  # the second smaller in every dim
-
-
-def _alive(pid: int) -> bool:
-    """True while the process exists, a zombie included: a reaped one is gone."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 def _prepare(c: GPUClient, size: dict[str, int]) -> None:
@@ -73,7 +64,7 @@ def test_a_grown_worker_is_swapped_between_requests_without_a_stall(client):
     new = standby.proc.pid
     assert client.request_blocking(Hello(), 30).pid == new != old  # the next request: the new worker
     assert client.pid == new and client.recycles == 1 and client.restarts == 0
-    assert client._standby is None and not _alive(old)  # the old one quit and was reaped
+    assert client._standby is None and not process_alive(old)  # the old one quit and was reaped
     assert _baseline_passes(client)  # compiled before the swap, replayed into the new worker
 
 
@@ -91,7 +82,7 @@ def test_close_leaves_neither_worker_nor_standby_behind(client, ready):
     else:
         assert not standby.ready.is_set()
     client.close()
-    assert not _alive(old) and not _alive(standby.proc.pid)
+    assert not process_alive(old) and not process_alive(standby.proc.pid)
     assert client.pid is None and client._standby is None and not standby._thread.is_alive()
 
 
@@ -101,7 +92,7 @@ def test_a_new_prepare_discards_a_stale_standby(client):
     stale = client._standby
     _prepare(client, SMALL)  # a new workload size while the standby (prepared for BIG) starts
     assert client._standby is None and stale.ready.wait(10)
-    assert stale.proc is None or not _alive(stale.proc.pid)
+    assert stale.proc is None or not process_alive(stale.proc.pid)
     # no swap: the same worker serves the new size (a stale swap would fail this verify)
     assert _baseline_passes(client) and client.pid == old and client.recycles == 0
     _grow(client, SMALL)
