@@ -114,3 +114,16 @@ def test_tunes_in_a_row_share_one_worker_and_each_verifies() -> None:
         assert all(r.status == "verified" for r in report.results if r.id == "baseline")
         pids.append(idle.parked_pids())
     assert pids[0] == pids[1] and len(pids[0]) == 1
+
+
+def test_a_worker_started_in_another_folder_is_not_taken(monkeypatch, tmp_path) -> None:
+    """A workload named by a relative path resolves in the worker's folder."""
+    first = GPUClient()
+    first.start()
+    pid = first.pid
+    first.close()
+    monkeypatch.chdir(tmp_path)
+    second = GPUClient()
+    second.start()
+    assert second.pid != pid
+    second.close()

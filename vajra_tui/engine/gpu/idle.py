@@ -5,7 +5,8 @@ device: 1.3-2 s on an H200, more than a seed-size tune spends on its kernels. A 
 tunes nine workloads one ``vajra_tui.tune`` call at a time, or a TUI session that runs
 again, paid it every time. A run that ends cleanly therefore hands its worker here, its
 workload released (no GPU memory held), and the next client that would start an identical
-worker (same adapter choice, priority, NVML identity and environment) takes it instead.
+worker (same adapter choice, priority, NVML identity, environment and working folder) takes
+it instead.
 
 Only a worker that answered its last request is parked: a killed, hung or crashed one never
 is. A parked worker ends after ``VAJRA_WORKER_IDLE_S`` seconds (default 30; 0 turns parking
@@ -41,9 +42,10 @@ def idle_seconds() -> float:
 
 
 def worker_key(prefer: Any, nice: int, nvml_index: int | None, env: dict[str, str]) -> Hashable:
-    """What makes two workers interchangeable: everything their start was given."""
+    """What makes two workers interchangeable: everything their start was given, the working
+    folder included (a workload named by a relative path resolves there)."""
     digest = hashlib.sha256(repr(sorted(env.items())).encode()).hexdigest()
-    return (str(prefer), nice, nvml_index, digest)
+    return (str(prefer), nice, nvml_index, os.getcwd(), digest)
 
 
 @dataclass
