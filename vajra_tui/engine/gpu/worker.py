@@ -80,16 +80,11 @@ class Worker:
         """
         seeds, size = list(request.seeds), request.size
         self.workload, self.size = get_workload(request.workload), size
-        self.pipelines.clear()  # built against the previous buffers' layout
-        self.inputs.clear()
-        self.refs.clear()
-        self.loaded_seed = None
+        self._forget_workload()
         self.seeds = list(seeds)
-        self.programs.clear()
-        self.binds.clear()
         self.rt.allocate(self.workload.bindings, self.workload.checked_lengths(size))
         clock = _Clock()
-        self._new_judge()
+        self.store = ReferenceStore(self.rt.device, with_lo=self.judge in ("gpu", "check"))
         for seed in seeds:  # inputs and float64 references once per seed; references to the GPU
             self._load(seed, clock)
         if seeds:  # every timed dispatch is checked on the GPU against the reference
@@ -105,14 +100,20 @@ class Worker:
         _trim()
         return Prepared(rss_mb=_rss_mb(), judge=self.judge, seconds=clock.seconds)
 
-    def _new_judge(self) -> None:
-        """Release the previous workload's references and judge; hold every seed's anew."""
+    def _forget_workload(self) -> None:
+        """What the previous workload left: its pipelines (built against its buffers' layout),
+        programs, inputs, float64 references and judge. A new prepare and a release start here."""
+        self.pipelines.clear()
+        self.programs.clear()
+        self.binds.clear()
+        self.inputs.clear()
+        self.refs.clear()
+        self.seeds, self.loaded_seed = [], None
         if self.store is not None:
             self.store.release()
         if self.gpu_judge is not None:
             self.gpu_judge.destroy()
-        self.gpu_judge = None
-        self.store = ReferenceStore(self.rt.device, with_lo=self.judge in ("gpu", "check"))
+        self.store, self.gpu_judge = None, None
 
     def _load(self, seed: int, clock: "_Clock | None" = None) -> None:
         """Make ``seed`` the loaded one: its inputs uploaded, its references bound."""
@@ -297,17 +298,8 @@ class Worker:
 
     def release(self, request: Release) -> Dropped:
         """The workload let go, as if none had been prepared: the worker idles empty."""
-        self.pipelines.clear()
-        self.programs.clear()
-        self.binds.clear()
-        self.inputs.clear()
-        self.refs.clear()
-        self.workload, self.size, self.seeds, self.loaded_seed = None, {}, [], None
-        if self.store is not None:
-            self.store.release()
-        if self.gpu_judge is not None:
-            self.gpu_judge.destroy()
-        self.store, self.gpu_judge = None, None
+        self._forget_workload()
+        self.workload, self.size = None, {}
         self.rt.release_buffers()
         self.rt.wait()
         _trim()
