@@ -50,10 +50,12 @@ async def test_baseline_verifies(gpu, spec, size):
 
 
 def _points(t) -> tuple[dict, ...]:
-    """Two or three corners of a template's space (regs's axes differ from the radices')."""
+    """Two or three corners of a template's space (regs's axes differ from the radices'); regs
+    also with the scratch blocked by columns (``blk=1``), at 4 columns and at 1."""
     if "regs" in t.axes:
         return ({"regs": 16, "cols": 4}, {"regs": 64, "cols": 1}, {"regs": 32, "cols": 2},
-                {"regs": 32, "cols": 8, "ex": 1})
+                {"regs": 32, "cols": 8, "ex": 1}, {"regs": 32, "cols": 4, "ex": 1, "blk": 1},
+                {"regs": 16, "cols": 1, "blk": 1})
     return ({"threads": 64, "cols": 4}, {"threads": 256, "cols": 1})
 
 
@@ -94,7 +96,8 @@ def test_register_design_is_first_on_a_big_gpu():
     lib = LibrarySource(big)
     for name, size in (("fft", {"BATCH": 16, "N": 1 << 20}), ("fft2", {"H": 4096, "W": 4096})):
         first = lib.priors(name, size, big)["A"][0]
-        assert first["template"] == f"{name}/regs" and (first["regs"], first["cols"], first["ex"]) == (32, 4, 1)
+        assert first["template"] == f"{name}/regs"
+        assert (first["regs"], first["cols"], first["ex"], first["blk"]) == (32, 4, 1, 1)
     src = lib.instantiate({"regs": 32, "cols": 4, "ex": 1, "template": "fft/regs"}, {"BATCH": 16, "N": 1 << 20},
                           big).source
     assert "radix 32-32" in src and "4 x 1024-point FFTs" in src and "exchange re/im" in src

@@ -39,7 +39,7 @@ def reference(s: dict[str, int], x: dict[str, np.ndarray]) -> np.ndarray:
     return interleaved(np.fft.fft2(as_complex(x["X"], (s["H"], s["W"]))))
 
 
-BASELINE = """\
+_HEAD = """\
 // 2-D FFT in two passes, one row (then one column) per workgroup, radix-2 Stockham in
 // registers. The workgroup sizes WR, WC come from the workload's defines.
 @group(0) @binding(0) var<storage, read> X: array<vec2<f32>>;
@@ -49,6 +49,10 @@ const WR: u32 = {{FFT_WR}}u;
 const WC: u32 = {{FFT_WC}}u;
 
 """ + CORE + """
+"""
+
+# Pass 1 on its own: benchmarks/experiments/fft2_three.py's baseline shares it.
+ROWS_PASS = """\
 // Pass 1: row r of X (contiguous), a W-point FFT, into row r of T.
 @compute @workgroup_size(WR)
 fn rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
@@ -67,7 +71,9 @@ fn rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
         T[base + k + half] = v[2u * m + 1u];
     }
 }
+"""
 
+_COLS_PASS = """
 // Pass 2: column c of T (stride W), an H-point FFT, into column c of Y.
 @compute @workgroup_size(WC)
 fn cols(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
@@ -87,6 +93,8 @@ fn cols(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
     }
 }
 """
+
+BASELINE = _HEAD + ROWS_PASS + _COLS_PASS
 
 WORKLOAD = Workload(
     name="fft2",

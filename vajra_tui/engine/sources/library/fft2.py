@@ -4,6 +4,8 @@ strided column pass)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from vajra_tui.engine.sources.library.base import Size
 from vajra_tui.engine.sources.library.fft import priors_for, templates_for
 from vajra_tui.engine.sources.library.fft_gen import PassSpec
@@ -19,5 +21,15 @@ def specs(s: Size) -> list[PassSpec]:
             PassSpec("cols", h, w, "T", "Y", "g", w, "g", w, 0, "CC")]
 
 
-TEMPLATES = templates_for("fft2", specs)
+def blocked(passes: list[PassSpec], cols: list[int]) -> list[PassSpec]:
+    """The scratch T in blocks of the cols pass's B columns (``blk=1``): T[(k / B) * B * H +
+    row * B + k % B]. A cols workgroup then reads one contiguous block instead of B-column
+    runs (16 bytes at B = 2) down the image; a rows workgroup of R rows writes runs of R x B."""
+    rows, columns = passes
+    b, h = cols[1], columns.length
+    return [replace(rows, obase=f"g * {b}u", ostride=1, oblock=b, ojump=b * h),
+            replace(columns, ibase=f"(g / {b}u) * {b * h}u + g % {b}u", istride=b)]
+
+
+TEMPLATES = templates_for("fft2", specs, blocked)
 priors = priors_for

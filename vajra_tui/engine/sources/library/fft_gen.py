@@ -41,6 +41,22 @@ class PassSpec:
     ostride: int
     twiddle_n: int = 0  # multiply output k by W_n^(g*k) (0: no twiddle)
     const: str = "C"  # the template value the workload's grid reads (CA, CB, CR, CC)
+    iblock: int = 0  # > 0: element i at ibase + (i / iblock) * ijump + i % iblock (blocked scratch)
+    ijump: int = 0
+    oblock: int = 0  # the same for output k
+    ojump: int = 0
+    twiddle_g: str = "g"  # the WGSL factor of the four-step twiddle W_n^(factor*k)
+
+
+def address(base: str, i: str, stride: int, block: int = 0, jump: int = 0) -> str:
+    """WGSL index of element ``i``: ``base + i * stride``, or in a blocked layout (``block``
+    consecutive elements, then a jump to the next block) ``base + (i / block) * jump + i % block``."""
+    if block > 1:
+        shift = block.bit_length() - 1
+        return f"{base} + ({i} >> {shift}u) * {jump}u + ({i} & {block - 1}u)"
+    if block == 1:
+        return f"{base} + {i} * {jump}u"
+    return f"{base} + {i} * {stride}u"
 
 
 def radices(length: int, radix: int) -> list[int]:
@@ -175,7 +191,8 @@ def render_pass(e: Emitter, spec: PassSpec, radix: int, threads: int, cols: int,
     r0 = stages[0]
     for m in range(length // (r0 * tt)):
         for q in range(r0):
-            e(f"v[{m * r0 + q}] = {spec.src}[ib + (lane + {m * tt + q * (length // r0)}u) * {spec.istride}u];")
+            at = address("ib", f"(lane + {m * tt + q * (length // r0)}u)", spec.istride, spec.iblock, spec.ijump)
+            e(f"v[{m * r0 + q}] = {spec.src}[{at}];")
     ns = 1
     for s, r in enumerate(stages):
         _butterflies(e, spec, r, ns, tt)
@@ -193,19 +210,19 @@ def _store(e: Emitter, spec: PassSpec, last: int, tt: int, tight: bool) -> None:
     length = spec.length
     step = length // last
     if spec.twiddle_n and tight:
-        e(f"let ws1 = twiddle(g * {step}u, {spec.twiddle_n}u);")
+        e(f"let ws1 = twiddle({spec.twiddle_g} * {step}u, {spec.twiddle_n}u);")
         ws = _powers(e, last, "ws")
     for m in range(length // (last * tt)):
         if spec.twiddle_n and tight:
-            e(f"let wb{m} = twiddle(g * (lane + {m * tt}u), {spec.twiddle_n}u);")
+            e(f"let wb{m} = twiddle({spec.twiddle_g} * (lane + {m * tt}u), {spec.twiddle_n}u);")
         for q in range(last):
             k = f"(lane + {m * tt + q * step}u)"
             val = f"v[{m * last + q}]"
             if spec.twiddle_n and tight:
                 val = f"cmul({val}, {f'cmul(wb{m}, {ws[q]})' if q else f'wb{m}'})"
             elif spec.twiddle_n:
-                val = f"cmul({val}, twiddle(g * {k}, {spec.twiddle_n}u))"
-            e(f"{spec.dst}[ob + {k} * {spec.ostride}u] = {val};")
+                val = f"cmul({val}, twiddle({spec.twiddle_g} * {k}, {spec.twiddle_n}u))"
+            e(f"{spec.dst}[{address('ob', k, spec.ostride, spec.oblock, spec.ojump)}] = {val};")
 
 
 def helpers(e: Emitter, shared: int, vec2: bool, tight: bool = False) -> None:
