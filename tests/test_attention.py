@@ -174,6 +174,30 @@ async def test_outer_shapes_verify(gpu, spec):
     assert verified >= 2
 
 
+@pytest.mark.parametrize("spec", ["B=1,H=2,S=100,D=32,MASK=2", "B=1,H=1,S=77,D=64,MASK=1"])
+async def test_operands_read_from_the_storage_buffer_verify(gpu, spec):
+    """C with Q (gl=1), Q and V (gl=2), or Q, V and K (gl=3) left in the storage buffer instead
+    of workgroup memory (the H200's 1.5x, #27), causal and not, at sizes off every block:
+    clamped rows past S, keys past S masked in the scores and weighted 0 in P·V."""
+    s = await _session(gpu, spec)
+    src = LibrarySource(s.device)
+    sg = int(bool(s.device.subgroups) and src_fits_shuffles(s.device))
+    for gl, kv, un in ((1, 2, 4), (1, 1, 128), (2, 2, 16), (3, 2, 4), (3, 2, 128)):
+        params = {"template": "attention/outer", "wx": 4, "wy": 16, "tm": 4, "tn": 4, "kv": kv, "sg": sg,
+                  "un": un, "gl": gl}
+        cand = src.instantiate(params, s.size, cid=f"gl{gl}", name=f"gl{gl}")
+        assert cand is not None, template("attention/outer").check(params, s.size, s.device)
+        assert ("var<workgroup> Qt" in cand.source) is False
+        assert ("var<workgroup> Kt" in cand.source) is (gl < 3)
+        await _admit(s, cand)
+
+
+def src_fits_shuffles(device) -> bool:
+    from vajra_tui.engine.sources.library.base import shuffles_fit
+
+    return shuffles_fit(device, 4) is None
+
+
 def test_an_nvidia_gpu_shuffles_eight_lane_rows():
     """wgpu says 4..128 for the H200's subgroups; its warps are 32 wide, so 8-lane rows reduce by
     shuffles there, while an adapter that reports 4 (or has no subgroups) keeps them in memory."""

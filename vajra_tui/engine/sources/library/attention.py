@@ -203,16 +203,22 @@ def _tiled_priors(d: DeviceInfo | None) -> list[Params]:
 
 
 def _outer_priors(d: DeviceInfo | None) -> list[Params]:
-    """C's shapes (wx, wy, tm, tn, kv): on a discrete GPU 64 rows x 32 keys per block and 128
-    lanes (4x4 scores, 4x8 outputs; 40 KB of workgroup memory at D=64, over the portable 16 KiB),
-    loops unrolled by 16, row maxima by shuffles: the fastest on the H200 (4.58 ms, where
-    64-lane blocks ran half as fast and full unrolling 9% slower; NOTES); then ones that fit 16 KiB (32 rows x 16 keys; D=128 with V in K's memory).
-    Shuffles where the adapter's subgroups hold a row's lanes (base.least_subgroup)."""
+    """C's shapes (wx, wy, tm, tn, kv): on a discrete GPU first the H200's two fastest (2.43 ms
+    non-causal, 1.84 causal; NOTES): 256 rows x 32 keys per block on 256 lanes (8x4 scores, 8x8
+    outputs) with Q read from the storage buffer, and 64 rows on 128 lanes (4x4, 4x8) with Q and
+    V read from it, loops unrolled whole; then the staged shapes (40 KB of workgroup memory at
+    D=64, over the portable 16 KiB); then ones that fit 16 KiB (32 rows x 16 keys; D=128 with V
+    in K's memory). Shuffles where the adapter's subgroups hold a row's lanes
+    (base.least_subgroup)."""
     big = [(8, 16, 4, 4, 2), (4, 16, 4, 8, 2), (8, 8, 8, 4, 2), (4, 16, 4, 4, 2)] if big_gpu(d) else []
     small = [(4, 8, 4, 4, 2), (8, 8, 4, 4, 1), (4, 4, 8, 4, 2), (8, 4, 4, 4, 1), (16, 8, 4, 4, 1)]
     least = least_subgroup(d)
-    return [{**dict(zip(("wx", "wy", "tm", "tn", "kv"), t)), "sg": int(t[0] <= least),
-             "un": 16 if big_gpu(d) else 4} for t in big + small]
+    out = [{**dict(zip(("wx", "wy", "tm", "tn", "kv"), t)), "sg": int(t[0] <= least),
+            "un": 16 if big_gpu(d) else 4} for t in big + small]
+    # Q (gl=1), or Q and V (gl=2), read from the storage buffer: 16-24 KB less per workgroup, so
+    # more resident; with the loops unrolled whole 1.6-1.9x faster on the H200, where 256 rows of
+    # 8x4 with Q global led non-causal and 64 rows with Q and V global causal (NOTES, #27)
+    return [{**out[0], "wy": 32, "tm": 8, "gl": 1, "un": 128}, {**out[0], "gl": 2, "un": 128}, *out] if big else out
 
 
 def priors(s: Size, d: DeviceInfo | None) -> dict[str, list[Params]]:

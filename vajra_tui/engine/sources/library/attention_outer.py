@@ -16,6 +16,13 @@ A workgroup of ``wx`` x ``wy`` lanes owns ``bq = wy * tm`` query rows of one hea
 2. Scores: for each ``d`` a lane reads ``tm/4`` vec4 of Q (``Qt[d][row]``, staged once,
    pre-scaled by log2(e)/sqrt(D)) and ``tn/4`` vec4 of K, and adds their outer product:
    ``tm * tn`` FMA per ``(tm + tn) / 4`` loads.
+
+``gl`` leaves operands in the storage buffer (L1-cached) instead of workgroup memory, which
+caps how many workgroups an SM holds (on the H200, Q alone: 40 -> 24 KB, 1.5x faster):
+gl=1 Q (per four dimensions a lane reads each row's vec4 of Q and four vec4 of K^T; the
+scores are scaled once per block), gl=2 Q and V (P·V reads V's rows directly: no V staging),
+gl=3 Q, V and K (per four dimensions a vec4 of each of the lane's keys; dot products): only
+P goes through workgroup memory, two barriers per block.
 3. Online softmax: each row's block max is reduced over its ``wx`` lanes (subgroup shuffles
    with ``sg=1``, else workgroup memory); the weights go to ``Pt[key][row]``; barrier.
 4. P·V the same way: per key ``tm/4`` vec4 of P and ``td/4`` vec4 of V into the outputs,
@@ -44,7 +51,10 @@ def shape(p: Params, s: Size) -> tuple[int, int, int, int]:
 def smem_bytes(p: Params, s: Size) -> int:
     bq, bk, _, _ = shape(p, s)
     d = s["D"]
-    return 4 * (d * bq + p["kv"] * d * bk + bk * bq + (0 if p["sg"] else bq * p["wx"]))
+    gl = p.get("gl", 0)
+    q = 0 if gl else d * bq
+    staged_kv = 0 if gl == 3 else (1 if gl == 2 else p["kv"])
+    return 4 * (q + staged_kv * d * bk + bk * bq + (0 if p["sg"] else bq * p["wx"]))
 
 
 def check(p: Params, s: Size, d: DeviceInfo | None) -> str | None:
@@ -56,6 +66,8 @@ def check(p: Params, s: Size, d: DeviceInfo | None) -> str | None:
         return "register tile too large"
     if p["sg"] and (why := shuffles_fit(d, wx)):
         return why
+    if p.get("gl", 0) >= 2 and p["kv"] == 1:
+        return "kv=1 stages V into K's memory; with gl >= 2 V is not staged (use kv=2)"
     return workgroup_fits(d, wx, p["wy"]) or storage_fits(d, smem_bytes(p, s))
 
 
@@ -68,9 +80,10 @@ def _header(e: Emitter, p: Params, s: Size) -> None:
       + ("subgroup shuffles." if p["sg"] else "workgroup memory."),
       f"// tile: {bq}*D x 1")
     vec4_bindings(e)
-    e(f"var<workgroup> Qt: array<vec4<f32>, {d * bq // 4}>;",
-      f"var<workgroup> Kt: array<vec4<f32>, {d * bk // 4}>;",
-      *([f"var<workgroup> Vs: array<vec4<f32>, {bk * d // 4}>;"] if p["kv"] == 2 else []),
+    gl = p["gl"]
+    e(*([] if gl else [f"var<workgroup> Qt: array<vec4<f32>, {d * bq // 4}>;"]),
+      *([] if gl == 3 else [f"var<workgroup> Kt: array<vec4<f32>, {d * bk // 4}>;"]),
+      *([f"var<workgroup> Vs: array<vec4<f32>, {bk * d // 4}>;"] if p["kv"] == 2 and gl < 2 else []),
       f"var<workgroup> Pt: array<vec4<f32>, {bk * bq // 4}>;")
     if not p["sg"]:
         e(f"var<workgroup> red: array<f32, {bq * wx}>;")
@@ -83,11 +96,24 @@ def _row(p: Params, a: int) -> str:
 
 
 def _setup(e: Emitter, p: Params, s: Size) -> None:
-    """Tile coordinates (causal: heaviest query blocks first), Q transposed and scaled."""
+    """Tile coordinates (causal: heaviest query blocks first), Q transposed and scaled (or,
+    with ``gl >= 1``, where each of the lane's rows starts in the storage buffer)."""
     bq, _, d4, td = shape(p, s)
-    nt, tm = p["wx"] * p["wy"], p["tm"]
+    tm = p["tm"]
     heaviest_first(e, bq, d4)
     e("let tx = lid.x;", "let ty = lid.y;", QSCALE)
+    if p["gl"]:  # Q stays in the storage buffer: each row's first vec4, clamped past S
+        e(*[f"let qr{a} = head4 + min(q0 + {_row(p, a)}, S - 1u) * {d4}u;" for a in range(tm)])
+    else:
+        _stage_q(e, p, s)
+    for a in range(tm):
+        e(f"var m{a} = {NEG};", f"var l{a} = 0.0;", *[f"var o{a}_{h} = vec4<f32>(0.0);" for h in range(td // 4)])
+
+
+def _stage_q(e: Emitter, p: Params, s: Size) -> None:
+    """Q transposed (``Qt[d][row]``) and scaled into workgroup memory, once per workgroup."""
+    bq, _, d4, _ = shape(p, s)
+    nt = p["wx"] * p["wy"]
     e.open(f"for (var i = li; i < {bq * d4}u; i = i + {nt}u) {{")  # row fastest: conflict-free stores
     e(f"let r = i % {bq}u;", f"let c = i / {bq}u;",
       f"let q = Q[head4 + min(q0 + r, S - 1u) * {d4}u + c] * qscale;",
@@ -95,8 +121,6 @@ def _setup(e: Emitter, p: Params, s: Size) -> None:
     for j in range(4):
         e(f"Qt[w + {j * bq // 4}u][lane] = q[{j}];")
     e.close()
-    for a in range(tm):
-        e(f"var m{a} = {NEG};", f"var l{a} = 0.0;", *[f"var o{a}_{h} = vec4<f32>(0.0);" for h in range(td // 4)])
 
 
 def _stage(e: Emitter, p: Params, s: Size, k: bool, v: str | None) -> None:
@@ -152,7 +176,40 @@ def _scores(e: Emitter, p: Params, s: Size) -> None:
         _outer(e, "s", [f"Qt[{c} * {bq // 4}u + {g * wy}u + ty]" for g in range(tm // 4)],
                [f"Kt[{c} * {bk // 4}u + {h * wx}u + tx]" for h in range(tn // 4)])
 
-    _unrolled(e, "c", d, p["un"], step)
+    def step_global(e: Emitter, c4: str) -> None:
+        """Four dimensions: each row's vec4 of Q from the storage buffer (an L1 hit after the
+        first block), against four vec4 of K^T per key group."""
+        e.open("{")
+        e(*[f"let qv{a} = Q[qr{a} + {c4}];" for a in range(tm)])
+        for j in range(4):
+            e(*[f"let k{j}_{h} = Kt[(4u * {c4} + {j}u) * {bk // 4}u + {h * wx}u + tx];" for h in range(tn // 4)])
+            for a in range(tm):
+                e(*[f"s{a}_{h} = fma(vec4<f32>(qv{a}[{j}]), k{j}_{h}, s{a}_{h});" for h in range(tn // 4)])
+        e.close()
+
+    def step_all_global(e: Emitter, c4: str) -> None:
+        """Four dimensions of Q and of each of the lane's keys, all from the storage buffer."""
+        e.open("{")
+        e(*[f"let qv{a} = Q[qr{a} + {c4}];" for a in range(tm)])
+        for h in range(tn // 4):
+            e(*[f"let kk{h}_{i} = K[kr{h}_{i} + {c4}];" for i in range(4)])
+            for a in range(tm):
+                dots = ", ".join(f"dot(qv{a}, kk{h}_{i})" for i in range(4))
+                e(f"s{a}_{h} = s{a}_{h} + vec4<f32>({dots});")
+        e.close()
+
+    if p["gl"] == 3:
+        for h in range(tn // 4):  # each of the lane's keys' first vec4, clamped past S
+            e(*[f"let kr{h}_{i} = head4 + min(k0 + {h * 4 * wx + i}u + 4u * tx, S - 1u) * {d // 4}u;"
+                for i in range(4)])
+        _unrolled(e, "c4", d // 4, max(1, p["un"] // 4), step_all_global)
+    elif p["gl"]:
+        _unrolled(e, "c4", d // 4, max(1, p["un"] // 4), step_global)
+    else:
+        _unrolled(e, "c", d, p["un"], step)
+    if p["gl"]:
+        for a in range(tm):  # the scale Qt carries when staged: log2(e) / sqrt(D)
+            e(*[f"s{a}_{h} = s{a}_{h} * qscale;" for h in range(tn // 4)])
     e.open(f"if (k0 + {bk}u > S || (MASK == 2u && k0 + {bk}u > q0 + 1u)) {{")
     for h in range(tn // 4):
         e(f"let key{h} = vec4<u32>(k0 + {h * 4 * wx}u + 4u * tx) + vec4<u32>(0u, 1u, 2u, 3u);")
@@ -195,13 +252,19 @@ def _softmax(e: Emitter, p: Params, s: Size) -> None:
 
 
 def _pv(e: Emitter, p: Params, s: Size, vs: str) -> None:
-    """outputs += P·V over the block's keys; barrier before the next block is staged."""
+    """outputs += P·V over the block's keys (V from ``vs``, or with gl >= 2 from the storage
+    buffer, clamped past S where P is 0); barrier before the next block is staged."""
     bq, bk, d4, td = shape(p, s)
     wx, wy, tm = p["wx"], p["wy"], p["tm"]
 
+    def v_at(k: str, h: int) -> str:
+        if p["gl"] >= 2:
+            return f"V[head4 + min(k0 + {k}, S - 1u) * {d4}u + {h * wx}u + tx]"
+        return f"{vs}[{k} * {d4}u + {h * wx}u + tx]"
+
     def step(e: Emitter, k: str) -> None:
         _outer(e, "o", [f"Pt[{k} * {bq // 4}u + {g * wy}u + ty]" for g in range(tm // 4)],
-               [f"{vs}[{k} * {d4}u + {h * wx}u + tx]" for h in range(td // 4)])
+               [v_at(k, h) for h in range(td // 4)])
 
     _unrolled(e, "k", bk, p["un"], step)
     e("workgroupBarrier();")
@@ -233,9 +296,11 @@ def render(p: Params, s: Size, d: DeviceInfo | None) -> str:
     _header(e, p, s)
     _setup(e, p, s)
     open_key_loop(e, bq, bk)
-    one = p["kv"] == 1  # V reuses Kt once every lane's scores are done
-    _stage(e, p, s, True, None if one else "Vs")
-    e("workgroupBarrier();")
+    gl = p["gl"]
+    one = p["kv"] == 1 and gl < 2  # V reuses Kt once every lane's scores are done
+    if gl < 3:  # (gl=3 stages nothing: Q, K and V are read from the storage buffer)
+        _stage(e, p, s, True, None if one or gl == 2 else "Vs")
+        e("workgroupBarrier();")
     _scores(e, p, s)
     _reduce_max(e, p, s)
     if one:
@@ -252,5 +317,5 @@ def render(p: Params, s: Size, d: DeviceInfo | None) -> str:
 
 
 AXES = {"wx": (2, 4, 8, 16), "wy": (2, 4, 8, 16, 32), "tm": (4, 8), "tn": (4, 8), "kv": (1, 2), "sg": (0, 1),
-        "un": (1, 4, 8, 16, 128)}
-LATE = {"un": 1}  # configurations recorded before the unrolling
+        "un": (1, 4, 8, 16, 128), "gl": (0, 1, 2, 3)}
+LATE = {"un": 1, "gl": 0}  # configurations recorded before the unrolling, and before operands could stay global
