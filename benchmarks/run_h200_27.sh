@@ -3,7 +3,9 @@
 # fft and fft2 at their large sizes beside torch in one process (TF32 off), then a seed-size
 # tune of all nine built-ins (target: under 40 s); "sweep": explicit configurations of
 # attention (full, causal), fft and fft2 beside torch; "final": attention configurations,
-# then "new" and "seed". Results land in $OUT.
+# then "new" and "seed"; "blk": the fft and fft2 sweep, then their rows; "probe": attention's qg sweep,
+# fft2 in three passes (benchmarks/fft2_three_probe.py), the attention rows; "rows5": the
+# probe and the attention rows again; "r6": attention's round 6, then its rows. Results land in $OUT.
 set -u
 OUT=${OUT:-/tmp/out}
 . .gl/env.sh
@@ -40,6 +42,43 @@ if [ "$part" = sweep ]; then  # explicit configurations (benchmarks/sweep_config
   timeout 170 python3 benchmarks/sweep.py --workloads fft,fft2 --sizes large --budget-s 60 \
     --out "$OUT/sweep-fft.json" >> "$OUT/sweep.log" 2>&1
   echo "rc=$?" >> "$OUT/sweep.log"
+fi
+if [ "$part" = blk ]; then  # fft and fft2 with the scratch blocked by columns (blk=1): the sweep, then the rows
+  timeout 170 python3 benchmarks/sweep.py --workloads fft,fft2 --sizes large --budget-s 60 \
+    --out "$OUT/sweep4-fft.json" >> "$OUT/sweep.log" 2>&1
+  echo "rc=$?" >> "$OUT/sweep.log"
+  timeout 240 python3 benchmarks/roofline.py --sizes large --workloads "fft,fft2" \
+    --generations 2 --budget 6 --limits adapter --out "$OUT/rows" > "$OUT/rows.log" 2>&1
+  echo "rc=$?" >> "$OUT/rows.log"
+fi
+if [ "$part" = probe ]; then  # attention with Q read from the storage buffer (qg), fft2 in three passes, the attention rows
+  for spec in "B=1,H=16,S=4096,D=64,MASK=1" "B=1,H=16,S=4096,D=64,MASK=2"; do
+    timeout 150 python3 benchmarks/sweep.py --workloads attention --sizes "$spec" --budget-s 70 \
+      --out "$OUT/sweep-${TAG:-r4}-attention-MASK${spec##*=}.json" >> "$OUT/sweep.log" 2>&1
+    echo "rc=$?" >> "$OUT/sweep.log"
+  done
+  timeout 120 python3 benchmarks/fft2_three_probe.py --size large --out "$OUT/fft2-three.json" > "$OUT/probe.log" 2>&1
+  echo "rc=$?" >> "$OUT/probe.log"
+  timeout 200 python3 benchmarks/roofline.py --sizes large --workloads "attention,attention@MASK=2" \
+    --generations 2 --budget 6 --limits adapter --out "$OUT/rows" > "$OUT/rows.log" 2>&1
+  echo "rc=$?" >> "$OUT/rows.log"
+fi
+if [ "$part" = rows5 ]; then  # fft2 in three passes, then the attention rows with gl=2 first
+  timeout 120 python3 benchmarks/fft2_three_probe.py --size large --out "$OUT/fft2-three.json" > "$OUT/probe.log" 2>&1
+  echo "rc=$?" >> "$OUT/probe.log"
+  timeout 200 python3 benchmarks/roofline.py --sizes large --workloads "attention,attention@MASK=2" \
+    --generations 2 --budget 6 --limits adapter --out "$OUT/rows" > "$OUT/rows.log" 2>&1
+  echo "rc=$?" >> "$OUT/rows.log"
+fi
+if [ "$part" = r6 ]; then  # attention round 6 (around gl=2's winners), then the attention rows
+  for spec in "B=1,H=16,S=4096,D=64,MASK=1" "B=1,H=16,S=4096,D=64,MASK=2"; do
+    timeout 100 python3 benchmarks/sweep.py --workloads attention --sizes "$spec" --budget-s 40 \
+      --out "$OUT/sweep-r6-attention-MASK${spec##*=}.json" >> "$OUT/sweep.log" 2>&1
+    echo "rc=$?" >> "$OUT/sweep.log"
+  done
+  timeout 200 python3 benchmarks/roofline.py --sizes large --workloads "attention,attention@MASK=2" \
+    --generations 2 --budget 6 --limits adapter --out "$OUT/rows" > "$OUT/rows.log" 2>&1
+  echo "rc=$?" >> "$OUT/rows.log"
 fi
 if [ "$part" = final ]; then  # attention configurations, then the rows and the seed tune
   for spec in "B=1,H=16,S=4096,D=64,MASK=1" "B=1,H=16,S=4096,D=64,MASK=2"; do

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 V = "sgemm/vec4"
 R = "conv1d/regs"
+A = "attention/outer wx=8"
 CONFIGS: dict[str, list[tuple[str, str]]] = {
     "sgemm": [
         (f"{V} bm=128 bn=256 bk=8 tm=16 tn=8 db=1 spec=1 lay=0", "previous best, flat layout (39.9 TF/s)"),
@@ -47,33 +48,26 @@ CONFIGS: dict[str, list[tuple[str, str]]] = {
         (f"{R} wg=256 groups=1 v4out=1 run=1 slide=8 wsrc=0 xsrc=1", "X from global (L1), no barrier"),
         (f"{R} wg=256 groups=1 v4out=0 run=4 slide=9 wsrc=2 xsrc=1", "no workgroup memory at all"),
     ],
-    "attention": [  # issue #27, D=64, round 3 (round 2: outer wx=8 wy=16 tm=4 tn=4 6.27 ms, tiled 5.27)
-        ("attention/tiled wx=8 wy=32 tm=2 tn=8", "best so far: Q and O rows in registers (13.1 TF/s)"),
-        ("attention/outer wx=8 wy=16 tm=4 tn=4 kv=2 sg=0 un=128", "round 2's best outer"),
-        ("attention/outer wx=8 wy=16 tm=4 tn=4 kv=2 sg=1 un=128", "row max by shuffles (NVIDIA: 32-lane subgroups)"),
-        ("attention/outer wx=8 wy=16 tm=4 tn=4 kv=2 sg=1 un=8", "shuffles, loops unrolled by 8"),
-        ("attention/outer wx=8 wy=16 tm=4 tn=4 kv=2 sg=1 un=4", "shuffles, loops unrolled by 4"),
-        ("attention/outer wx=8 wy=16 tm=4 tn=4 kv=2 sg=1 un=16", "shuffles, loops unrolled by 16"),
-        ("attention/outer wx=8 wy=16 tm=4 tn=4 kv=2 sg=0 un=8", "memory reduction, unrolled by 8"),
-        ("attention/outer wx=8 wy=16 tm=4 tn=4 kv=1 sg=1 un=128", "V in K's memory: 32 KB, 6 resident"),
-        ("attention/outer wx=8 wy=8 tm=8 tn=4 kv=2 sg=1 un=8", "64 lanes, 8x4 scores, shuffles"),
-        ("attention/outer wx=16 wy=8 tm=4 tn=4 kv=2 sg=1 un=128", "16-lane rows: 32 rows x 64 keys, 4x4 outputs"),
+    "attention": [  # issue #27, D=64, round 6 (round 5: Q and V global, 256 rows of 8x4, 2.61 ms = 0.79x)
+        (f"{A} wy=32 tm=8 tn=4 kv=2 sg=1 un=128 gl=2", "round 5's rows winner: 256 rows, 40 KB"),
+        (f"{A} wy=32 tm=4 tn=4 kv=2 sg=1 un=128 gl=2", "round 5's sweep best: 128 rows, 24 KB"),
+        (f"{A} wy=16 tm=8 tn=4 kv=2 sg=1 un=128 gl=2", "128 rows of 8x4 on 128 lanes, 24 KB"),
+        (f"{A} wy=16 tm=4 tn=4 kv=2 sg=1 un=128 gl=2", "64 rows, 16 KB"),
+        ("attention/outer wx=16 wy=16 tm=8 tn=4 kv=2 sg=1 un=128 gl=2", "16-lane rows, 64-key blocks, 48 KB"),
     ],
-    "fft": [  # issue #27, 16 x 2^20, round 2 (round 1: regs=32 cols=4 ex=1 0.218 ms = 0.88x)
-        ("fft/regs regs=32 cols=4 ex=1", "round 1's best"),
-        ("fft/regs regs=16 cols=4 ex=1", "three stages, 64 lanes per sub-FFT"),
-        ("fft/regs regs=8 cols=4 ex=1", "four stages, 128 lanes per sub-FFT"),
-        ("fft/regs regs=32 cols=2 ex=1", "8 KB per workgroup: more resident"),
-        ("fft/regs regs=16 cols=2 ex=1", "three stages, 8 KB"),
-        ("fft/regs regs=8 cols=2 ex=1", "four stages, 8 KB"),
-        ("fft/regs regs=32 cols=1 ex=1", "one column: 8-byte runs, 4 KB"),
+    "fft": [  # issue #27, 16 x 2^20, round 3 (round 2: regs=32 cols=4 ex=1 0.218 ms = 0.88x)
+        ("fft/regs regs=32 cols=4 ex=1 blk=0", "round 2's best: three strided sides of 32-byte runs"),
+        ("fft/regs regs=32 cols=4 ex=1 blk=1", "scratch blocked by 4 columns: two strided sides"),
+        ("fft/regs regs=16 cols=4 ex=1 blk=1", "the same, three stages, 64 lanes per sub-FFT"),
+        ("fft/regs regs=32 cols=8 ex=1 blk=1", "8 columns blocked: 64-byte runs, 32 KB"),
+        ("fft/regs regs=32 cols=2 ex=1 blk=1", "2 columns blocked: 16-byte runs, 8 KB"),
+        ("fft/regs regs=32 cols=4 ex=2 blk=1", "blocked, vec2 exchange (32 KB)"),
     ],
-    "fft2": [  # issue #27, 4096^2, round 2 (round 1: regs=32 cols=8 ex=1, i.e. 2 columns, 0.370 ms = 0.63x)
-        ("fft2/regs regs=32 cols=8 ex=1", "round 1's best: [16,16,16], 2 columns"),
-        ("fft2/regs regs=32 cols=1 ex=1", "1 column, 16 KB"),
-        ("fft2/regs regs=8 cols=2 ex=1", "[8,8,8,8]: 512 lanes per column, 2 columns"),
-        ("fft2/regs regs=8 cols=1 ex=1", "[8,8,8,8], 1 column"),
-        ("fft2/regs regs=16 cols=4 ex=2", "[16,16,16], vec2, 1 column"),
+    "fft2": [  # issue #27, 4096^2, round 3 (round 2: regs=32 cols=8 ex=1, i.e. 2 columns, 0.370 ms = 0.63x)
+        ("fft2/regs regs=32 cols=8 ex=1 blk=0", "round 2's best: [16,16,16], 2 columns"),
+        ("fft2/regs regs=32 cols=8 ex=1 blk=1", "scratch blocked by 2 columns: the column pass reads contiguously"),
+        ("fft2/regs regs=8 cols=2 ex=1 blk=1", "[8,8,8,8] blocked"),
+        ("fft2/regs regs=32 cols=1 ex=1 blk=1", "1 column: the scratch transposed (row pass writes 8-byte runs)"),
     ],
     "layernorm": [
         ("layernorm/regs wx=256 sg=1", "prior: row in vec4 registers, subgroup sums"),
