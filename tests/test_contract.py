@@ -145,3 +145,49 @@ def test_oversized_workgroup_memory_is_refused_before_it_runs():
         stitch(w, w.size("8192"), body, max_workgroup_bytes=16384)
     assert err.value.diagnostic.line == 1
     stitch(w, w.size("1024"), body, max_workgroup_bytes=16384)  # 4 KiB fits
+
+
+_TWO_PASSES = """\
+@compute @workgroup_size(64)
+fn cols(@builtin(workgroup_id) wid: vec3<u32>) {
+    T[wid.x + wid.y * 64u] = X[wid.x];
+}
+@compute @workgroup_size(64)
+fn rows(@builtin(workgroup_id) wid: vec3<u32>) {
+    let g = ROWS_TILE;
+    Y[g] = T[g];
+}
+"""
+
+
+def test_a_later_pass_on_another_grid_may_not_call_vajra_tile():
+    """The prelude's TILES_X/TILES_Y/DISPATCH_X are the first pass's, so a later pass on another
+    grid (fft at N = 2^11: 32 columns, then 64 rows) that finds its tile with vajra_tile would
+    read another pass's elements: refused in one line naming the pass; by workgroup_id it is fine."""
+    w = get_workload("fft")
+    size = w.size("BATCH=2,N=2048")
+    with pytest.raises(ContractError, match=r"pass 'rows' calls vajra_tile on a grid of 64x2 tiles.*first pass's \(32x2\)"):
+        stitch(w, size, _TWO_PASSES.replace("ROWS_TILE", "vajra_tile(wid).x"))
+    st = stitch(w, size, _TWO_PASSES.replace("ROWS_TILE", "wid.x"))
+    assert [p.dispatch[:2] for p in st.passes] == [(32, 2), (64, 2)]
+
+
+def test_the_row_normalize_example_plans_at_its_large_preset():
+    """The README's two-pass example at 4096 x 4096: its normalize pass runs a row of workgroups
+    per matrix row (16 x 4096); the 1-D grid of 65536 it had is refused in one line, since only
+    the first pass's grid can be folded."""
+    from pathlib import Path
+
+    from vajra_tui.engine.workloads import loader
+
+    w = loader.load_file(Path(__file__).resolve().parent.parent / "examples" / "workloads" / "row_normalize.py")
+    st = stitch(w, w.size("large"), w.baseline)
+    assert [p.dispatch[:2] for p in st.passes] == [(4096, 1), (16, 4096)]
+    from dataclasses import replace
+
+    from vajra_tui import Pass
+
+    one_d = replace(w, passes=(w.passes[0], Pass("normalize", grid=lambda s, p: (s["ROWS"] * s["COLS"] // 256, 1, 1))))
+    with pytest.raises(ContractError, match=r"pass 'normalize': its grid of 65536x1 workgroups is over .* only a grid "
+                                            r"like the first pass's"):
+        stitch(one_d, w.size("large"), w.baseline)

@@ -193,8 +193,8 @@ def test_a_candidate_may_replace_one_pass(tmp_path, capsys):
         @group(1) @binding(0) var<storage, read> sums: array<f32>;
         @compute @workgroup_size(256)
         fn normalize(@builtin(global_invocation_id) gid: vec3<u32>) {
-            let i = gid.x;
-            if (i < params.rows * params.cols) { y[i] = params.alpha * x[i] / sums[i / params.cols]; }
+            let i = gid.y * params.cols + gid.x;
+            if (gid.x < params.cols) { y[i] = params.alpha * x[i] / sums[gid.y]; }
         }
     """)
     wrong = only.replace("params.alpha * x[i]", "x[i]")

@@ -47,7 +47,9 @@ WORKLOAD = Workload(
     flops=lambda s: 2.0 * s["ROWS"] * s["COLS"],
     passes=(
         Pass("row_sums", grid=lambda size, params: (size["ROWS"], 1, 1)),  # one workgroup per row
-        Pass("normalize", grid=lambda size, params: (-(-size["ROWS"] * size["COLS"] // 256), 1, 1)),
+        # x: columns, y: rows (a 1-D grid of ROWS*COLS/256 passes 65535 at 4096 x 4096, and
+        # only the first pass's grid can be folded)
+        Pass("normalize", grid=lambda size, params: (-(-size["COLS"] // 256), size["ROWS"], 1)),
     ),
     baseline=Path(__file__).with_name("row_normalize.wgsl").read_text(encoding="utf-8"),
     atol=1e-7,

@@ -38,9 +38,11 @@ fn row_sums(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id)
 
 @compute @workgroup_size(256)
 fn normalize(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let i = gid.x;
-    if (i >= params.rows * params.cols) {
+    let row = gid.y;
+    let col = gid.x;
+    if (col >= params.cols) {
         return;
     }
-    y[i] = params.alpha * x[i] / sums[i / params.cols];
+    let i = row * params.cols + col;
+    y[i] = params.alpha * x[i] / sums[row];
 }

@@ -221,8 +221,10 @@ def stitch(workload: Workload, size: Size, body: str, max_dim: int = 65535,
     consts.update({k: int(v) for k, v in constants.items() if isinstance(v, int) and not isinstance(v, bool)})
     check_workgroup_memory(rest, consts, max_workgroup_bytes)
     params = {**filled, **constants}
-    plans = [plan_pass(workload, size, rest, index, entry, consts, params, constants, max_dim, tile)
-             for index, entry in own]
+    plans: list = []
+    for index, entry in own:  # later passes are checked against the first's tile constants
+        plans.append(plan_pass(workload, size, rest, index, entry, consts, params, constants, max_dim, tile,
+                               plans[0] if plans else None))
     first = plans[0]
     head = directives_for(workload, enables) + prelude(workload, size, first.tiles, first.dispatch[0],
                                                       declared, module_names(rest), rest)

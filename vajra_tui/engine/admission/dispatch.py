@@ -15,7 +15,7 @@ import re
 from typing import Callable
 
 from vajra_tui.engine.wgsl.consteval import ConstEvalError, evaluate
-from vajra_tui.engine.wgsl.tokens import significant_tokens
+from vajra_tui.engine.wgsl.tokens import find_entry_point, significant_tokens
 from vajra_tui.engine.workloads.base import ceil_div
 
 MAX_TILE_SIDE = 1 << 24
@@ -140,3 +140,22 @@ def folding_problem(body: str, dispatch: tuple[int, int, int], tiles: tuple[int,
                     f"indexes by {builtin}, which folding changes: find the tile with "
                     "vajra_tile(workgroup_id) (README: the kernel contract), or use a smaller size")
     return None
+
+
+def later_pass_problem(body: str, entry: str, label: str, tiles: tuple[int, int],
+                       dispatch: tuple[int, int, int], first_tiles: tuple[int, int]) -> str | None:
+    """Why a pass after the first, on a grid of its own, would compute the wrong elements, or
+    None. The prelude's TILES_X, TILES_Y and DISPATCH_X are module constants planned for the
+    first pass, so such a pass can neither be folded nor find its tile with ``vajra_tile``
+    (only the entry's own body is read for that call, not the helpers it calls)."""
+    if (dispatch[0], dispatch[1]) != tiles:
+        return (f"pass {label!r}: its grid of {tiles[0]}x{tiles[1]} workgroups is over the adapter's limit per "
+                "dimension, and Vajra can fold only a grid like the first pass's (vajra_tile's constants are "
+                "the first pass's): give this pass fewer, larger workgroups")
+    toks = significant_tokens(body)
+    span = find_entry_point(toks, entry)
+    if span is None or not any(t.text == "vajra_tile" for t in toks[span.body_open:span.body_close]):
+        return None
+    return (f"pass {label!r} calls vajra_tile on a grid of {tiles[0]}x{tiles[1]} tiles, but its TILES_X, "
+            f"TILES_Y and DISPATCH_X are the first pass's ({first_tiles[0]}x{first_tiles[1]}): index that pass "
+            "by workgroup_id, or give it the first pass's grid")

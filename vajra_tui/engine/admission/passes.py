@@ -31,8 +31,11 @@ class _Planned:
 
 
 def plan_pass(workload: Workload, size: Size, rest: str, index: int, entry: str, consts: dict[str, int],
-          params: dict, constants: dict, max_dim: int, tile: tuple[int, int] | None) -> _Planned:
-    """One of the kernel's own passes: its workgroup size, and the grid it is dispatched on."""
+          params: dict, constants: dict, max_dim: int, tile: tuple[int, int] | None,
+          first: _Planned | None = None) -> _Planned:
+    """One of the kernel's own passes: its workgroup size, and the grid it is dispatched on.
+    The prelude's tile constants are the ``first`` pass's: a later pass on another grid may
+    neither be folded nor find its tile with vajra_tile."""
     try:
         own = workload.pass_constants(size, params, index)
     except WorkloadError as exc:
@@ -54,7 +57,10 @@ def plan_pass(workload: Workload, size: Size, rest: str, index: int, entry: str,
     else:
         tile, tiles = (wg[0], wg[1]), (groups[0], groups[1])
         dispatch = dispatch_plan.fold(groups, max_dim, ContractError)
-    problem = dispatch_plan.folding_problem(rest, dispatch, tiles)
+    if first is not None and (tiles, dispatch[0]) != (first.tiles, first.dispatch[0]):
+        problem = dispatch_plan.later_pass_problem(rest, entry, label, tiles, dispatch, first.tiles)
+    else:
+        problem = dispatch_plan.folding_problem(rest, dispatch, tiles)
     if problem is not None:
         raise ContractError(problem)
     return _Planned(index, entry, label, wg, tile, tiles, dispatch, constants)
