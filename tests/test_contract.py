@@ -166,7 +166,8 @@ def test_a_later_pass_on_another_grid_may_not_call_vajra_tile():
     read another pass's elements: refused in one line naming the pass; by workgroup_id it is fine."""
     w = get_workload("fft")
     size = w.size("BATCH=2,N=2048")
-    with pytest.raises(ContractError, match=r"pass 'rows' calls vajra_tile on a grid of 64x2 tiles.*first pass's \(32x2\)"):
+    with pytest.raises(ContractError,
+                       match=r"pass 'rows' calls vajra_tile on a grid of 64x2 tiles.*first pass's \(32x2\)"):
         stitch(w, size, _TWO_PASSES.replace("ROWS_TILE", "vajra_tile(wid).x"))
     st = stitch(w, size, _TWO_PASSES.replace("ROWS_TILE", "wid.x"))
     assert [p.dispatch[:2] for p in st.passes] == [(32, 2), (64, 2)]

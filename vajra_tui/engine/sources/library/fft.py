@@ -142,8 +142,9 @@ def priors_for(s: Size, d: DeviceInfo | None) -> dict[str, list[Params]]:
     # 16-byte runs, twice as slow), the scratch blocked by columns (5% faster). 4096-point
     # columns get 2 (16-point stages: more lanes).
     regs = ([{"regs": 32, "cols": 4, "ex": 1, "blk": 1}, {"regs": 32, "cols": 4, "ex": 1},
-             {"regs": 16, "cols": 4, "ex": 1}, {"regs": 32, "cols": 8, "ex": 1}, {"regs": 32, "cols": 8, "ex": 1, "blk": 1},
-             {"regs": 32, "cols": 4}, {"regs": 8, "cols": 4, "ex": 1}] if big else
+             {"regs": 16, "cols": 4, "ex": 1}, {"regs": 32, "cols": 8, "ex": 1},
+             {"regs": 32, "cols": 8, "ex": 1, "blk": 1}, {"regs": 32, "cols": 4}, {"regs": 8, "cols": 4, "ex": 1}]
+            if big else
             [{"regs": 32, "cols": 2}, {"regs": 64, "cols": 1}, {"regs": 16, "cols": 4}])
     return {"A": [*regs, {"regs": 32, "cols": 1}], "B": [first, *rest], "C": [first, *rest]}
 
