@@ -77,7 +77,23 @@ def goto(keys: str, screen: str):
         for _ in range(3):
             await pilot.wait_for_scheduled_animations()
             await pilot.pause(0.1)
+        await steady(pilot)
     return run_before
+
+
+async def steady(pilot, apart: float = 0.2, limit_s: float = 10.0) -> None:
+    """Wait until two renders ``apart`` seconds apart are the same: on a loaded 2-core CI machine
+    the selected card's scroll (queued after a refresh) once landed after the pauses above, and
+    the snapshot caught the list before it moved (VariantsScreen at 80x24, 2026-12-03)."""
+    deadline = time.monotonic() + limit_s
+    last = pilot.app.export_screenshot()
+    while time.monotonic() < deadline:
+        await pilot.wait_for_scheduled_animations()
+        await pilot.pause(apart)
+        shot = pilot.app.export_screenshot()
+        if shot == last:
+            return
+        last = shot
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
