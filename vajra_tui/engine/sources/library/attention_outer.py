@@ -16,13 +16,6 @@ A workgroup of ``wx`` x ``wy`` lanes owns ``bq = wy * tm`` query rows of one hea
 2. Scores: for each ``d`` a lane reads ``tm/4`` vec4 of Q (``Qt[d][row]``, staged once,
    pre-scaled by log2(e)/sqrt(D)) and ``tn/4`` vec4 of K, and adds their outer product:
    ``tm * tn`` FMA per ``(tm + tn) / 4`` loads.
-
-``gl`` leaves operands in the storage buffer (L1-cached) instead of workgroup memory, which
-caps how many workgroups an SM holds (on the H200, Q alone: 40 -> 24 KB, 1.5x faster):
-gl=1 Q (per four dimensions a lane reads each row's vec4 of Q and four vec4 of K^T; the
-scores are scaled once per block), gl=2 Q and V (P·V reads V's rows directly: no V staging),
-gl=3 Q, V and K (per four dimensions a vec4 of each of the lane's keys; dot products): only
-P goes through workgroup memory, two barriers per block.
 3. Online softmax: each row's block max is reduced over its ``wx`` lanes (subgroup shuffles
    with ``sg=1``, else workgroup memory); the weights go to ``Pt[key][row]``; barrier.
 4. P·V the same way: per key ``tm/4`` vec4 of P and ``td/4`` vec4 of V into the outputs,
@@ -32,6 +25,13 @@ The row's sum stays a per-lane partial, summed once at the end. A lane's rows ar
 ``g*4*wy + 4*ty + i`` (groups of four, so one vec4 load serves four rows), its keys and
 output columns ``h*4*wx + 4*tx + j``. Masking (keys past S, the causal diagonal) runs only
 in the blocks that need it; a causal workgroup stops at its last row's key, heaviest first.
+
+``gl`` leaves operands in the storage buffer (L1-cached) instead of workgroup memory, which
+caps how many workgroups an SM holds (on the H200, Q alone: 40 -> 24 KB, 1.5x faster):
+gl=1 Q (per four dimensions a lane reads each row's vec4 of Q and four vec4 of K^T; the
+scores are scaled once per block), gl=2 Q and V (P·V reads V's rows directly: no V staging),
+gl=3 Q, V and K (per four dimensions a vec4 of each of the lane's keys; dot products): only
+P goes through workgroup memory, two barriers per block.
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ def _header(e: Emitter, p: Params, s: Size) -> None:
     bq, bk, _, td = shape(p, s)
     wx, wy, tm, tn, d = p["wx"], p["wy"], p["tm"], p["tn"], s["D"]
     e(f"// Attention, outer products: {bq} query rows per workgroup of {wx}x{wy}, keys in blocks of {bk};",
-      f"// per lane {tm}x{tn} scores and {tm}x{td} outputs from vec4 columns of Q, K, P and V held",
+      f"// per lane {tm}x{tn} scores and {tm}x{td} outputs from vec4 columns of {_held_in_memory(p['gl'])} held",
       "// transposed in workgroup memory; online softmax, block maxima reduced by "
       + ("subgroup shuffles." if p["sg"] else "workgroup memory."),
       f"// tile: {bq}*D x 1")
@@ -88,6 +88,13 @@ def _header(e: Emitter, p: Params, s: Size) -> None:
     if not p["sg"]:
         e(f"var<workgroup> red: array<f32, {bq * wx}>;")
     open_main(e, wx, wy)
+
+
+def _held_in_memory(gl: int) -> str:
+    """The operands a ``gl`` level stages in workgroup memory (the rest are read from the
+    storage buffer), as the kernel's opening comment names them."""
+    return ("Q, K, P and V", "K, P and V (Q read from the storage buffer)",
+            "K and P (Q and V read from the storage buffer)", "P (Q, K and V read from the storage buffer)")[gl]
 
 
 def _row(p: Params, a: int) -> str:
