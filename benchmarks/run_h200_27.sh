@@ -5,7 +5,8 @@
 # attention (full, causal), fft and fft2 beside torch; "final": attention configurations,
 # then "new" and "seed"; "blk": the fft and fft2 sweep, then their rows; "probe": attention's qg sweep,
 # fft2 in three passes (benchmarks/fft2_three_probe.py), the attention rows; "rows5": the
-# probe and the attention rows again; "r6": attention's round 6, then its rows. Results land in $OUT.
+# probe and the attention rows again; "r6": attention's round 6, then its rows; "conv": conv1d's streamed tiles and fft's round 3, then
+# conv1d's row. Results land in $OUT.
 set -u
 OUT=${OUT:-/tmp/out}
 . .gl/env.sh
@@ -77,6 +78,14 @@ if [ "$part" = r6 ]; then  # attention round 6 (around gl=2's winners), then the
     echo "rc=$?" >> "$OUT/sweep.log"
   done
   timeout 200 python3 benchmarks/roofline.py --sizes large --workloads "attention,attention@MASK=2" \
+    --generations 2 --budget 6 --limits adapter --out "$OUT/rows" > "$OUT/rows.log" 2>&1
+  echo "rc=$?" >> "$OUT/rows.log"
+fi
+if [ "$part" = conv ]; then  # conv1d streaming its tiles (seq) and fft round 3 beside torch, then conv1d's row
+  timeout 200 python3 benchmarks/sweep.py --workloads "conv1d${SWEEP_FFT-,fft}" --sizes large --budget-s 90 \
+    --out "$OUT/sweep-conv-fft.json" >> "$OUT/sweep.log" 2>&1
+  echo "rc=$?" >> "$OUT/sweep.log"
+  timeout 200 python3 benchmarks/roofline.py --sizes large --workloads "conv1d${ROWS:+,$ROWS}" \
     --generations 2 --budget 6 --limits adapter --out "$OUT/rows" > "$OUT/rows.log" 2>&1
   echo "rc=$?" >> "$OUT/rows.log"
 fi

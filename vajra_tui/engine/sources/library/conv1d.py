@@ -6,13 +6,14 @@ the workgroup, so shared reads stay conflict-free); per 4 taps it reads one vec4
 X and one vec4 of W from workgroup memory and issues 4 vec4 FMAs on swizzles of the
 two-vec4 window it carries in registers, so the inner loop is FMA-bound. Runs of
 several vec4 (``run``) are conv1d_run.py; scalar sliding windows (``slide``, ``wsrc``,
-``xsrc``) are conv1d_slide.py.
+``xsrc``) are conv1d_slide.py; ``seq`` tiles streamed through one workgroup, the next
+one's window loaded while the current one computes, are conv1d_stream.py.
 """
 
 from __future__ import annotations
 
 from vajra_tui.engine.events import DeviceInfo
-from vajra_tui.engine.sources.library import conv1d_run, conv1d_slide
+from vajra_tui.engine.sources.library import conv1d_run, conv1d_slide, conv1d_stream
 from vajra_tui.engine.sources.library.base import (TILE_GUARD, Emitter, Params, Size, Template, big_gpu, open_main,
                                                     storage_fits, workgroup_fits)
 
@@ -81,13 +82,18 @@ def _smem(p: Params, s: Size, d: DeviceInfo | None) -> str:
 def _regs_bytes(p: Params, s: Size) -> int:
     if p["slide"]:
         return conv1d_slide.smem_bytes(p, s)
-    return 16 * (conv1d_run.nx(p, s) + conv1d_run.w_slots(s))  # the X window and W, any run
+    ph = conv1d_run.phases(p)  # the X window (in its phase arrays) and W, any run
+    return 16 * (ph * -(-conv1d_run.nx(p, s) // ph) + conv1d_run.w_slots(s))
 
 
 def _regs_check(p: Params, s: Size, d: DeviceInfo | None) -> str | None:
     if p["v4out"] and s["N"] % 4:
         return "vec4 stores need N to be a multiple of 4"
-    if p["slide"]:
+    if p["lay"] and (p["slide"] or p["run"] == 1):
+        return "lay=1 splits the vec4 window by run phase: runs of several vec4 (slide=0) only"
+    if p["seq"] > 1:
+        why = conv1d_stream.check(p, s)
+    elif p["slide"]:
         why = conv1d_slide.check(p, s)
     elif p["wsrc"] or p["xsrc"]:
         why = "wsrc and xsrc choose the sliding-window kernel's sources (slide > 0)"
@@ -101,6 +107,8 @@ def _regs_check(p: Params, s: Size, d: DeviceInfo | None) -> str | None:
 
 
 def _regs(p: Params, s: Size, d: DeviceInfo | None) -> str:
+    if p["seq"] > 1:
+        return conv1d_stream.render(p, s, d)
     if p["slide"]:
         return conv1d_slide.render(p, s, d)
     if p["run"] > 1:
@@ -145,8 +153,10 @@ TEMPLATES = [
              {"wg": WG, "opt": (1, 2, 4, 8, 16)}, _smem, _smem_check),
     Template("conv1d", "regs", "C", "vec4 register windows, vec4 FMAs",
              {"wg": WG, "groups": (1, 2, 3, 4, 6, 8), "v4out": (0, 1), "run": RUNS,
-              "slide": conv1d_slide.SLIDES, "wsrc": (0, 1, 2), "xsrc": (0, 1)}, _regs, _regs_check,
-             general=lambda p: not p["v4out"], late={"run": 1, "slide": 0, "wsrc": 0, "xsrc": 0}),
+              "slide": conv1d_slide.SLIDES, "wsrc": (0, 1, 2), "xsrc": (0, 1), "seq": conv1d_stream.SEQS,
+              "lay": (0, 1)},
+             _regs, _regs_check, general=lambda p: not p["v4out"],
+             late={"run": 1, "slide": 0, "wsrc": 0, "xsrc": 0, "seq": 1, "lay": 0}),
 ]
 
 
@@ -158,8 +168,12 @@ def priors(s: Size, d: DeviceInfo | None) -> dict[str, list[Params]]:
         run.reverse()
     elif big_gpu(d):
         # H200 at 2^25: run=2 measured best (26.5-26.7 TF/s in two sweeps); longer runs and every
-        # scalar sliding window (conv1d_slide.py, 13-19 TF/s) were slower: kept for evolution
-        run = [{"wg": 256, "groups": 1, "run": 2}, {"wg": 256, "groups": 1, "run": 1, "slide": 7}] + run
+        # scalar sliding window (conv1d_slide.py, 13-19 TF/s) were slower: kept for evolution.
+        # seq=4 streams four tiles through a workgroup (conv1d_stream.py; on lavapipe slower): 128
+        # lanes 0.141-0.145 ms in round 3 (h200-sweep-27-conv-fft-1.json), 256 lanes 0.151
+        run = [{"wg": 128, "groups": 1, "run": 2, "seq": 4}, {"wg": 128, "groups": 1, "run": 1, "seq": 4},
+               {"wg": 256, "groups": 1, "run": 2},
+               {"wg": 256, "groups": 1, "run": 1, "slide": 7}] + run
     c = [{**r, "v4out": v4} for r in run] + [
         {"wg": 256, "groups": 4, "v4out": v4, "run": 1}, {"wg": 128, "groups": 4, "v4out": v4, "run": 1},
         {"wg": 256, "groups": 2, "v4out": v4, "run": 1}, {"wg": 64, "groups": 2, "v4out": 0, "run": 1}]

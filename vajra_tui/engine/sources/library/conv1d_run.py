@@ -31,17 +31,36 @@ def nx(p: Params, s: Size) -> int:
     return p["run"] * p["wg"] * p["groups"] + w_slots(s) + 1
 
 
+def phases(p: Params) -> int:
+    """Arrays the X window is split over. ``lay=1`` puts window vec4 i in array i % run at
+    slot i / run: a lane's run starts ``run`` vec4 after its neighbour's, so with one flat
+    array a quarter-warp's 128-bit reads hit the same banks 2- or 4-way at even runs; split,
+    every read of a step is one array at consecutive slots (conflict-free at any run)."""
+    return p["run"] if p.get("lay", 0) else 1
+
+
+def slot(i: str, ph: int) -> str:
+    """The window's vec4 ``i`` (an expression) in a layout of ``ph`` phase arrays."""
+    return f"xs[{i}]" if ph == 1 else f"xs[({i}) % {ph}u][({i}) / {ph}u]"
+
+
 def check(p: Params, s: Size) -> str | None:
     if w_slots(s) > MAX_STEPS:
         return f"runs longer than one vec4 unroll the taps: K up to {4 * MAX_STEPS}"
     return None
 
 
-def declare_window(e: Emitter, v4: int, n: int, k4: int) -> None:
-    """Y as vec4 (``v4out``), the X window of ``n`` vec4 and the ``k4`` vec4 of W in workgroup memory."""
+def declare_window(e: Emitter, v4: int, n: int, k4: int, ph: int = 1) -> None:
+    """Y as vec4 (``v4out``), the X window of ``n`` vec4 (in ``ph`` phase arrays) and the
+    ``k4`` vec4 of W in workgroup memory."""
     if v4:
         e("@group(0) @binding(2) var<storage, read_write> Y: array<vec4<f32>>;")
-    e(f"var<workgroup> xs: array<vec4<f32>, {n}>;", f"var<workgroup> ws: array<vec4<f32>, {k4}>;")
+    if ph == 1:
+        e(f"var<workgroup> xs: array<vec4<f32>, {n}>;")
+    else:
+        e(f"var<workgroup> xs: array<array<vec4<f32>, {-(-n // ph)}>, {ph}>;")
+    if k4:  # 0: the weights live in registers (conv1d_stream.py, wsrc=2)
+        e(f"var<workgroup> ws: array<vec4<f32>, {k4}>;")
 
 
 def stage_weights(e: Emitter, wg: int, k4: int) -> None:
@@ -52,13 +71,13 @@ def stage_weights(e: Emitter, wg: int, k4: int) -> None:
     e.close()
 
 
-def stage_window(e: Emitter, wg: int, n: int, k4: int) -> None:
+def stage_window(e: Emitter, wg: int, n: int, k4: int, ph: int = 1) -> None:
     """X window and W (zero-padded to whole vec4) into workgroup memory: every run length
     stages the same way (conv1d.py's runs of one vec4 too)."""
     e.open(f"for (var i = lid.x; i < {n}u; i = i + {wg}u) {{")
     e("let g0 = base + i * 4u;")
     parts = [f"select(0.0, X[min(g0 + {c}u, xlen - 1u)], g0 + {c}u < xlen)" for c in range(4)]
-    e(f"xs[i] = vec4<f32>({', '.join(parts)});")
+    e(f"{slot('i', ph)} = vec4<f32>({', '.join(parts)});")
     e.close()
     stage_weights(e, wg, k4)
     e("workgroupBarrier();")
@@ -80,6 +99,33 @@ def store(e: Emitter, o: str, acc: str, v4: int) -> None:
         e(*[f"if ({o} + {c}u < N) {{ Y[{o} + {c}u] = {acc}[{c}]; }}" for c in range(4)])
 
 
+def windows(e: Emitter, p: Params, s: Size, staged_w: bool = True) -> None:
+    """Every invocation's ``groups`` runs of ``run`` vec4 from the staged window, K unrolled,
+    stored from ``base`` on (conv1d_stream.py reuses it per streamed tile). ``staged_w``: each
+    step reads its vec4 of W from workgroup memory; else w0.. are registers already."""
+    wg, g, r, v4 = p["wg"], p["groups"], p["run"], p["v4out"]
+    ph = phases(p)
+
+    def read(j: int, c: int) -> str:  # vec4 c of run j's window: v{j} + c, or its phase slot
+        return f"xs[v{j} + {c}u]" if ph == 1 else f"xs[{c % ph}][lid.x + {j * wg + c // ph}u]"
+
+    for j in range(g):
+        e(f"let v{j} = (lid.x + {j * wg}u) * {r}u;")
+        e(*[f"var a{j}_{i} = vec4<f32>(0.0);" for i in range(r)])
+        e(*[f"let x{j}_{i} = {read(j, i)};" for i in range(r)])
+    for step in range(w_slots(s)):  # one scope: a vec4 this step reads is the next step's window too
+        if staged_w:
+            e(f"let w{step} = ws[{step}u];")
+        for j in range(g):
+            e(f"let x{j}_{step + r} = {read(j, step + r)};")
+            for i in range(r):
+                taps(e, f"a{j}_{i}", f"w{step}", f"x{j}_{step + i}", f"x{j}_{step + i + 1}")
+    for j in range(g):
+        for i in range(r):
+            e(f"let o{j}_{i} = base + (v{j} + {i}u) * 4u;")
+            store(e, f"o{j}_{i}", f"a{j}_{i}", v4)
+
+
 def render(p: Params, s: Size, d: DeviceInfo | None) -> str:
     wg, g, r, v4 = p["wg"], p["groups"], p["run"], p["v4out"]
     k4 = w_slots(s)
@@ -89,23 +135,10 @@ def render(p: Params, s: Size, d: DeviceInfo | None) -> str:
       f"// owns {g} run(s) of {4 * r} consecutive outputs sharing one register window of X;",
       f"// K unrolled: per 4 taps one new vec4 of X and {4 * r} vec4 FMAs per run.",
       f"// tile: {tile}")
-    declare_window(e, v4, nx(p, s), k4)
+    declare_window(e, v4, nx(p, s), k4, phases(p))
     open_main(e, wg)
     e(*TILE_GUARD, f"let base = t.x * {tile}u;", "let xlen = N + K - 1u;")
-    stage_window(e, wg, nx(p, s), k4)
-    for j in range(g):
-        e(f"let v{j} = (lid.x + {j * wg}u) * {r}u;")
-        e(*[f"var a{j}_{i} = vec4<f32>(0.0);" for i in range(r)])
-        e(*[f"let x{j}_{i} = xs[v{j} + {i}u];" for i in range(r)])
-    for step in range(k4):  # one scope: a vec4 this step reads is the next step's window too
-        e(f"let w{step} = ws[{step}u];")
-        for j in range(g):
-            e(f"let x{j}_{step + r} = xs[v{j} + {step + r}u];")
-            for i in range(r):
-                taps(e, f"a{j}_{i}", f"w{step}", f"x{j}_{step + i}", f"x{j}_{step + i + 1}")
-    for j in range(g):
-        for i in range(r):
-            e(f"let o{j}_{i} = base + (v{j} + {i}u) * 4u;")
-            store(e, f"o{j}_{i}", f"a{j}_{i}", v4)
+    stage_window(e, wg, nx(p, s), k4, phases(p))
+    windows(e, p, s)
     e.close()
     return e.text()
