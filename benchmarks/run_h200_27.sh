@@ -82,7 +82,7 @@ if [ "$part" = r6 ]; then  # attention round 6 (around gl=2's winners), then the
   echo "rc=$?" >> "$OUT/rows.log"
 fi
 if [ "$part" = conv ]; then  # conv1d streaming its tiles (seq) and fft round 3 beside torch, then conv1d's row
-  timeout 200 python3 benchmarks/sweep.py --workloads "conv1d${SWEEP_FFT-,fft}" --sizes large --budget-s 90 \
+  timeout 200 python3 benchmarks/sweep.py --workloads "conv1d${SWEEP_FFT-,fft}" --sizes large --budget-s ${SWEEP_S:-90} \
     --out "$OUT/sweep-conv-fft.json" >> "$OUT/sweep.log" 2>&1
   echo "rc=$?" >> "$OUT/sweep.log"
   timeout 200 python3 benchmarks/roofline.py --sizes large --workloads "conv1d${ROWS:+,$ROWS}" \

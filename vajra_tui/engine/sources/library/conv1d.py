@@ -169,11 +169,12 @@ def priors(s: Size, d: DeviceInfo | None) -> dict[str, list[Params]]:
     elif big_gpu(d):
         # H200 at 2^25: run=2 measured best (26.5-26.7 TF/s in two sweeps); longer runs and every
         # scalar sliding window (conv1d_slide.py, 13-19 TF/s) were slower: kept for evolution.
-        # seq=4 streams four tiles through a workgroup (conv1d_stream.py; on lavapipe slower): 128
-        # lanes 0.141-0.145 ms in round 3 (h200-sweep-27-conv-fft-1.json), 256 lanes 0.151
-        run = [{"wg": 128, "groups": 1, "run": 2, "seq": 4}, {"wg": 128, "groups": 1, "run": 1, "seq": 4},
-               {"wg": 256, "groups": 1, "run": 2},
-               {"wg": 256, "groups": 1, "run": 1, "slide": 7}] + run
+        # seq=4 streams four tiles through a workgroup (conv1d_stream.py; on lavapipe slower), W in
+        # registers (wsrc=2): 128 lanes 0.133 ms in rounds 5-6 (h200-sweep-27-conv-{5,6}.json), W
+        # staged 0.141, 256 lanes 0.151; the window split by phase (lay=1) gained nothing
+        run = [{"wg": 128, "groups": 1, "run": 2, "seq": 4, "wsrc": 2},
+               {"wg": 128, "groups": 1, "run": 2, "seq": 4}, {"wg": 64, "groups": 1, "run": 2, "seq": 4, "wsrc": 2},
+               {"wg": 256, "groups": 1, "run": 2}, {"wg": 256, "groups": 1, "run": 1, "slide": 7}] + run
     c = [{**r, "v4out": v4} for r in run] + [
         {"wg": 256, "groups": 4, "v4out": v4, "run": 1}, {"wg": 128, "groups": 4, "v4out": v4, "run": 1},
         {"wg": 256, "groups": 2, "v4out": v4, "run": 1}, {"wg": 64, "groups": 2, "v4out": 0, "run": 1}]
