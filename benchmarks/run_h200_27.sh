@@ -6,7 +6,7 @@
 # then "new" and "seed"; "blk": the fft and fft2 sweep, then their rows; "probe": attention's qg sweep,
 # fft2 in three passes (benchmarks/fft2_three_probe.py), the attention rows; "rows5": the
 # probe and the attention rows again; "r6": attention's round 6, then its rows; "conv": conv1d's streamed tiles and fft's round 3, then
-# conv1d's row. Results land in $OUT.
+# conv1d's row; "last": fft with the last pass's own count, then its row. Results land in $OUT.
 set -u
 OUT=${OUT:-/tmp/out}
 . .gl/env.sh
@@ -86,6 +86,14 @@ if [ "$part" = conv ]; then  # conv1d streaming its tiles (seq) and fft round 3 
     --out "$OUT/sweep-conv-fft.json" >> "$OUT/sweep.log" 2>&1
   echo "rc=$?" >> "$OUT/sweep.log"
   timeout 200 python3 benchmarks/roofline.py --sizes large --workloads "conv1d${ROWS:+,$ROWS}" \
+    --generations 2 --budget 6 --limits adapter --out "$OUT/rows" > "$OUT/rows.log" 2>&1
+  echo "rc=$?" >> "$OUT/rows.log"
+fi
+if [ "$part" = last ]; then  # fft with the last pass's own count (sweep beside cuFFT), then the fft row
+  timeout 150 python3 benchmarks/sweep.py --workloads fft --sizes large --budget-s 60 \
+    --out "$OUT/sweep-fft-last.json" >> "$OUT/sweep.log" 2>&1
+  echo "rc=$?" >> "$OUT/sweep.log"
+  timeout 150 python3 benchmarks/roofline.py --sizes large --workloads fft \
     --generations 2 --budget 6 --limits adapter --out "$OUT/rows" > "$OUT/rows.log" 2>&1
   echo "rc=$?" >> "$OUT/rows.log"
 fi

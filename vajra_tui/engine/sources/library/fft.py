@@ -25,7 +25,8 @@ from vajra_tui.engine.sources.library.fft_gen import (PassSpec, balanced, helper
 from vajra_tui.engine.workloads.base import SizeError
 
 AXES = {"threads": (64, 128, 256), "cols": (1, 2, 4, 8)}
-REGS_AXES = {"regs": (8, 16, 32, 64), "cols": (1, 2, 4, 8, 16), "ex": (2, 1), "blk": (0, 1)}
+REGS_AXES = {"regs": (8, 16, 32, 64), "cols": (1, 2, 4, 8, 16), "ex": (2, 1), "blk": (0, 1),
+             "last": (0, 1, 2, 4, 8, 16)}
 MAX_REGS = 32  # complex values an invocation holds
 
 
@@ -61,9 +62,14 @@ def plan(p: Params, passes: list[PassSpec], d: DeviceInfo | None) -> tuple[bool,
     """(vec2 exchange, sub-FFTs per workgroup of each pass): vec2 when one sub-FFT per pass fits,
     unless ``ex=1`` asks for re and im one at a time: half the memory per sub-FFT, so twice the
     neighbouring columns (on the H200 8 x 1024 points: 64-byte runs of the strided accesses,
-    where vec2's 4 columns read and write 32-byte sectors at a third of the copy rate)."""
+    where vec2's 4 columns read and write 32-byte sectors at a third of the copy rate). ``last``
+    > 0 gives the last pass its own count: fft's rows pass writes runs of that many outputs, and
+    with ``blk=1`` reads runs of B x that many, so its count need not be the strided read's."""
     vec2 = p.get("ex", 2) == 2 and all(storage_fits(d, shared_bytes(q, 1, True)) is None for q in passes)
-    return vec2, [fitted(q, p["cols"], vec2, d) for q in passes]
+    want = [p["cols"]] * len(passes)
+    if p.get("last"):  # the last pass's own count (``last``): its outputs' runs are last x 8 bytes
+        want[-1] = p["last"]
+    return vec2, [fitted(q, c, vec2, d) for q, c in zip(passes, want)]
 
 
 @dataclass(frozen=True)
@@ -122,7 +128,7 @@ def templates_for(workload: str, passes_of: Callable[[Size], list[PassSpec]],
                   blocked_of: Callable[[list[PassSpec], list[int]], list[PassSpec]]) -> list[Template]:
     regs = _Design(passes_of, 0, blocked_of)
     out = [Template(workload, "regs", "A", "register sub-FFTs (16-64 points), one exchange per pass",
-                    dict(REGS_AXES), regs.render, regs.check, late={"ex": 2, "blk": 0})]
+                    dict(REGS_AXES), regs.render, regs.check, late={"ex": 2, "blk": 0, "last": 0})]
     for radix, strategy in ((4, "B"), (8, "C")):
         design = _Design(passes_of, radix)
         out.append(Template(workload, f"radix{radix}", strategy,
