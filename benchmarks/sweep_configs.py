@@ -45,13 +45,12 @@ CONFIGS: dict[str, list[tuple[str, str]]] = {
         (f"{A} wy=16 tm=4 tn=4 kv=2 sg=1 un=128 gl=2", "64 rows, 16 KB"),
         ("attention/outer wx=16 wy=16 tm=8 tn=4 kv=2 sg=1 un=128 gl=2", "16-lane rows, 64-key blocks, 48 KB"),
     ],
-    "fft": [  # issue #27, 16 x 2^20, round 4: the last pass's own count (rounds 1-3: h200-sweep-27-r*-fft.json)
-        ("fft/regs regs=32 cols=4 ex=1 blk=1 last=0", "round 3's best: 4 sub-FFTs in both passes (0.208 ms)"),
-        ("fft/regs regs=32 cols=4 ex=1 blk=1 last=8", "rows pass 8 wide: 64-byte output runs"),
-        ("fft/regs regs=32 cols=4 ex=1 blk=1 last=2", "rows pass 2 wide: more workgroups, 16-byte runs"),
-        ("fft/regs regs=16 cols=4 ex=1 blk=1 last=8", "16-point stages, rows pass 8 wide"),
-        ("fft/regs regs=32 cols=8 ex=1 blk=1 last=4", "cols pass 8 wide (64-byte reads), rows pass 4"),
-        ("fft/regs regs=32 cols=4 ex=1 blk=0 last=8", "unblocked scratch, rows pass 8 wide"),
+    "fft": [  # issue #27, 16 x 2^20, round 6: the last pass's own count and buffer (round 5: h200-sweep-27-r5-fft.json)
+        ("fft/regs regs=32 cols=4 ex=1 blk=1 last=0", "the best: 4 sub-FFTs in both passes (0.208 ms)"),
+        ("fft/regs regs=32 cols=4 ex=1 blk=1 last=8", "rows pass 8 wide in 32 KB of its own; cols pass keeps 16 KB"),
+        ("fft/regs regs=16 cols=4 ex=1 blk=1 last=8", "16-point stages, rows pass 8 wide, own buffers"),
+        ("fft/regs regs=32 cols=8 ex=1 blk=1 last=4", "cols pass 8 wide (64-byte reads, 32 KB), rows pass 4 (16 KB)"),
+        ("fft/regs regs=32 cols=4 ex=1 blk=0 last=8", "unblocked scratch, rows pass 8 wide, own buffers"),
     ],
     "fft2": [  # issue #27, 4096^2, round 3 (round 2: regs=32 cols=8 ex=1, i.e. 2 columns, 0.370 ms = 0.63x)
         ("fft2/regs regs=32 cols=8 ex=1 blk=0", "round 2's best: [16,16,16], 2 columns"),

@@ -148,7 +148,7 @@ def _butterflies(e: Emitter, spec: PassSpec, r: int, ns: int, tt: int) -> None:
 
 
 def _exchange(e: Emitter, spec: PassSpec, r: int, ns: int, nxt: int, tt: int, vec2: bool,
-              tight: int = 0, final: bool = False) -> None:
+              tight: int = 0, final: bool = False, buf: str = "sh") -> None:
     """Stage outputs (index (j/ns)*ns*r + j%ns + q*ns) to the next stage's owners (j' + q'*L/nxt).
     ``tight`` (the pass's C): element i of sub-FFT c at sw(i)*C + c, so neighbouring invocations
     (neighbouring c, then lanes) touch neighbouring banks, and no barrier after the ``final``
@@ -161,19 +161,20 @@ def _exchange(e: Emitter, spec: PassSpec, r: int, ns: int, nxt: int, tt: int, ve
             j = f"(lane + {m * tt}u)"
             idx = f"(({j} / {ns}u) * {ns * r}u + ({j} & {ns - 1}u))"
             for q in range(r):
-                e(f"sh[{at(f'{idx} + {q * ns}u')}] = v[{m * r + q}]{part};")
+                e(f"{buf}[{at(f'{idx} + {q * ns}u')}] = v[{m * r + q}]{part};")
         e("workgroupBarrier();")
         for m in range(length // (nxt * tt)):
             for q in range(nxt):
-                e(f"v[{m * nxt + q}]{part} = sh[{at(f'lane + {m * tt + q * (length // nxt)}u')}];")
+                e(f"v[{m * nxt + q}]{part} = {buf}[{at(f'lane + {m * tt + q * (length // nxt)}u')}];")
         if not (tight and final and n + 1 == len(parts)):
             e("workgroupBarrier();")
 
 
 def render_pass(e: Emitter, spec: PassSpec, radix: int, threads: int, cols: int, vec2: bool,
-                stages: list[int] | None = None) -> None:
+                stages: list[int] | None = None, buf: str = "sh") -> None:
     """The entry point of one pass (module-level helpers come from ``helpers``). Given
-    ``stages`` (from ``balanced``) it is the tight form: lanes = L / the widest stage."""
+    ``stages`` (from ``balanced``) it is the tight form: lanes = L / the widest stage. ``buf``:
+    the workgroup array it exchanges through (``helpers``' ``own`` gives each pass one)."""
     tight = stages is not None
     length = spec.length
     stages = stages or radices(spec.length, radix)
@@ -197,7 +198,7 @@ def render_pass(e: Emitter, spec: PassSpec, radix: int, threads: int, cols: int,
     for s, r in enumerate(stages):
         _butterflies(e, spec, r, ns, tt)
         if s + 1 < len(stages):
-            _exchange(e, spec, r, ns, stages[s + 1], tt, vec2, cols if tight else 0, s + 2 == len(stages))
+            _exchange(e, spec, r, ns, stages[s + 1], tt, vec2, cols if tight else 0, s + 2 == len(stages), buf)
         ns *= r
     _store(e, spec, stages[-1], tt, tight)
     e.close()
@@ -225,17 +226,20 @@ def _store(e: Emitter, spec: PassSpec, last: int, tt: int, tight: bool) -> None:
             e(f"{spec.dst}[{address('ob', k, spec.ostride, spec.oblock, spec.ojump)}] = {val};")
 
 
-def helpers(e: Emitter, shared: int, vec2: bool, tight: bool = False) -> None:
+def helpers(e: Emitter, shared: int, vec2: bool, tight: bool = False, own: list[int] | None = None) -> None:
     """Bindings as vec2, the workgroup exchange buffer, twiddle and complex product (and for
     the tight form the swizzle: i's low 5 bits XOR its next 5, a permutation of each
     32-element block of a sub-FFT, so a stride-32 write hits 32 different banks). The twiddle
-    is the fft workload's own, exact to f32 rounding on any adapter."""
+    is the fft workload's own, exact to f32 rounding on any adapter. ``own``: one buffer per
+    pass (sh0, sh1, ...) of these sizes instead of one ``sh`` of ``shared``, so a pass that
+    needs less workgroup memory than another does not reserve the other's."""
     from vajra_tui.engine.workloads.fft import TWIDDLE
 
     e("@group(0) @binding(0) var<storage, read> X: array<vec2<f32>>;",
       "@group(0) @binding(1) var<storage, read_write> Y: array<vec2<f32>>;",
       "@group(0) @binding(2) var<storage, read_write> T: array<vec2<f32>>;",
-      f"var<workgroup> sh: array<{'vec2<f32>' if vec2 else 'f32'}, {max(1, shared)}>;",
+      *[f"var<workgroup> {name}: array<{'vec2<f32>' if vec2 else 'f32'}, {max(1, n)}>;"
+        for name, n in ([("sh", shared)] if own is None else [(f"sh{i}", n) for i, n in enumerate(own)])],
       *TWIDDLE.splitlines(),
       "fn cmul(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {",
       "    return vec2<f32>(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);", "}")
