@@ -152,7 +152,7 @@ def priors_for(s: Size, d: DeviceInfo | None) -> dict[str, list[Params]]:
     # workgroup, so many stay resident (vec2's 32 KB, or 8 columns, ran 15-40% slower; 2 columns,
     # 16-byte runs, twice as slow), the scratch blocked by columns (5% faster). 4096-point
     # columns get 2 (16-point stages: more lanes).
-    # A last pass of its own width (``last``) ran 1.5-1.8x slower at 2, 8 and 16 (NOTES): not a prior.
+    # A last pass of its own width (``last``: 2 or 8, or 4 after 8) ran 1.4-1.8x slower (NOTES): not a prior.
     regs = ([{"regs": 32, "cols": 4, "ex": 1, "blk": 1}, {"regs": 32, "cols": 4, "ex": 1},
              {"regs": 16, "cols": 4, "ex": 1}, {"regs": 32, "cols": 8, "ex": 1},
              {"regs": 32, "cols": 8, "ex": 1, "blk": 1}, {"regs": 32, "cols": 4}, {"regs": 8, "cols": 4, "ex": 1}]
