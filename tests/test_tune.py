@@ -95,9 +95,13 @@ def test_shootout_last_ranks_earlier_generations_provisionally(capsys, tmp_path)
     names = {e.id: e.name for e in events if type(e).__name__ == "CandidateQueued"}
     assert [(e.generation, e.final) for e in rankings] == [(1, False), (2, False), (3, True)]
     final = rankings[-1]
-    assert doc["winner"] == names[final.winner_id]
+    # On a loaded machine the baseline can come out level with every finalist in that one
+    # shoot-out; the report then names no winner, and it must agree with the ranking either way.
+    assert doc["winner"] == (names[final.winner_id] if final.winner_id else None)
+    assert final.winner_id is not None or final.baseline_won
     timed_last = {r["name"] for r in doc["results"] if r["batch"] == final.batch}
-    assert final.batch is not None and doc["winner"] in timed_last and "baseline" in timed_last
+    assert final.batch is not None and "baseline" in timed_last
+    assert doc["winner"] is None or doc["winner"] in timed_last
     # every finalist of the one shoot-out was timed again there, beside that baseline sample
     assert all(r["history"] for r in doc["results"] if r["name"] in timed_last - {"baseline"}
                and r["generation"] < 3)
