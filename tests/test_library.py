@@ -192,6 +192,31 @@ HOPPER_LIKE = DeviceInfo(name="big", limits={
 }, subgroups=True)
 
 
+@pytest.mark.parametrize("name", list(WORKLOADS))
+def test_no_slot_goes_to_a_twin_at_seed_size(name):
+    """At seed size axes past the size change nothing, so many configurations write one kernel;
+    each generation's slots go to kernels not yet written (fft's seed tune had 6 of 15 come back
+    "duplicate" before)."""
+    w = WORKLOADS[name]
+    info = w.info(w.size("seed"))
+    lib = LibrarySource()
+    ctx = GenerationContext(workload=info, device=HOPPER_LIKE, generation=1)
+    written = {c.id: c for c in asyncio.run(lib.propose(ctx))}
+    results = [CandidateResult(id=c.id, name=c.name, status="verified", params=c.params, median_ms=1.0 + i)
+               for i, c in enumerate(written.values())]
+    for gen in range(2, 5):
+        ctx = GenerationContext(workload=info, device=HOPPER_LIKE, generation=gen, results=results,
+                                winner=min(results, key=lambda r: r.median_ms), budget=6,
+                                tried=[c.params["key"] for c in written.values()], candidates=written)
+        out = asyncio.run(lib.evolve(ctx, "D"))
+        assert out, f"generation {gen} proposed nothing"
+        written.update({c.id: c for c in out})
+        results += [CandidateResult(id=c.id, name=c.name, status="verified", params=c.params, median_ms=0.5 + i)
+                    for i, c in enumerate(out)]
+    sources = [c.source for c in written.values()]
+    assert len(sources) == len(set(sources))
+
+
 def test_a_budget_past_the_neighbourhood_is_filled_nearest_first():
     """`--budget 600` measures 600 kernels where the space holds them (sgemm's neighbourhoods
     gave about 190 and the rest of the budget went unused), the farther ones after the near."""

@@ -3,14 +3,15 @@
 ``propose`` gives generation 1: one kernel per strategy (A geometry, B shared
 memory, C vectorized), the library's best prior for this adapter and size.
 ``evolve`` is a neighbourhood search: new configurations around the measured
-winner (and the runners-up), never one whose ``params["key"]`` was tried.
+winner (and the runners-up), never one whose ``params["key"]`` was tried, nor one
+that writes a kernel already written (at small sizes many configurations do).
 """
 
 from __future__ import annotations
 
 import re
 
-from itertools import product
+from itertools import chain, islice, product
 from types import ModuleType
 from typing import Any, Iterator, Sequence
 
@@ -88,11 +89,12 @@ class LibrarySource(CandidateSource):
         return out
 
     def candidate(self, t: Template, params: Params, size: Size, device: DeviceInfo | None,
-                  cid: str, name: str, strategy: str, generation: int) -> Candidate:
+                  cid: str, name: str, strategy: str, generation: int, source: str = "") -> Candidate:
+        """``source``: the kernel already rendered from ``params`` (it is rendered when empty)."""
         p = t.complete(params)
         return Candidate(id=cid, name=name, strategy=strategy, generation=generation, params=p,
                          origin=f"library: {t.full_name} {t.describe(p)}",
-                         source=t.render(p, size, device))
+                         source=source or t.render(p, size, device))
 
     def instantiate(self, params: Params, size: Size, device: DeviceInfo | None = None,
                     cid: str = "lib", name: str = "lib", strategy: str | None = None,
@@ -114,17 +116,22 @@ class LibrarySource(CandidateSource):
             return []
         tried = set(ctx.tried)
         priors = self.priors(wl, size, device)
+        sources = {c.source for c in ctx.candidates.values() if c.source}
         out = []
         for t in templates(wl):
-            pick = next((p for p in priors.get(t.strategy, []) if p["key"] not in tried), None)
-            if pick is None:  # every prior measured or unusable here: nearest untried point
-                raw = MODULES[wl].priors(size, device).get(t.strategy, [])
-                pick = next(self._walk(t, raw, size, device, tried, {}), None)
+            raw = MODULES[wl].priors(size, device).get(t.strategy, [])
+            # the best untried prior, else the nearest untried point; never a twin of a kernel
+            # already written (at small sizes two strategies can write the same one)
+            found = ((p, t.render(p, size, device)) for p in chain(
+                (p for p in priors.get(t.strategy, []) if p["key"] not in tried),
+                self._walk(t, raw, size, device, tried, {})))
+            pick = next(((p, src) for p, src in islice(found, 32) if src not in sources), None)
             if pick is None:
                 continue
-            tried.add(pick["key"])
-            out.append(self.candidate(t, pick, size, device, f"g{ctx.generation or 1}-{t.strategy}",
-                                      t.strategy, t.strategy, ctx.generation or 1))
+            tried.add(pick[0]["key"])
+            sources.add(pick[1])
+            out.append(self.candidate(t, pick[0], size, device, f"g{ctx.generation or 1}-{t.strategy}",
+                                      t.strategy, t.strategy, ctx.generation or 1, pick[1]))
         return out
 
     # ---- later generations --------------------------------------------------------
@@ -156,15 +163,25 @@ class LibrarySource(CandidateSource):
             for s in ("C", "B", "A"):
                 t = next(t for t in templates(wl) if t.strategy == s)
                 seeds += [(t, p) for p in priors.get(s, [])[:1]]
-        picks: list[tuple[Template, Params]] = []
+        picks: list[tuple[Template, Params, str]] = []
         keys: set[str] = set(tried)
+        # At small sizes several configurations write the same kernel (an axis past the size
+        # changes nothing): such a twin would only come back "duplicate", so it takes no slot.
+        sources = {c.source for c in ctx.candidates.values() if c.source}
+        twins_left = 8 * budget + 16  # a bound on renders that find only twins
 
         def take(t: Template, p: Params) -> bool:
+            nonlocal twins_left
             k = t.key(p)
-            if k in keys or not t.usable(p, size, device):
+            if k in keys or twins_left <= 0 or not t.usable(p, size, device):
                 return False
             keys.add(k)
-            picks.append((t, p))
+            source = t.render(t.complete(p), size, device)
+            if source in sources:
+                twins_left -= 1
+                return False
+            sources.add(source)
+            picks.append((t, p, source))
             return True
 
         # untried seeds themselves (priors when nothing was measured)
@@ -197,8 +214,8 @@ class LibrarySource(CandidateSource):
                     break
                 take(t, q)
         return [self.candidate(t, p, size, device, f"g{ctx.generation}-{letter}{i}",
-                               f"{letter}{i}", letter, ctx.generation)
-                for i, (t, p) in enumerate(picks[:budget], 1)]
+                               f"{letter}{i}", letter, ctx.generation, source)
+                for i, (t, p, source) in enumerate(picks[:budget], 1)]
 
     def _stream(self, t: Template, p: Params, times: dict[str, float],
                 best: float) -> Iterator[tuple[Template, Params]]:
