@@ -138,9 +138,12 @@ fn f() { var x: f32; }
 
 
 def test_oversized_workgroup_memory_is_refused_before_it_runs():
-    """wgpu would build this pipeline; the WebGPU limit says it must not."""
+    """wgpu would build this pipeline; the WebGPU limit says it must not (the limit counts what
+    the entry point uses: an array it never names is not held, so it is not counted)."""
     w = get_workload("sobel")
-    body = "var<workgroup> big: array<f32, H>;\n@compute @workgroup_size(64)\nfn main() {}\n"
+    unused = "var<workgroup> big: array<f32, H>;\n@compute @workgroup_size(64)\nfn main() {}\n"
+    stitch(w, w.size("8192"), unused, max_workgroup_bytes=16384)
+    body = "var<workgroup> big: array<f32, H>;\n@compute @workgroup_size(64)\nfn main() { big[0] = 1.0; }\n"
     with pytest.raises(ContractError, match="exceeds the adapter's limit of 16384") as err:
         stitch(w, w.size("8192"), body, max_workgroup_bytes=16384)
     assert err.value.diagnostic.line == 1

@@ -69,6 +69,38 @@ def test_sizes_and_zero_init_use_the_exact_length():
     assert "131088 bytes exceeds the adapter's limit of 32768" in message and line == 2
 
 
+TWO_PASSES = """var<workgroup> left: array<f32, 6144>;
+var<workgroup> right: array<f32, 6144>;
+fn stage(i: u32) -> f32 { return left[i]; }
+@compute @workgroup_size(64) fn first(@builtin(local_invocation_index) i: u32) { left[i] = stage(i) + 1.0; }
+@compute @workgroup_size(64) fn second(@builtin(local_invocation_index) i: u32) { right[i] = 2.0; }
+"""
+
+
+def test_each_entry_point_counts_the_workgroup_memory_it_uses():
+    """A pipeline holds the workgroup variables its entry point names, itself or through the
+    functions it calls: two passes of one module with 24 KB each fit a 32 KB adapter, and each
+    pipeline zeroes only its own (zeroing both would make each pipeline hold 48 KB)."""
+    assert [v.name for v in workgroup_vars(TWO_PASSES, entry="first")] == ["left"]  # through stage()
+    assert [v.name for v in workgroup_vars(TWO_PASSES, entry="second")] == ["right"]
+    assert workgroup_memory_problem(TWO_PASSES, LAVAPIPE_LIMIT) is None
+    zeroed = zero_init_source(TWO_PASSES, entry_name="second")
+    helper = zeroed[zeroed.index("fn vajra_zero_workgroup"):]
+    assert "right[" in helper and "left" not in helper
+    both = TWO_PASSES + "@compute @workgroup_size(64) fn both() { left[0] = right[1]; }\n"
+    message, line, _ = workgroup_memory_problem(both, LAVAPIPE_LIMIT)
+    assert "49152 bytes in entry point `both` exceeds" in message and line == 1
+    assert workgroup_memory_problem(both, LAVAPIPE_LIMIT, entry="first") is None
+
+
+def test_a_variable_no_entry_point_uses_is_not_counted():
+    src = "var<workgroup> unused: array<f32, 16384>;\nvar<workgroup> t: array<f32, 64>;\n" \
+          "@compute @workgroup_size(64) fn main(@builtin(local_invocation_index) i: u32) { t[i] = 1.0; }\n"
+    assert workgroup_memory_problem(src, LAVAPIPE_LIMIT) is None
+    zeroed = zero_init_source(src)
+    assert "unused" not in zeroed[zeroed.index("fn vajra_zero_workgroup"):]
+
+
 @pytest.mark.parametrize("decl, why", [
     ("const N: u32 = 1u << 40u;\nvar<workgroup> a: array<f32, N>;", "`N`: shift count 40"),
     ("var<workgroup> a: array<f32, u32(-1)>;", "u32(-1)"),

@@ -15,7 +15,7 @@ from typing import Iterable
 from vajra_tui.engine.admission.adapter_fit import binding_bytes
 from vajra_tui.engine.admission.contract import Stitched
 from vajra_tui.engine.wgsl.consteval import ConstEvalError
-from vajra_tui.engine.wgsl.memory import workgroup_memory_problem, workgroup_vars
+from vajra_tui.engine.wgsl.memory import entry_storage, workgroup_memory_problem, workgroup_vars
 from vajra_tui.engine.wgsl.tokens import read_workgroup_size, storage_bindings, uses_subgroups
 from vajra_tui.engine.workloads import Size, Workload
 
@@ -59,10 +59,9 @@ def _memory(source: str, consts: dict[str, int]) -> list[str]:
     limit = WEBGPU_DEFAULT_LIMITS["maxComputeWorkgroupStorageSize"]
     if workgroup_memory_problem(source, limit, consts) is None:
         return []
-    found = workgroup_vars(source, consts)
-    if any(v.bytes is None for v in found):
+    if any(v.bytes is None for v in workgroup_vars(source, consts)):
         return ["workgroup storage cannot be sized, so it cannot be checked against 16384 bytes"]
-    total = sum(v.bytes or 0 for v in found)
+    total = max(sum(v.bytes or 0 for v in found) for _, found in entry_storage(source, consts))
     return [f"{total} bytes of workgroup storage > {limit} (maxComputeWorkgroupStorageSize)"]
 
 

@@ -190,8 +190,9 @@ class PipelineStore:
         ints = {k: int(v) for k, v in (constants or {}).items() if isinstance(v, int) and not isinstance(v, bool)}
         limit = self.rt.info.limits.get("max-compute-workgroup-storage-size")
         try:
-            problem = workgroup_memory_problem(source, limit, ints)
-            return problem, (zero_init_source(source, ints, split_entry(entry)[0]) if problem is None else source)
+            name = split_entry(entry)[0]
+            problem = workgroup_memory_problem(source, limit, ints, name)
+            return problem, (zero_init_source(source, ints, name) if problem is None else source)
         except Exception as exc:  # noqa: BLE001 - a declaration this front end cannot follow
             return (f"cannot read its workgroup memory ({exc})", 1, 1), source
 

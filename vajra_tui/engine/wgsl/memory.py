@@ -4,14 +4,16 @@ wgpu does not refuse a pipeline whose ``var<workgroup>`` data exceeds the
 adapter's ``maxComputeWorkgroupStorageSize`` (the WebGPU spec says it must), so
 the contract and the GPU worker size every declaration here, by WGSL's layout
 rules, through type aliases and structs (``@align``/``@size`` included). A
-declaration that cannot be sized is reported as such, never counted as zero.
+declaration that cannot be sized is reported as such, never counted as zero. As in
+WebGPU, each entry point counts the variables it uses (itself or through the functions
+it calls), so the passes of one module are held to the limit one at a time.
 
 WebGPU also requires workgroup memory to start zeroed. wgpu-native builds every
 pipeline with ``zero_initialize_workgroup_memory: false`` (its C API has no switch
 for it), and lavapipe then leaves each workgroup what the previous dispatch wrote:
 a kernel could count its dispatches there, or memoize results across them.
 :func:`zero_init_source` adds what browsers add: a cooperative zeroing of every
-workgroup variable at the top of ``main``, then a barrier.
+workgroup variable the entry point uses, at its top, then a barrier.
 """
 
 from __future__ import annotations
@@ -24,8 +26,8 @@ from vajra_tui.engine.wgsl.layout import (  # noqa: F401 - WType is part of this
     Module, TypeParser, WType, attributes, read_module, round_up, split_shifts,
 )
 from vajra_tui.engine.wgsl.tokens import (
-    KEYWORD, Token, find_entry_point, match_bracket, read_workgroup_size, semicolons_after, significant_tokens,
-    typed_consts,
+    IDENT, KEYWORD, Token, compute_entries, find_entry_point, find_functions, match_bracket, read_workgroup_size,
+    semicolons_after, significant_tokens, typed_consts,
 )
 
 ZERO_FN = "vajra_zero_workgroup"
@@ -46,9 +48,35 @@ class WorkgroupVar:
     type_text: str = ""
 
 
-def workgroup_vars(src: str, consts: dict[str, int] | None = None) -> list[WorkgroupVar]:
-    """Every module-scope ``var<workgroup>`` with its size (WebGPU counts each rounded up to 16)."""
+def names_reached(toks: list[Token], entry: str) -> set[str] | None:
+    """Every identifier that entry point ``entry`` names, itself or through the functions it
+    calls (WGSL has no recursion, so the call graph is a tree to walk); None without ``entry``.
+
+    A pipeline holds the workgroup variables its entry point uses statically, not the
+    module's: two passes of one module may each use a large array of its own.
+    """
+    functions = {f.name: f for f in find_functions(toks)}
+    if entry not in functions:
+        return None
+    names: set[str] = set()
+    todo, seen = [entry], {entry}
+    while todo:
+        f = functions[todo.pop()]
+        for t in toks[f.params_open:f.body_close + 1]:
+            if t.kind != IDENT:
+                continue
+            names.add(t.text)
+            if t.text in functions and t.text not in seen:
+                seen.add(t.text)
+                todo.append(t.text)
+    return names
+
+
+def workgroup_vars(src: str, consts: dict[str, int] | None = None, entry: str = "") -> list[WorkgroupVar]:
+    """Every module-scope ``var<workgroup>`` with its size (WebGPU counts each rounded up to 16);
+    with ``entry``, only those that entry point uses (all when the module has no such entry)."""
     toks = split_shifts(significant_tokens(src))
+    reached = names_reached(toks, entry) if entry else None
     mod = read_module(toks, typed_consts(src, consts))
     found, depth = [], 0
     semis = semicolons_after(toks)
@@ -77,26 +105,39 @@ def workgroup_vars(src: str, consts: dict[str, int] | None = None) -> list[Workg
                 var.bytes = round_up(var.type.size, 16)
             except (ValueError, IndexError, KeyError, RecursionError) as exc:
                 var.problem = str(exc) or exc.__class__.__name__
-        found.append(var)
+        if reached is None or name in reached:
+            found.append(var)
     return found
 
 
-def workgroup_memory_problem(src: str, limit: int | None,
-                             consts: dict[str, int] | None = None) -> tuple[str, int, int] | None:
-    """(message, line, column) when the declared workgroup memory is over ``limit`` or unsizable.
+def entry_storage(src: str, consts: dict[str, int] | None = None) -> list[tuple[str, list[WorkgroupVar]]]:
+    """(entry point, the workgroup variables it uses) for each ``@compute`` entry; one unnamed
+    entry holding every variable when the module declares none (a body not yet stitched)."""
+    entries = compute_entries(src)
+    if not entries:
+        return [("", workgroup_vars(src, consts))]
+    return [(name, workgroup_vars(src, consts, name)) for name in entries]
+
+
+def workgroup_memory_problem(src: str, limit: int | None, consts: dict[str, int] | None = None,
+                             entry: str = "") -> tuple[str, int, int] | None:
+    """(message, line, column) when an entry point's workgroup memory is over ``limit``, or when
+    a declaration cannot be sized. Each entry point counts what it uses (``entry``: that one only).
 
     ``consts``: the values the pipeline gives the kernel's ``override``s (arrays may be sized by them).
     """
-    found = workgroup_vars(src, consts)
-    for var in found:
+    for var in workgroup_vars(src, consts):
         if var.bytes is None:
             return (f"cannot size workgroup variable `{var.name}` ({var.problem}): a kernel whose "
                     "workgroup memory cannot be checked against the adapter's limit is not run",
                     var.line, var.column)
-    total = sum(v.bytes or 0 for v in found)
-    if limit is not None and total > limit:
-        return (f"workgroup storage of {total} bytes exceeds the adapter's limit of {limit} bytes "
-                "(max-compute-workgroup-storage-size)", found[0].line, found[0].column)
+    per_entry = [(entry, workgroup_vars(src, consts, entry))] if entry else entry_storage(src, consts)
+    for name, found in per_entry:
+        total = sum(v.bytes or 0 for v in found)
+        if limit is not None and total > limit:
+            where = f" in entry point `{name}`" if name and len(per_entry) > 1 or entry else ""
+            return (f"workgroup storage of {total} bytes{where} exceeds the adapter's limit of {limit} bytes "
+                    "(max-compute-workgroup-storage-size)", found[0].line, found[0].column)
     return None
 
 
@@ -155,7 +196,8 @@ def _invocation_index(toks: list[Token], src: str, entry, mod: Module) -> str | 
 
 
 def zero_init_source(src: str, consts: dict[str, int] | None = None, entry_name: str = "main") -> str:
-    """``src`` with every workgroup variable zeroed at the top of ``main`` (WebGPU's rule).
+    """``src`` with every workgroup variable that ``entry_name`` uses zeroed at its top (WebGPU's
+    rule); the others stay out of that pipeline, as they would without the zeroing.
 
     Invocations share the work (a strided loop over the outermost array), then
     ``workgroupBarrier()``. Only the line of ``main``'s opening brace (and of its
@@ -164,7 +206,7 @@ def zero_init_source(src: str, consts: dict[str, int] | None = None, entry_name:
     there is no workgroup memory; raises ValueError when it cannot be zeroed. ``consts``: the
     pipeline's override values, which may size arrays and the workgroup.
     """
-    found = workgroup_vars(src, consts)
+    found = workgroup_vars(src, consts, entry_name)
     if not found:
         return src
     for var in found:

@@ -101,9 +101,7 @@ class _Design:
             problem = (workgroup_fits(d, tt * c) or storage_fits(d, shared_bytes(q, c, vec2)))
             if problem:
                 return problem
-        if p.get("last"):  # a buffer per pass: admission counts the module's workgroup memory whole
-            return storage_fits(d, sum(shared_bytes(q, c, vec2) for q, c in zip(passes, cols)))
-        return None
+        return None  # with ``last`` each pass has a buffer of its own, and its pipeline holds only that
 
     def render(self, p: Params, s: Size, d: DeviceInfo | None) -> str:
         passes = self.passes_of(s)
