@@ -6,7 +6,8 @@
 # then "new" and "seed"; "blk": the fft and fft2 sweep, then their rows; "probe": attention's qg sweep,
 # fft2 in three passes (benchmarks/fft2_three_probe.py), the attention rows; "rows5": the
 # probe and the attention rows again; "r6": attention's round 6, then its rows; "conv": conv1d's streamed tiles and fft's round 3, then
-# conv1d's row; "last": fft with the last pass's own count, then its row. Results land in $OUT.
+# conv1d's row; "last": fft with the last pass's own count, then its row; "r7": causal attention
+# heaviest first across heads and fft's last pass of its own (sweeps only); "r7rows": their rows. Results land in $OUT.
 set -u
 OUT=${OUT:-/tmp/out}
 . .gl/env.sh
@@ -94,6 +95,19 @@ if [ "$part" = last ]; then  # fft with the last pass's own count (sweep beside 
     --out "$OUT/sweep-fft-last.json" >> "$OUT/sweep.log" 2>&1
   echo "rc=$?" >> "$OUT/sweep.log"
   timeout 150 python3 benchmarks/roofline.py --sizes large --workloads fft \
+    --generations 2 --budget 6 --limits adapter --out "$OUT/rows" > "$OUT/rows.log" 2>&1
+  echo "rc=$?" >> "$OUT/rows.log"
+fi
+if [ "$part" = r7 ]; then  # round 7: causal attention ordered across heads, fft's passes with their own buffers
+  timeout 130 python3 benchmarks/sweep.py --workloads attention --sizes "B=1,H=16,S=4096,D=64,MASK=2" --budget-s 70 \
+    --out "$OUT/sweep-r7-attention-MASK2.json" >> "$OUT/sweep.log" 2>&1
+  echo "rc=$?" >> "$OUT/sweep.log"
+  timeout 120 python3 benchmarks/sweep.py --workloads fft --sizes large --budget-s 55 \
+    --out "$OUT/sweep-r7-fft.json" >> "$OUT/sweep.log" 2>&1
+  echo "rc=$?" >> "$OUT/sweep.log"
+fi
+if [ "$part" = r7rows ]; then  # the rows round 7 can move: causal attention (and fft with ROWS=fft)
+  timeout 330 python3 benchmarks/roofline.py --sizes large --workloads "attention@MASK=2${ROWS:+,$ROWS}" \
     --generations 2 --budget 6 --limits adapter --out "$OUT/rows" > "$OUT/rows.log" 2>&1
   echo "rc=$?" >> "$OUT/rows.log"
 fi

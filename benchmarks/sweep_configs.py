@@ -38,19 +38,20 @@ CONFIGS: dict[str, list[tuple[str, str]]] = {
         (f"{R} wg=32 groups=1 v4out=1 run=2 wsrc=2 seq=8 lay=0", "one warp a workgroup"),
         (f"{R} wg=32 groups=2 v4out=1 run=2 wsrc=2 seq=8 lay=0", "one warp, two runs of two"),
     ],
-    "attention": [  # issue #27, D=64, round 6 (round 5: Q and V global, 256 rows of 8x4, 2.61 ms = 0.79x)
-        (f"{A} wy=32 tm=8 tn=4 kv=2 sg=1 un=128 gl=2", "round 5's rows winner: 256 rows, 40 KB"),
-        (f"{A} wy=32 tm=4 tn=4 kv=2 sg=1 un=128 gl=2", "round 5's sweep best: 128 rows, 24 KB"),
+    "attention": [  # issue #27, D=64, round 7: causal blocks heaviest first across heads (rounds 5-6: r5, r6 files)
+        (f"{A} wy=16 tm=4 tn=4 kv=2 sg=1 un=128 gl=2", "64 rows, 16 KB: causal 1.84 ms with blocks reversed per head"),
+        (f"{A} wy=8 tm=4 tn=4 kv=2 sg=1 un=128 gl=2", "32 rows on 64 lanes: twice the workgroups"),
         (f"{A} wy=16 tm=8 tn=4 kv=2 sg=1 un=128 gl=2", "128 rows of 8x4 on 128 lanes, 24 KB"),
-        (f"{A} wy=16 tm=4 tn=4 kv=2 sg=1 un=128 gl=2", "64 rows, 16 KB"),
-        ("attention/outer wx=16 wy=16 tm=8 tn=4 kv=2 sg=1 un=128 gl=2", "16-lane rows, 64-key blocks, 48 KB"),
+        (f"{A} wy=32 tm=4 tn=4 kv=2 sg=1 un=128 gl=2", "128 rows on 256 lanes"),
+        (f"{A} wy=32 tm=8 tn=4 kv=2 sg=1 un=128 gl=2", "256 rows: one wave, order cannot balance it"),
+        (f"{A} wy=32 tm=8 tn=4 kv=2 sg=1 un=128 gl=1", "the non-causal row's winner (2.43 ms), 40 KB"),
     ],
-    "fft": [  # issue #27, 16 x 2^20, round 6: the last pass's own count and buffer (round 5: h200-sweep-27-r5-fft.json)
+    "fft": [  # issue #27, 16 x 2^20, round 7: round 6 again, each pass now holding only its own buffer
         ("fft/regs regs=32 cols=4 ex=1 blk=1 last=0", "the best: 4 sub-FFTs in both passes (0.208 ms)"),
-        ("fft/regs regs=32 cols=4 ex=1 blk=1 last=8", "rows pass 8 wide in 32 KB of its own; cols pass keeps 16 KB"),
-        ("fft/regs regs=16 cols=4 ex=1 blk=1 last=8", "16-point stages, rows pass 8 wide, own buffers"),
+        ("fft/regs regs=32 cols=4 ex=1 blk=1 last=8", "rows pass 8 wide, 32 KB; cols pass 16 KB"),
+        ("fft/regs regs=32 cols=4 ex=1 blk=1 last=2", "rows pass 2 wide, 8 KB (16-byte output runs)"),
         ("fft/regs regs=32 cols=8 ex=1 blk=1 last=4", "cols pass 8 wide (64-byte reads, 32 KB), rows pass 4 (16 KB)"),
-        ("fft/regs regs=32 cols=4 ex=1 blk=0 last=8", "unblocked scratch, rows pass 8 wide, own buffers"),
+        ("fft/regs regs=16 cols=4 ex=1 blk=1 last=8", "16-point stages, rows pass 8 wide"),
     ],
     "fft2": [  # issue #27, 4096^2, round 3 (round 2: regs=32 cols=8 ex=1, i.e. 2 columns, 0.370 ms = 0.63x)
         ("fft2/regs regs=32 cols=8 ex=1 blk=0", "round 2's best: [16,16,16], 2 columns"),

@@ -21,10 +21,17 @@ def vec4_bindings(e: Emitter) -> None:
 
 
 def heaviest_first(e: Emitter, bq: int, d4: int) -> None:
-    """The tile, with causal query blocks in reverse (the longest rows start first): ``q0``,
-    the block's first row, and ``head4``, the head's first vec4."""
-    e(*TILE_GUARD, "let qb = select(t.x, TILES_X - 1u - t.x, MASK == 2u);",
-      f"let q0 = qb * {bq}u;", f"let head4 = t.y * S * {d4}u;")
+    """The tile: ``q0``, the block's first row, and ``head4``, the head's first vec4.
+
+    Causal blocks are ordered heaviest first across every head, not within each: the GPU
+    starts workgroups in the order of their linear index, so the tile at index ``i`` takes
+    the ``i / H``-th heaviest query block of head ``i % H``. Reversing blocks within a head
+    only (the previous order) started head 0's lightest blocks before the last heads' longest
+    ones, which then ran on in a tail (benchmarks/NOTES.md, #27)."""
+    e(*TILE_GUARD, "let lin = t.x + t.y * TILES_X;",
+      "let qb = select(t.x, TILES_X - 1u - lin / TILES_Y, MASK == 2u);",
+      "let hd = select(t.y, lin % TILES_Y, MASK == 2u);",
+      f"let q0 = qb * {bq}u;", f"let head4 = hd * S * {d4}u;")
 
 
 def open_key_loop(e: Emitter, bq: int, bk: int) -> None:
