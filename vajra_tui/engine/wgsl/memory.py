@@ -26,7 +26,7 @@ from vajra_tui.engine.wgsl.layout import (  # noqa: F401 - WType is part of this
     Module, TypeParser, WType, attributes, read_module, round_up, split_shifts,
 )
 from vajra_tui.engine.wgsl.tokens import (
-    IDENT, KEYWORD, Token, compute_entries, find_entry_point, find_functions, match_bracket, read_workgroup_size,
+    IDENT, KEYWORD, FunctionSpan, Token, find_entry_point, find_functions, match_bracket, read_workgroup_size,
     semicolons_after, significant_tokens, typed_consts,
 )
 
@@ -48,14 +48,16 @@ class WorkgroupVar:
     type_text: str = ""
 
 
-def names_reached(toks: list[Token], entry: str) -> set[str] | None:
+def names_reached(toks: list[Token], entry: str,
+                  functions: dict[str, FunctionSpan] | None = None) -> set[str] | None:
     """Every identifier that entry point ``entry`` names, itself or through the functions it
     calls (WGSL has no recursion, so the call graph is a tree to walk); None without ``entry``.
 
     A pipeline holds the workgroup variables its entry point uses statically, not the
     module's: two passes of one module may each use a large array of its own.
+    ``functions``: the module's functions by name, when the caller has found them already.
     """
-    functions = {f.name: f for f in find_functions(toks)}
+    functions = functions if functions is not None else {f.name: f for f in find_functions(toks)}
     if entry not in functions:
         return None
     names: set[str] = set()
@@ -72,11 +74,10 @@ def names_reached(toks: list[Token], entry: str) -> set[str] | None:
     return names
 
 
-def workgroup_vars(src: str, consts: dict[str, int] | None = None, entry: str = "") -> list[WorkgroupVar]:
-    """Every module-scope ``var<workgroup>`` with its size (WebGPU counts each rounded up to 16);
-    with ``entry``, only those that entry point uses (all when the module has no such entry)."""
+def _declared(src: str, consts: dict[str, int] | None) -> tuple[list[Token], list[WorkgroupVar]]:
+    """The module's tokens and every module-scope ``var<workgroup>`` with its size (WebGPU
+    counts each rounded up to 16), read once for all the entry points asked about."""
     toks = split_shifts(significant_tokens(src))
-    reached = names_reached(toks, entry) if entry else None
     mod = read_module(toks, typed_consts(src, consts))
     found, depth = [], 0
     semis = semicolons_after(toks)
@@ -105,18 +106,36 @@ def workgroup_vars(src: str, consts: dict[str, int] | None = None, entry: str = 
                 var.bytes = round_up(var.type.size, 16)
             except (ValueError, IndexError, KeyError, RecursionError) as exc:
                 var.problem = str(exc) or exc.__class__.__name__
-        if reached is None or name in reached:
-            found.append(var)
-    return found
+        found.append(var)
+    return toks, found
+
+
+def _used(toks: list[Token], found: list[WorkgroupVar], entry: str,
+          functions: dict[str, FunctionSpan] | None = None) -> list[WorkgroupVar]:
+    """The variables of ``found`` that ``entry`` uses (all when the module has no such entry)."""
+    reached = names_reached(toks, entry, functions)
+    return found if reached is None else [v for v in found if v.name in reached]
+
+
+def workgroup_vars(src: str, consts: dict[str, int] | None = None, entry: str = "") -> list[WorkgroupVar]:
+    """Every module-scope ``var<workgroup>`` with its size (WebGPU counts each rounded up to 16);
+    with ``entry``, only those that entry point uses (all when the module has no such entry)."""
+    toks, found = _declared(src, consts)
+    return _used(toks, found, entry) if entry else found
+
+
+def _per_entry(toks: list[Token], found: list[WorkgroupVar]) -> list[tuple[str, list[WorkgroupVar]]]:
+    functions = {f.name: f for f in find_functions(toks)}
+    entries = [name for name, f in functions.items() if "compute" in f.attributes]
+    if not entries:
+        return [("", found)]
+    return [(name, _used(toks, found, name, functions)) for name in entries]
 
 
 def entry_storage(src: str, consts: dict[str, int] | None = None) -> list[tuple[str, list[WorkgroupVar]]]:
     """(entry point, the workgroup variables it uses) for each ``@compute`` entry; one unnamed
     entry holding every variable when the module declares none (a body not yet stitched)."""
-    entries = compute_entries(src)
-    if not entries:
-        return [("", workgroup_vars(src, consts))]
-    return [(name, workgroup_vars(src, consts, name)) for name in entries]
+    return _per_entry(*_declared(src, consts))
 
 
 def workgroup_memory_problem(src: str, limit: int | None, consts: dict[str, int] | None = None,
@@ -126,12 +145,13 @@ def workgroup_memory_problem(src: str, limit: int | None, consts: dict[str, int]
 
     ``consts``: the values the pipeline gives the kernel's ``override``s (arrays may be sized by them).
     """
-    for var in workgroup_vars(src, consts):
+    toks, every = _declared(src, consts)
+    for var in every:
         if var.bytes is None:
             return (f"cannot size workgroup variable `{var.name}` ({var.problem}): a kernel whose "
                     "workgroup memory cannot be checked against the adapter's limit is not run",
                     var.line, var.column)
-    per_entry = [(entry, workgroup_vars(src, consts, entry))] if entry else entry_storage(src, consts)
+    per_entry = [(entry, _used(toks, every, entry))] if entry else _per_entry(toks, every)
     for name, found in per_entry:
         total = sum(v.bytes or 0 for v in found)
         if limit is not None and total > limit:
