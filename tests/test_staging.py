@@ -182,3 +182,32 @@ async def test_a_smaller_pool_asked_for_closes_the_extra_processes(monkeypatch):
         assert len(staging._STAGERS) == 2
     finally:
         staging.shutdown()
+
+
+async def test_a_middling_generation_starts_the_processes_for_the_next(monkeypatch):
+    """Generations of 64k-200k characters (six fft kernels: 121k) were staged here, one after
+    another, while the worker waited: the first such batch now starts the processes, and the
+    batches after it go to them. A small one stays here, and starts nothing."""
+    w = get_workload("conv1d")
+    size, limits = w.size("1000x16"), Limits(65535, 16384)
+    monkeypatch.delenv("VAJRA_STAGING_PROCESSES", raising=False)
+    monkeypatch.setattr(staging, "_cores", lambda: 4)  # a GPU host's cores (pool_size: 3)
+    here: list[str] = []
+    real = staging.stage_text
+    monkeypatch.setattr(staging, "stage_text", lambda wl, sz, src, *a: here.append(src) or real(wl, sz, src, *a))
+    clean = kernel("conv1d_vec4.wgsl")
+    small = [(clean, True, True, {})] * 2
+    middling = [(clean + "\n// " + "x" * 12000 + "\n", True, True, {})] * 6
+    assert staging.POOL_WARM_MIN_CHARS <= sum(len(s) for s, *_ in middling) < staging.POOL_MIN_CHARS
+    assert sum(len(s) for s, *_ in small) < staging.POOL_WARM_MIN_CHARS
+    staging.shutdown()
+    try:
+        await stage_all(w, "conv1d", size, small, limits)
+        assert not staging._STAGERS and len(here) == 2
+        first = await stage_all(w, "conv1d", size, middling, limits)
+        assert len(staging._STAGERS) == 3 and len(here) == 8, "the first middling batch is staged here"
+        second = await stage_all(w, "conv1d", size, middling, limits)
+        assert len(here) == 8, "the next went to the processes"
+    finally:
+        staging.shutdown()
+    assert _comparable(first) == _comparable(second)

@@ -28,7 +28,13 @@ from vajra_tui.engine.admission.contract import ContractError, Stitched, prelude
 from vajra_tui.engine.events import Diagnostic
 from vajra_tui.engine.workloads import Size, Workload, get_workload
 
-POOL_MIN_CHARS = 200_000  # a batch smaller than this stages here (a pool's start is ~0.5 s)
+POOL_MIN_CHARS = 200_000  # a batch smaller than this stages here while no pool runs (a start is ~0.5 s)
+POOL_WARM_MIN_CHARS = 64_000
+"""A batch of several jobs this big (about 0.4 s of staging here on an H200 host) starts the
+staging processes for the generations to come, staged here itself while they start, and goes
+to them once they run. Six fft kernels (121k characters) took 0.85 s here with the worker
+idle. Below it, staging here costs less than the processes save: their jobs come back one
+by one, so the worker's first prebuild holds fewer kernels to compile side by side."""
 POOL_MIN_CORES = 4  # with fewer, the GPU workers and this process already fill them
 
 
@@ -204,6 +210,22 @@ atexit.register(shutdown)
 _RUNNING: set[asyncio.Task] = set()  # batches being staged (the loop keeps weak references)
 
 
+def _for_pool(jobs: list[tuple[str, bool, bool, dict]], spec: str) -> bool:
+    """Whether this batch goes to the staging processes. A batch of POOL_WARM_MIN_CHARS or
+    more starts them when they do not run yet (in the background: it is staged here)."""
+    if not spec or spec in _HERE_ONLY:
+        return False
+    chars = sum(len(src) for src, *_ in jobs)
+    forced = os.environ.get("VAJRA_STAGING_PROCESSES", "").strip().isdigit()
+    if chars >= POOL_MIN_CHARS or (forced and len(jobs) > 1):
+        return True
+    if len(jobs) < 2 or chars < POOL_WARM_MIN_CHARS or pool_size() == 0:
+        return False
+    running = any(s.alive() for s in _STAGERS)
+    _pool()  # started, or kept to its size
+    return running
+
+
 def stage_futures(workload: Workload, spec: str, size: Size, jobs: list[tuple[str, bool, bool, dict]],
                   limits: Limits) -> list[asyncio.Future]:
     """Start staging ``jobs`` (source, generated, sanitize, constants); one future per job,
@@ -213,9 +235,7 @@ def stage_futures(workload: Workload, spec: str, size: Size, jobs: list[tuple[st
     batch is staged here and now."""
     loop = asyncio.get_running_loop()
     futures: list[asyncio.Future] = [loop.create_future() for _ in jobs]
-    forced = os.environ.get("VAJRA_STAGING_PROCESSES", "").strip().isdigit()
-    big = sum(len(src) for src, *_ in jobs) >= POOL_MIN_CHARS or (forced and len(jobs) > 1)
-    stagers = _pool() if big and spec and spec not in _HERE_ONLY else []
+    stagers = _pool() if _for_pool(jobs, spec) else []
     todo = list(range(len(jobs)))
 
     def here(k: int) -> None:
