@@ -7,7 +7,8 @@
 # fft2 in three passes (benchmarks/fft2_three_probe.py), the attention rows; "rows5": the
 # probe and the attention rows again; "r6": attention's round 6, then its rows; "conv": conv1d's streamed tiles and fft's round 3, then
 # conv1d's row; "last": fft with the last pass's own count, then its row; "r7": causal attention
-# heaviest first across heads and fft's last pass of its own (sweeps only); "r7rows": their rows. Results land in $OUT.
+# heaviest first across heads and fft's last pass of its own (sweeps only); "r7rows": their rows (WL= picks others);
+# "seed" with TIMELINE=1 keeps each workload's events (tune_all.py --timeline). Results land in $OUT.
 set -u
 OUT=${OUT:-/tmp/out}
 . .gl/env.sh
@@ -20,7 +21,8 @@ if [ "$part" = new ] || [ "$part" = all ]; then
 fi
 if [ "$part" = seed ] || [ "$part" = all ]; then
   for pass in 1 2; do
-    timeout 75 python3 benchmarks/tune_all.py --size seed --out "$OUT/tune-all-seed-$pass.json" >> "$OUT/tune_all.log" 2>&1
+    timeout 75 python3 benchmarks/tune_all.py --size seed --out "$OUT/tune-all-seed-$pass.json" \
+      ${TIMELINE:+--timeline "$OUT/timeline-$pass"} >> "$OUT/tune_all.log" 2>&1
   done
 fi
 if [ "$part" = seed-idle ]; then  # the nine-workload seed tune: idle workers kept (driver cache cold, then warm) and a fresh worker per tune (warm)
@@ -107,7 +109,7 @@ if [ "$part" = r7 ]; then  # round 7: causal attention ordered across heads, fft
   echo "rc=$?" >> "$OUT/sweep.log"
 fi
 if [ "$part" = r7rows ]; then  # the rows round 7 can move: causal attention (and fft with ROWS=fft)
-  timeout 330 python3 benchmarks/roofline.py --sizes large --workloads "attention@MASK=2${ROWS:+,$ROWS}" \
+  timeout 330 python3 benchmarks/roofline.py --sizes large --workloads "${WL:-attention@MASK=2}${ROWS:+,$ROWS}" \
     --generations 2 --budget 6 --limits adapter --out "$OUT/rows" > "$OUT/rows.log" 2>&1
   echo "rc=$?" >> "$OUT/rows.log"
 fi

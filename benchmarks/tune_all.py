@@ -9,6 +9,10 @@ after every workload, so a run cut short still leaves what it measured.
 
     .venv/bin/python benchmarks/tune_all.py --out results/tune-all.json [--size seed]
         [--judge auto|gpu|cpu] [--generations 2 --budget 6] [--workloads sgemm,gemv]
+        [--timeline results/timelines]
+
+``--timeline`` keeps each workload's events (time, type, candidate, stage) as JSON lines,
+so where a slow tune spends its seconds can be read afterwards.
 """
 
 from __future__ import annotations
@@ -21,14 +25,25 @@ from collections import Counter
 from pathlib import Path
 
 import vajra_tui
+from vajra_tui.engine.events import Event
 from vajra_tui.engine.workloads import WORKLOADS
 
 
-def tune_one(name: str, size: str, generations: int, budget: int) -> dict:
+def tune_one(name: str, size: str, generations: int, budget: int, timeline: Path | None = None) -> dict:
     """One workload's tune, timed from the call to the report."""
+    events: list[dict] = []
+
+    def keep(event: Event) -> None:
+        events.append({"t": round(event.t, 4), "type": event.type, "id": getattr(event, "id", ""),
+                       "stage": getattr(event, "stage", "")})
+
     began = time.perf_counter()
-    report = vajra_tui.tune(name, size=size, source="library", generations=generations, budget=budget)
+    report = vajra_tui.tune(name, size=size, source="library", generations=generations, budget=budget,
+                            on_event=keep if timeline else None)
     wall = time.perf_counter() - began
+    if timeline:
+        timeline.mkdir(parents=True, exist_ok=True)
+        (timeline / f"{name}.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
     results = [r for r in report.results if r.id != "baseline"]
     winner = report.winner
     return {"workload": name, "wall_s": round(wall, 3), "candidates": len(results),
@@ -46,13 +61,14 @@ def main() -> None:
     parser.add_argument("--generations", type=int, default=2)
     parser.add_argument("--budget", type=int, default=6)
     parser.add_argument("--workloads", default=",".join(WORKLOADS))
+    parser.add_argument("--timeline", type=Path, default=None, help="a folder for each workload's events")
     args = parser.parse_args()
     if args.judge:
         os.environ["VAJRA_VERIFY"] = args.judge
     rows, began = [], time.perf_counter()
     args.out.parent.mkdir(parents=True, exist_ok=True)
     for name in [n for n in args.workloads.split(",") if n]:
-        rows.append(tune_one(name, args.size, args.generations, args.budget))
+        rows.append(tune_one(name, args.size, args.generations, args.budget, args.timeline))
         r = rows[-1]
         print(f"{name:<10} {r['wall_s']:>8.2f} s  {r['candidates']:>3} candidates  "
               f"{r['seconds_per_candidate']:.3f} s/candidate  winner {r['winner']}", flush=True)
