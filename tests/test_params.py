@@ -141,3 +141,13 @@ def test_what_the_functions_return_is_checked_at_the_size_that_runs():
     with pytest.raises(WorkloadError, match="length of 'X' is 0"):
         w.checked_lengths({"N": 4})
     assert _declare(atol=lambda s: 1e-3 * s["N"]).tolerance({"N": 4}) == pytest.approx(4e-3)
+
+
+def test_a_template_takes_its_first_values_when_a_require_names_size_constants():
+    """A `// require:` may name the size (split-K: the splits must fit the scratch); filling a
+    template reads only the `// tune:` lines, so {{CR}} still gets its first value."""
+    from vajra_tui.engine.sources.space import first_values
+
+    src = ("override KS: u32 = 4u;\n// tune: KS = 2, 4\n// require: KS * S <= 4096\n"
+           "// tune: CR = 16, 8\nconst CR: u32 = {{CR}}u;\n")
+    assert first_values(src) == {"KS": 2, "CR": 16}

@@ -80,14 +80,16 @@ def first_values(source: str) -> dict[str, Value]:
     """Each ``// tune:`` name's first value (a range's low end): what a template is filled
     with when nothing else gives the name. A space that cannot be read gives none (the
     params search says why where it reads it)."""
-    try:
-        return {name: values[0] for name, values in read_space("", source).axes.items() if values}
+    try:  # (its requires may name size constants, which are not known here: they are not read)
+        axes = read_space("", source, check_requires=False).axes
+        return {name: values[0] for name, values in axes.items() if values}
     except ParamsError:
         return {}
 
 
-def read_space(kernel: str, source: str, dims: tuple[str, ...] = ()) -> Space:
-    """The space a kernel declares; an empty one (just the kernel) when it has no ``// tune:``."""
+def read_space(kernel: str, source: str, dims: tuple[str, ...] = (), check_requires: bool = True) -> Space:
+    """The space a kernel declares; an empty one (just the kernel) when it has no ``// tune:``.
+    ``check_requires=False`` reads the ``// require:`` lines without checking their names."""
     declared = override_names(source) + template_names(source)  # a template's {{NAME}} tunes too
     axes: dict[str, tuple[Value, ...]] = {}
     requires: list[tuple[int, str]] = []
@@ -98,7 +100,7 @@ def read_space(kernel: str, source: str, dims: tuple[str, ...] = ()) -> Space:
             axes[name] = values
         elif header:
             requires.append((number, line[header.end():].strip()))
-    for number, text in requires:  # after every // tune: line: a require may come first
+    for number, text in requires if check_requires else ():  # after every // tune: line
         _check_require(text, f"{kernel}:{number}", set(axes) | set(dims))
     return Space(kernel, source, axes, tuple(requires))
 
