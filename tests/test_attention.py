@@ -211,3 +211,95 @@ def test_an_nvidia_gpu_shuffles_eight_lane_rows():
     assert LibrarySource().priors("attention", size, h200)["C"][0]["sg"] == 1
     assert LibrarySource().priors("attention", size, other)["C"][0]["sg"] == 0
     assert template("attention/outer").usable({**LibrarySource().priors("attention", size, h200)["C"][0]}, size, h200)
+
+
+# ---- split-K: the keys of a query block over KS workgroups, merged by the optional combine ----
+SPLIT = {"template": "attention/outer", "wx": 4, "wy": 4, "tm": 4, "tn": 4, "kv": 2, "sg": 0, "un": 4}
+
+
+@pytest.mark.parametrize("spec", ["B=1,H=2,S=301,D=64,MASK=2", "B=1,H=1,S=77,D=64,MASK=1",
+                                  "B=2,H=1,S=100,D=32,MASK=2"])
+async def test_split_k_verifies_with_its_combine_pass(gpu, spec):
+    """C split over 2, 4 and 16 workgroups per query block (16: more splits than a 16-row
+    block of 77 keys has key blocks, so some splits are empty), at sizes off every block,
+    causal and not, Q staged and read from the storage buffer: two passes."""
+    s = await _session(gpu, spec)
+    src = LibrarySource(s.device)
+    for ks, gl in ((2, 0), (4, 1), (16, 0)):
+        cand = src.instantiate({**SPLIT, "ks": ks, "gl": gl}, s.size, cid=f"ks{ks}", name=f"ks{ks}")
+        assert cand is not None, template("attention/outer").check({**SPLIT, "ks": ks, "gl": gl}, s.size, s.device)
+        assert "fn combine(" in cand.source and "override KS: u32" in cand.source
+        await _admit(s, cand)
+        r = s.results[cand.id]
+        assert [p["label"] for p in r.passes] == ["main", "combine"]
+
+
+async def test_a_single_pass_kernel_runs_without_the_combine(gpu):
+    """The baseline and C unsplit define only their main pass (whatever its name): one dispatch."""
+    s = await _session(gpu, "B=1,H=1,S=77,D=64,MASK=2")
+    renamed = W.baseline.replace("fn main(", "fn attend(")
+    for cand in (s.baseline_candidate(), Candidate(id="attend", name="attend", source=renamed)):
+        assert await s.admit(cand), s.results[cand.id].reason
+        assert s.results[cand.id].passes == []  # (admitted, not yet timed)
+
+
+async def test_a_combine_that_forgets_the_maxima_is_rejected(gpu):
+    """Weighting each split by its sum alone (no exp2(max - M)) is wrong wherever the splits'
+    maxima differ, which the hot rows make certain."""
+    s = await _session(gpu, "B=1,H=2,S=301,D=64,MASK=1")
+    good = LibrarySource(s.device).instantiate({**SPLIT, "ks": 4, "gl": 0}, s.size, cid="x", name="x")
+    assert good is not None and "let w = ml.y * exp2(ml.x - mx);" in good.source
+    bad = Candidate(id="nomax", name="nomax", source=good.source.replace(
+        "let w = ml.y * exp2(ml.x - mx);", "let w = ml.y;"))
+    assert not await s.admit(bad)
+    assert s.results["nomax"].status == "rejected", s.results["nomax"].reason
+
+
+def test_split_priors_only_where_the_blocks_are_too_few():
+    """On a big GPU C's first prior is split, and proposed first, where its 256-row blocks
+    cannot fill the GPU (two heads of 8192 or one of 16384: 64 blocks, split 8; 16 heads of
+    4096, 256 blocks, are not split), within what Partial holds at the size."""
+    from vajra_tui.engine.workloads.attention import splits_max
+
+    h200 = DeviceInfo(name="NVIDIA H200", vendor_id=0x10DE, software=False, subgroups=True, subgroup_min_size=4,
+                      limits={"max-compute-workgroup-storage-size": 49152})
+    for spec, ks in (("large", 1), ("1x2x8192x64", 8), ("1x1x16384x64", 8), ("1x2x256x64", 16)):
+        size = W.size(spec)
+        priors = LibrarySource(limits="adapter").priors("attention", size, h200)["C"]
+        split = [p for p in priors if p.get("ks", 1) > 1]
+        assert [p["ks"] for p in split] == ([ks] if ks > 1 else []), spec
+        assert all(p["ks"] <= splits_max(size) for p in split) and (not split or priors[0] is split[0])
+    assert splits_max(W.size("large")) == 7 and W.buffer_len(W.size("seed"))["Partial"] == 2 * 256 * 68 * 16
+    assert not any(p.get("ks", 1) > 1 for p in LibrarySource().priors("attention", W.size("seed"), CPU)["C"])
+
+
+def test_the_prompt_names_the_optional_pass():
+    from vajra_tui.engine.sources.llm.prompt_parts import contract_text
+
+    size = W.size("seed")
+    ctx = GenerationContext(workload=W.info(size), device=CPU, prelude=prelude(W, size, (1, 1), 1, set()))
+    text = contract_text(ctx, W)
+    assert "Optional passes:" in text and "`@compute fn combine`" in text and "(2, 2, 1) workgroups" not in text
+    assert "// tile:" in text  # main is still planned from the tile header
+
+
+def test_an_export_allocates_partial_only_for_a_kernel_that_uses_it(tmp_path, capsys):
+    """The TS module of a single-pass winner (or the baseline) binds no Partial, which at the
+    large preset would be 125 MB of scratch that nothing reads; a split-K winner's has it."""
+    import json
+
+    from vajra_tui.cli.main import main
+
+    split = LibrarySource(CPU).instantiate({**SPLIT, "ks": 2, "gl": 0}, W.size("1x1x64x64x2"), cid="s", name="s")
+    assert split is not None
+    for kernel, out in ((W.baseline, "plain"), (split.source, "split")):
+        (tmp_path / f"{out}.wgsl").write_text(kernel)
+        code = main(["tune", "-w", "attention", "--size", "1x1x64x64x2", "-k", str(tmp_path / f"{out}.wgsl"),
+                     "--source", "params", "--budget", "1", "--generations", "1", "--reps", "3", "--warmup", "1",
+                     "--no-cache", "--json", "-q", "--export", str(tmp_path / out), "--export-baseline",
+                     ])
+        assert code == 0
+        doc = json.loads(capsys.readouterr().out)
+        ts = (tmp_path / out / "attention.ts").read_text()
+        buffers = ts[ts.index('"name": "Q"'):ts.index("export type Buffers")]
+        assert ('"name": "Partial"' in buffers) is (out == "split" and doc["winner"] is not None), doc["headline"]

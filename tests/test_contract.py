@@ -195,3 +195,32 @@ def test_the_row_normalize_example_plans_at_its_large_preset():
     with pytest.raises(ContractError, match=r"pass 'normalize': its grid of 65536x1 workgroups is over .* only a grid "
                                             r"like the first pass's"):
         stitch(one_d, w.size("large"), w.baseline)
+
+
+def test_an_optional_pass_runs_only_from_a_kernel_that_defines_it():
+    """attention's combine is optional: the baseline (and a kernel whose one entry point has
+    another name) plan one pass from their // tile:; a module with combine plans both; a module
+    with combine alone has no main pass. A first pass cannot be optional, and a pass planned
+    from the tile needs the workload's output_grid."""
+    from dataclasses import replace
+
+    from vajra_tui import Pass
+    from vajra_tui.engine.workloads.base import WorkloadError
+
+    w = get_workload("attention")
+    size = w.size("B=1,H=2,S=300,D=64,MASK=1")
+    base = stitch(w, size, w.baseline)
+    assert [(p.label, p.dispatch[:2]) for p in base.passes] == [("main", (5, 2))]
+    renamed = stitch(w, size, w.baseline.replace("fn main(", "fn attend("))
+    assert [(p.label, p.entry) for p in renamed.passes] == [("main", "attend")]
+    combine = ("\n// tune: CR = 4\nconst CR: u32 = {{CR}}u;\n@compute @workgroup_size(16, CR)\n"
+               "fn combine(@builtin(workgroup_id) wid: vec3<u32>) {\n    O[wid.x] = 0.0;\n}\n")
+    both = stitch(w, size, w.baseline.replace("fn main(", "fn attend(") + combine)
+    assert [(p.label, p.entry, p.dispatch[:2]) for p in both.passes] == [
+        ("main", "attend", (5, 2)), ("combine", "combine", (75, 2))]
+    with pytest.raises(ContractError, match=r"no @compute entry point named `main` \(it has combine\)"):
+        stitch(w, size, combine)
+    with pytest.raises(WorkloadError, match="the first pass cannot be optional"):
+        replace(w, passes=(replace(w.passes[0], optional=True), w.passes[1]))
+    with pytest.raises(WorkloadError, match="output_grid.*grid=None"):
+        replace(w, output_grid=None)

@@ -259,7 +259,7 @@ def _default_passes(workload: Workload, size: Size, own: set[int], max_dim: int,
     pass's ``source``, else the baseline), stitched the same way."""
     out = []
     for index, p in enumerate(workload.passes):
-        if index in own:
+        if index in own or p.optional:  # an optional pass runs only from a kernel that defines it
             continue
         module = stitch(_SinglePass.of(workload, index), size, p.source or workload.baseline, max_dim,
                         max_workgroup_bytes)

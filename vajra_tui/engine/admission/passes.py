@@ -94,18 +94,23 @@ def own_passes(workload: Workload, rest: str) -> list[tuple[int, str]]:
     """(pass index, entry point) of the passes this module defines, in order.
 
     A single-pass workload takes its ``entry``, or the module's only compute entry
-    point whatever its name; a multi-pass one, every pass whose entry it defines.
+    point whatever its name; a multi-pass one, every pass whose entry it defines. A
+    workload whose one required pass is followed by optional ones (attention's split-K
+    combine) reads like a single-pass one: the module's only other entry point, whatever
+    its name, is that pass.
     """
     try:
         found = compute_entries(rest)
     except Exception:  # noqa: BLE001 - a body we cannot read: the compiler will say why
         found = []
     wanted = workload.entries
-    if not workload.passes:
+    if not workload.passes or sum(not p.optional for p in workload.passes) == 1:
+        optional = [(i, p.entry) for i, p in enumerate(workload.passes) if p.optional and p.entry in found]
+        first = [name for name in found if name not in {n for _, n in optional}]
         if wanted[0] in found:
-            return [(0, wanted[0])]
-        if len(found) == 1:
-            return [(0, found[0])]
+            return [(0, wanted[0]), *optional]
+        if len(first) == 1:
+            return [(0, first[0]), *optional]
         raise ContractError(f"no @compute entry point named `{wanted[0]}`"
                             + (f" (it has {', '.join(found)})" if found else ""))
     own = [(i, name) for i, name in enumerate(wanted) if name in found]

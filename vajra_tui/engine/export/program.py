@@ -14,7 +14,10 @@ so it is worked out here, from what the result carries (every name checked by
   typed as the module declares it (``read`` in one pass, ``read_write`` in the next), or
   as the workload declares it where the module does not;
 - a pass of another module gets the override values the engine gave it from the size:
-  each ``override`` named like a size dim (a ``defines`` value is not recorded).
+  each ``override`` named like a size dim (a ``defines`` value is not recorded);
+- a scratch buffer that no module names beyond its declaration, and no pass binds, is left out: attention's
+  ``Partial`` (up to 128 MiB, for a split-K kernel's combine) is allocated only by an
+  export whose kernel uses it.
 """
 
 from __future__ import annotations
@@ -26,7 +29,8 @@ from typing import Any
 from vajra_tui.engine.events import CandidateResult, WorkloadInfo
 from vajra_tui.engine.export import names
 from vajra_tui.engine.export.names import TYPED_ARRAYS
-from vajra_tui.engine.wgsl.tokens import compute_entries, override_names, read_workgroup_size, storage_bindings
+from vajra_tui.engine.wgsl.tokens import (compute_entries, override_names, read_workgroup_size, significant_tokens,
+                                          storage_bindings)
 from vajra_tui.engine.workloads.base import padded
 
 
@@ -66,6 +70,11 @@ class ExportProgram:
 
 def build(result: CandidateResult, workload: WorkloadInfo, rows: list[dict[str, Any]]) -> ExportProgram:
     """The program of ``result`` (``rows``: its workload's checked bindings)."""
+    recorded = names.passes(list(result.passes))
+    sources = [result.stitched_source, *(p["source"] for p in recorded if not p["own"])]
+    bound = {str(v) for p in recorded for v in dict(p.get("bind") or {}).values()}
+    rows = [r for r in rows if r["access"] != "scratch" or r["name"] in bound
+            or any(_names(s, r["name"]) for s in sources)]
     data = names.uniform_bytes(dict(result.uniforms), rows)
     buffers = [{"binding": r["index"], "name": r["name"], "access": r["access"], "dtype": r["dtype"],
                 "elements": int(r["elements"]),
@@ -74,7 +83,6 @@ def build(result: CandidateResult, workload: WorkloadInfo, rows: list[dict[str, 
     uniforms = [{"group": r["group"], "binding": r["index"], "name": r["name"], "data": data[r["name"]]}
                 for r in rows if r["access"] == "uniform"]
     program = ExportProgram(buffers, uniforms, [result.stitched_source])
-    recorded = names.passes(list(result.passes))
     if not recorded:
         recorded = [{"label": "", "entry": single_entry(result.stitched_source), "grid": list(result.grid),
                      "own": True, "source": ""}]
@@ -93,6 +101,15 @@ def build(result: CandidateResult, workload: WorkloadInfo, rows: list[dict[str, 
             layout=_layout(source, rows, dict(p.get("bind") or {})), workgroup=_workgroup(source, p["entry"], size, constants, result),
             own=p["own"], bind={str(k): str(v) for k, v in dict(p.get("bind") or {}).items()}))
     return program
+
+
+def _names(source: str, name: str) -> bool:
+    """Whether ``source`` uses ``name`` beyond declaring it (the prelude declares every binding
+    the kernel does not): more than one token of it. When unreadable, assume it does."""
+    try:
+        return sum(t.text == name for t in significant_tokens(source)) > 1
+    except Exception:  # noqa: BLE001 - keep the buffer; the layout then holds it as before
+        return True
 
 
 def single_entry(source: str) -> str:

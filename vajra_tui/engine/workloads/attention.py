@@ -7,6 +7,13 @@ constant so that one workload covers both forms and a kernel folds it away:
 It is 1 and 2, not 0 and 1, because every size constant is a positive integer.
 ``--size 1x16x4096x64`` leaves MASK at 1; ``--size 1x16x4096x64x2`` is causal.
 
+A kernel may split the keys (split-K, for few heads of a long S): its ``main`` writes each
+split's partial result into the scratch ``Partial`` and its own ``combine`` merges them into
+O. ``combine`` is an optional pass: it runs only for a kernel that defines it, on a grid of
+ceil(S / CR) x B*H workgroups (``CR``, query rows per workgroup, is the kernel's template
+value, 1 when it has none). ``Partial`` holds ``SPLITS_MAX`` (up to 16) slots of D + 4 floats
+per query row, as many as fit in 128 MiB; how a kernel lays them out is its own affair.
+
 Like softmax, the inputs are a trap for a kernel that skips the max subtraction: a
 third of the query rows are scaled so that their largest score (over the keys they
 may see) is 100, past exp's f32 overflow at ~88.7, and another third by 10.
@@ -16,10 +23,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from vajra_tui import Binding, Workload
+from vajra_tui import Binding, Pass, Workload
 
 HOT = 100.0  # the largest score of a hot row: exp(100) overflows f32
 CHUNK = 512  # query rows per float64 block: 512×4096 scores are 16 MB, not a head's 128 MB
+SPLITS = 16  # the most key splits ``Partial`` holds a slot for
+PARTIAL_WORDS = 1 << 25  # 128 MiB of f32: the portable maxStorageBufferBindingSize
+
+
+def splits_max(s: dict[str, int]) -> int:
+    """Key splits ``Partial`` has room for: D + 4 floats per split of every query row (the
+    output and a vec4 for its max and sum), up to 16 and within 128 MiB, at least one."""
+    row = s["B"] * s["H"] * s["S"] * (s["D"] + 4)
+    return max(1, min(SPLITS, PARTIAL_WORDS // row))
 
 
 def _mask_of(s: dict[str, int]) -> bool:
@@ -133,6 +149,17 @@ def _elements(s: dict[str, int]) -> int:
     return s["B"] * s["H"] * s["S"] * s["D"]
 
 
+def buffer_len(s: dict[str, int]) -> dict[str, int]:
+    return {**{n: _elements(s) for n in ("Q", "K", "V", "O")},
+            "Partial": s["B"] * s["H"] * s["S"] * (s["D"] + 4) * splits_max(s)}
+
+
+def grid_combine(s: dict[str, int], p: dict) -> tuple[int, int, int]:
+    """A split-K kernel's combine: ``CR`` query rows per workgroup, a head per row of the grid."""
+    rows = int(p.get("CR", 1))
+    return -(-s["S"] // rows), s["B"] * s["H"], 1
+
+
 WORKLOAD = Workload(
     name="attention",
     summary="O = softmax(Q·Kᵀ/√D)·V per head, B×H×S×D f32; MASK=1 full, MASK=2 causal",
@@ -142,14 +169,16 @@ WORKLOAD = Workload(
     defaults={"MASK": 1},
     broadcast=("S",),
     bindings=(Binding(0, "Q", "read"), Binding(1, "K", "read"), Binding(2, "V", "read"),
-              Binding(3, "O", "read_write")),
+              Binding(3, "O", "read_write"), Binding(4, "Partial", "scratch")),
     atol=tolerance,
-    buffer_len=lambda s: {n: _elements(s) for n in ("Q", "K", "V", "O")},
+    buffer_len=buffer_len,
     make_inputs=make_inputs,
     reference=reference,
     # Q·Kᵀ and P·V, 2·S²·D each per head; causal skips (about) half the keys
     flops=lambda s: 4.0 * s["B"] * s["H"] * s["S"] ** 2 * s["D"] / (2.0 if s["MASK"] == 2 else 1.0),
     # element (x, y) is O[y * S * D + x]: a head per row, so a tile never straddles two heads
     output_grid=lambda s: (s["S"] * s["D"], s["B"] * s["H"]),
+    # main is planned from the output grid and the kernel's // tile:, as a single-pass kernel
+    passes=(Pass("main", grid=None), Pass("combine", grid=grid_combine, optional=True)),
     baseline=BASELINE,
 )

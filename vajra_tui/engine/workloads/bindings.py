@@ -94,7 +94,12 @@ class Binding:
 class Pass:
     """One dispatch of a multi-pass workload: its entry point, its grid, its module.
 
-    ``grid(size, params)`` gives the workgroups along x, y and z. ``source`` is the
+    ``grid(size, params)`` gives the workgroups along x, y and z; ``grid=None`` plans the
+    pass like a single-pass kernel, from the workload's ``output_grid`` and the kernel's
+    ``// tile:`` header (so a kernel written for one pass runs unchanged). ``optional=True``:
+    the pass runs only for a kernel whose module defines its entry point, and is skipped for
+    every other kernel (the baseline included): a split-K kernel brings its combine pass,
+    and a single-pass kernel runs alone. ``source`` is the
     pass's own WGSL module (default: the workload's baseline, which then holds every
     pass's entry point); ``name`` labels its time (default: the entry point). ``bind``
     hands a binding another buffer for this pass (``{"items": "blockSums"}``: the kernel's
@@ -104,11 +109,12 @@ class Pass:
     """
 
     entry: str
-    grid: Callable[[Size, Params], Sequence[int]]
+    grid: Callable[[Size, Params], Sequence[int]] | None
     name: str = ""
     source: str = ""
     bind: Mapping[str, str] | None = None  # binding -> the buffer it gets in this pass
     constants: Callable[[Size, Params], Mapping[str, Any]] | None = None  # this pass's override values
+    optional: bool = False  # runs only for a kernel that defines its entry point
 
     @property
     def label(self) -> str:
@@ -148,8 +154,11 @@ def check_pass(p: Any, error: Callable[[str, str], Exception]) -> None:
         raise error("passes", f"{p!r} is not a vajra_tui.Pass")
     if not isinstance(p.entry, str) or not IDENT.match(p.entry):
         raise error("passes", f"entry {p.entry!r} is not a WGSL function name")
-    if not callable(p.grid):
-        raise error("passes", f"{p.entry}: grid: want a function of (size, params)")
+    if p.grid is not None and not callable(p.grid):
+        raise error("passes", f"{p.entry}: grid: want a function of (size, params), or None (planned "
+                    "from output_grid and the kernel's // tile:)")
+    if not isinstance(p.optional, bool):
+        raise error("passes", f"{p.entry}: optional: want True or False")
     if not isinstance(p.source, str) or not isinstance(p.name, str):
         raise error("passes", f"{p.entry}: source and name are strings")
     if p.bind is not None and (not isinstance(p.bind, Mapping) or not all(

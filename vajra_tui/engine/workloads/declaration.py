@@ -87,6 +87,11 @@ def _check_dispatch(w: Workload) -> None:
     if w.output_grid is None and w.grid is None and not w.passes:
         raise WorkloadError("output_grid", "missing: give output_grid (planned with the kernel's "
                             "// tile:) or grid=lambda size, params: (x, y, z) workgroups")
+    if w.output_grid is None and any(p.grid is None for p in w.passes):
+        raise WorkloadError("output_grid", "missing: a pass with grid=None is planned from output_grid "
+                            "and the kernel's // tile:")
+    if w.passes and w.passes[0].optional:
+        raise WorkloadError("passes", f"{w.passes[0].label}: the first pass cannot be optional")
 
 
 def _check_bindings(bindings: Any, dims: set[str]) -> None:

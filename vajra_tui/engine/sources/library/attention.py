@@ -21,8 +21,10 @@ attention_outer.py): Q, K, P and V transposed in workgroup memory as vec4 column
 products as outer products, SGEMM's vec4 design; it replaced A with V and O as vec4 (#27:
 at 14.5 ms the slowest on the H200).
 
-A split-K variant (S split into partial (m, l, O) results and a combine) needs a second
-dispatch; library candidates are single-module, so it is left to a workload with passes.
+C also splits the keys (``ks`` > 1, split-K, attention_split.py): each query block's keys
+over ``ks`` workgroups, whose partial (max, sum, O) results the workload's optional
+``combine`` pass merges. On a discrete GPU it is proposed first where the query blocks alone
+are too few to fill it (few heads, long S: 2x on the H200 at two heads of 8192).
 """
 
 from __future__ import annotations
@@ -221,6 +223,24 @@ def _outer_priors(d: DeviceInfo | None) -> list[Params]:
     return [{**out[0], "wy": 32, "tm": 8, "gl": 1, "un": 128}, {**out[0], "gl": 2, "un": 128}, *out] if big else out
 
 
+SPLIT_BELOW = 256  # query blocks under which C's first prior is split (two per H200 SM)
+SPLIT_PAIRS = 512  # (query block, key split) workgroups the split aims at
+
+
+def _split_priors(first: Params, s: Size) -> list[Params]:
+    """``first`` split where its query blocks are too few for a big GPU: the fewest splits that
+    reach SPLIT_PAIRS, within what Partial holds. On the H200 two heads of 8192 (64 blocks of
+    256 rows) ran 1.22 ms split 8 ways against 2.44 unsplit (SDPA 1.16); 16 heads of 4096
+    (256 blocks) gained nothing from 2 or 4 (benchmarks/NOTES.md, round 8)."""
+    from vajra_tui.engine.workloads.attention import splits_max
+
+    blocks = s["B"] * s["H"] * -(-s["S"] // (first["wy"] * first["tm"]))
+    ks = 1
+    while blocks < SPLIT_BELOW and blocks * ks < SPLIT_PAIRS and ks * 2 <= min(16, splits_max(s)):
+        ks *= 2
+    return [{**first, "ks": ks}] if ks > 1 else []
+
+
 def priors(s: Size, d: DeviceInfo | None) -> dict[str, list[Params]]:
     """Large blocks first on a discrete GPU (under its own limits), then ones that fit
     WebGPU's portable 16 KiB of workgroup memory (small blocks, D=64 first)."""
@@ -229,4 +249,9 @@ def priors(s: Size, d: DeviceInfo | None) -> dict[str, list[Params]]:
     shapes = [dict(zip(("wx", "wy", "tq", "bk"), t)) for t in big + small]
     return {"A": [{**q, "sg": 0} for q in shapes],
             "B": _tiled_priors(d),
-            "C": _outer_priors(d)}
+            "C": _with_splits(_outer_priors(d), s) if big_gpu(d) else _outer_priors(d)}
+
+
+def _with_splits(outer: list[Params], s: Size) -> list[Params]:
+    """C's priors, the first one split ahead of them where it has too few blocks."""
+    return [*_split_priors(outer[0], s), *outer]

@@ -32,11 +32,15 @@ gl=1 Q (per four dimensions a lane reads each row's vec4 of Q and four vec4 of K
 scores are scaled once per block), gl=2 Q and V (P·V reads V's rows directly: no V staging),
 gl=3 Q, V and K (per four dimensions a vec4 of each of the lane's keys; dot products): only
 P goes through workgroup memory, two barriers per block.
+
+``ks`` > 1 splits each block's keys over that many workgroups and adds the workload's optional
+``combine`` pass (split-K, attention_split.py).
 """
 
 from __future__ import annotations
 
 from vajra_tui.engine.events import DeviceInfo
+from vajra_tui.engine.sources.library import attention_split as split
 from vajra_tui.engine.sources.library.attention_parts import (NEG, QSCALE, heaviest_first, max_of, open_key_loop,
                                                               vec4_bindings, xor_steps)
 from vajra_tui.engine.sources.library.base import (Emitter, Params, Size, open_main, shuffles_fit, storage_fits,
@@ -68,7 +72,18 @@ def check(p: Params, s: Size, d: DeviceInfo | None) -> str | None:
         return why
     if p.get("gl", 0) >= 2 and p["kv"] == 1:
         return "kv=1 stages V into K's memory; with gl >= 2 V is not staged (use kv=2)"
+    if p.get("ks", 1) > 1 and (why := _split_problem(p, s, d)):
+        return why
     return workgroup_fits(d, wx, p["wy"]) or storage_fits(d, smem_bytes(p, s))
+
+
+def _split_problem(p: Params, s: Size, d: DeviceInfo | None) -> str | None:
+    """Why ``ks`` splits cannot run here: the scratch's slots, or the combine's workgroup."""
+    from vajra_tui.engine.workloads.attention import splits_max
+
+    if p["ks"] > splits_max(s):
+        return f"{p['ks']} key splits: Partial holds {splits_max(s)} at this size"
+    return workgroup_fits(d, s["D"] // 4, split.COMBINE_ROWS)
 
 
 def _header(e: Emitter, p: Params, s: Size) -> None:
@@ -78,8 +93,10 @@ def _header(e: Emitter, p: Params, s: Size) -> None:
       f"// per lane {tm}x{tn} scores and {tm}x{td} outputs from vec4 columns of {_held_in_memory(p['gl'])} held",
       "// transposed in workgroup memory; online softmax, block maxima reduced by "
       + ("subgroup shuffles." if p["sg"] else "workgroup memory."),
-      f"// tile: {bq}*D x 1")
+      f"// tile: {bq}*D x 1" if p.get("ks", 1) == 1 else f"// tile: {bq}*D/KS x 1 (a split of a block's keys)")
     vec4_bindings(e)
+    if p.get("ks", 1) > 1:
+        split.declarations(e, p["ks"])
     gl = p["gl"]
     e(*([] if gl else [f"var<workgroup> Qt: array<vec4<f32>, {d * bq // 4}>;"]),
       *([] if gl == 3 else [f"var<workgroup> Kt: array<vec4<f32>, {d * bk // 4}>;"]),
@@ -107,7 +124,10 @@ def _setup(e: Emitter, p: Params, s: Size) -> None:
     with ``gl >= 1``, where each of the lane's rows starts in the storage buffer)."""
     bq, _, d4, td = shape(p, s)
     tm = p["tm"]
-    heaviest_first(e, bq, d4)
+    if p.get("ks", 1) > 1:
+        split.tile(e, bq, d4)
+    else:
+        heaviest_first(e, bq, d4)
     e("let tx = lid.x;", "let ty = lid.y;", QSCALE)
     if p["gl"]:  # Q stays in the storage buffer: each row's first vec4, clamped past S
         e(*[f"let qr{a} = head4 + min(q0 + {_row(p, a)}, S - 1u) * {d4}u;" for a in range(tm)])
@@ -291,6 +311,9 @@ def _finish(e: Emitter, p: Params, s: Size) -> None:
             e(f"l{a} = 0.0;", f"for (var u = 0u; u < {wx}u; u = u + 1u) {{ l{a} = l{a} + red[{_row(p, a)} * {wx}u + u]; }}")
     for a in range(tm):
         e(f"let row{a} = q0 + {_row(p, a)};")
+        if p.get("ks", 1) > 1:
+            split.write_partial(e, a, f"row{a}", d4, [(f"{h * wx}u + tx", f"o{a}_{h}") for h in range(td // 4)])
+            continue
         e.open(f"if (row{a} < S) {{")
         e(f"let inv{a} = 1.0 / l{a};")
         e(*[f"O[head4 + row{a} * {d4}u + {h * wx}u + tx] = o{a}_{h} * inv{a};" for h in range(td // 4)])
@@ -302,7 +325,10 @@ def render(p: Params, s: Size, d: DeviceInfo | None) -> str:
     e = Emitter()
     _header(e, p, s)
     _setup(e, p, s)
-    open_key_loop(e, bq, bk)
+    if p.get("ks", 1) > 1:
+        split.open_key_loop(e, bq, bk)
+    else:
+        open_key_loop(e, bq, bk)
     gl = p["gl"]
     one = p["kv"] == 1 and gl < 2  # V reuses Kt once every lane's scores are done
     if gl < 3:  # (gl=3 stages nothing: Q, K and V are read from the storage buffer)
@@ -320,9 +346,12 @@ def render(p: Params, s: Size, d: DeviceInfo | None) -> str:
     e.close()
     _finish(e, p, s)
     e.close()
+    if p.get("ks", 1) > 1:
+        split.combine(e, bq, s["D"] // 4)
     return e.text()
 
 
 AXES = {"wx": (2, 4, 8, 16), "wy": (2, 4, 8, 16, 32), "tm": (4, 8), "tn": (4, 8), "kv": (1, 2), "sg": (0, 1),
-        "un": (1, 4, 8, 16, 128), "gl": (0, 1, 2, 3)}
-LATE = {"un": 1, "gl": 0}  # configurations recorded before the unrolling, and before operands could stay global
+        "un": (1, 4, 8, 16, 128), "gl": (0, 1, 2, 3), "ks": (1, *split.KS_VALUES)}
+# configurations recorded before the unrolling, before operands could stay global, before split-K
+LATE = {"un": 1, "gl": 0, "ks": 1}

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from vajra_tui.engine.candidate import GenerationContext
 from vajra_tui.engine.events import CandidateResult, DeviceInfo
-from vajra_tui.engine.sources.llm.prompt_workload import binding_lines, dispatch_text, entry_points, explicit_grid
+from vajra_tui.engine.sources.llm.prompt_workload import (binding_lines, dispatch_text, entry_points, explicit_grid,
+                                                          optional_pass_text)
 # the system prompt lives in system.py; callers import it from here or from prompts.py
 from vajra_tui.engine.sources.llm.system import SYSTEM_PROMPT, not_all_nan, system_prompt  # noqa: F401
 from vajra_tui.engine.workloads.base import Workload
@@ -243,7 +244,8 @@ def workload_text(ctx: GenerationContext, workload: Workload | None = None) -> s
     if entries != ("main",) and len(entries) == 1:
         lines.append(f"Entry point: `@compute fn {entries[0]}` (not `main`): name your kernel's entry "
                      "point so.")
-    return "\n".join(lines)
+    optional = optional_pass_text(workload, dict(w.size))
+    return "\n".join([*lines, optional] if optional else lines)
 
 
 def grounding_text(snippets: list[dict] | None, title: str) -> str:

@@ -36,8 +36,20 @@ def entry_points(ctx: GenerationContext, workload: Workload | None = None) -> tu
 
 def explicit_grid(workload: Workload | None) -> bool:
     """Whether the workload dispatches a grid of its own (grid= or passes=), not one
-    planned from the output grid and a ``// tile:`` header."""
-    return workload is not None and (workload.grid is not None or bool(workload.passes))
+    planned from the output grid and a ``// tile:`` header (as attention's first pass is)."""
+    return workload is not None and (workload.grid is not None
+                                     or bool(workload.passes) and workload.passes[0].grid is not None)
+
+
+def optional_pass_text(workload: Workload | None, size: dict[str, int]) -> str:
+    """The passes a kernel may bring (split-K's combine), or '' when the workload has none."""
+    if workload is None or not any(p.optional for p in workload.passes):
+        return ""
+    lines = ["Optional passes: each runs after the passes above only when your module defines its entry "
+             "point (a kernel without it runs alone):"]
+    lines += [f"- {p.label}: `@compute fn {p.entry}`, grid {grid_of(workload, size, i)}"
+              for i, p in enumerate(workload.passes) if p.optional]
+    return "\n".join(lines)
 
 
 def _role(access: str, fill: Any) -> tuple[str, str]:
