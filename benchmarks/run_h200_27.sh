@@ -8,6 +8,7 @@
 # probe and the attention rows again; "r6": attention's round 6, then its rows; "conv": conv1d's streamed tiles and fft's round 3, then
 # conv1d's row; "last": fft with the last pass's own count, then its row; "r7": causal attention
 # heaviest first across heads and fft's last pass of its own (sweeps only); "r7rows": their rows (WL= picks others);
+# "r8": split-K attention (sweeps only);
 # "seed" with TIMELINE=1 keeps each workload's events (tune_all.py --timeline). Results land in $OUT.
 set -u
 OUT=${OUT:-/tmp/out}
@@ -107,6 +108,13 @@ if [ "$part" = r7 ]; then  # round 7: causal attention ordered across heads, fft
   timeout 120 python3 benchmarks/sweep.py --workloads fft --sizes large --budget-s 55 \
     --out "$OUT/sweep-r7-fft.json" >> "$OUT/sweep.log" 2>&1
   echo "rc=$?" >> "$OUT/sweep.log"
+fi
+if [ "$part" = r8 ]; then  # round 8: split-K attention (C's best split 1-4 ways at large, 1-16 at two heads of 8192)
+  for spec in "B=1,H=16,S=4096,D=64,MASK=1:3" "B=1,H=16,S=4096,D=64,MASK=2:3" "B=1,H=2,S=8192,D=64,MASK=1:5"; do
+    timeout 120 python3 benchmarks/sweep.py --workloads attention --sizes "${spec%:*}" --limit "${spec##*:}" \
+      --budget-s 50 --out "$OUT/sweep-r8-attention-$(echo "${spec%:*}" | tr -d '=,').json" >> "$OUT/sweep.log" 2>&1
+    echo "rc=$? ($spec)" >> "$OUT/sweep.log"
+  done
 fi
 if [ "$part" = r7rows ]; then  # the rows round 7 can move: causal attention (and fft with ROWS=fft)
   timeout 330 python3 benchmarks/roofline.py --sizes large --workloads "${WL:-attention@MASK=2}${ROWS:+,$ROWS}" \

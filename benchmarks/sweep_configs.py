@@ -38,13 +38,12 @@ CONFIGS: dict[str, list[tuple[str, str]]] = {
         (f"{R} wg=32 groups=1 v4out=1 run=2 wsrc=2 seq=8 lay=0", "one warp a workgroup"),
         (f"{R} wg=32 groups=2 v4out=1 run=2 wsrc=2 seq=8 lay=0", "one warp, two runs of two"),
     ],
-    "attention": [  # issue #27, D=64, round 7: causal blocks heaviest first across heads (rounds 5-6: r5, r6 files)
-        (f"{A} wy=16 tm=4 tn=4 kv=2 sg=1 un=128 gl=2", "64 rows, 16 KB: causal 1.84 ms with blocks reversed per head"),
-        (f"{A} wy=8 tm=4 tn=4 kv=2 sg=1 un=128 gl=2", "32 rows on 64 lanes: twice the workgroups"),
-        (f"{A} wy=16 tm=8 tn=4 kv=2 sg=1 un=128 gl=2", "128 rows of 8x4 on 128 lanes, 24 KB"),
-        (f"{A} wy=32 tm=4 tn=4 kv=2 sg=1 un=128 gl=2", "128 rows on 256 lanes"),
-        (f"{A} wy=32 tm=8 tn=4 kv=2 sg=1 un=128 gl=2", "256 rows: one wave, order cannot balance it"),
-        (f"{A} wy=32 tm=8 tn=4 kv=2 sg=1 un=128 gl=1", "the non-causal row's winner (2.43 ms), 40 KB"),
+    "attention": [  # issue #27, D=64, round 8: split-K (rounds 5-7: r5, r6, r7 files); run with --limit 3 at large
+        (f"{A} wy=32 tm=8 tn=4 kv=2 sg=1 un=128 gl=1 ks=1", "the best of both large rows (2.43 ms full, 1.30 causal)"),
+        (f"{A} wy=32 tm=8 tn=4 kv=2 sg=1 un=128 gl=1 ks=2", "its keys split in two: 512 workgroups at the large size"),
+        (f"{A} wy=32 tm=8 tn=4 kv=2 sg=1 un=128 gl=1 ks=4", "split in four: 1024 workgroups"),
+        (f"{A} wy=32 tm=8 tn=4 kv=2 sg=1 un=128 gl=1 ks=8", "split in eight (two heads of 8192: 512 workgroups)"),
+        (f"{A} wy=32 tm=8 tn=4 kv=2 sg=1 un=128 gl=1 ks=16", "split in sixteen (two heads of 8192: 1024 workgroups)"),
     ],
     "fft": [  # issue #27, 16 x 2^20, round 7: round 6 again, each pass now holding only its own buffer
         ("fft/regs regs=32 cols=4 ex=1 blk=1 last=0", "the best: 4 sub-FFTs in both passes (0.208 ms)"),
