@@ -8,7 +8,7 @@
 # probe and the attention rows again; "r6": attention's round 6, then its rows; "conv": conv1d's streamed tiles and fft's round 3, then
 # conv1d's row; "last": fft with the last pass's own count, then its row; "r7": causal attention
 # heaviest first across heads and fft's last pass of its own (sweeps only); "r7rows": their rows (WL= picks others);
-# "r8": split-K attention (sweeps only);
+# "r8": split-K attention (sweeps only); "r8row": the library's tune at two heads of 8192;
 # "seed" with TIMELINE=1 keeps each workload's events (tune_all.py --timeline). Results land in $OUT.
 set -u
 OUT=${OUT:-/tmp/out}
@@ -115,6 +115,11 @@ if [ "$part" = r8 ]; then  # round 8: split-K attention (C's best split 1-4 ways
       --budget-s 50 --out "$OUT/sweep-r8-attention-$(echo "${spec%:*}" | tr -d '=,').json" >> "$OUT/sweep.log" 2>&1
     echo "rc=$? ($spec)" >> "$OUT/sweep.log"
   done
+fi
+if [ "$part" = r8row ]; then  # the library's own tune at two heads of 8192 (generation 1: C proposed split)
+  timeout 200 python3 benchmarks/roofline.py --sizes large --workloads "${WL:-attention@H=2;S=8192}" \
+    --generations 0 --budget 6 --limits adapter --out "$OUT/rows" > "$OUT/rows.log" 2>&1
+  echo "rc=$?" >> "$OUT/rows.log"
 fi
 if [ "$part" = r7rows ]; then  # the rows round 7 can move: causal attention (and fft with ROWS=fft)
   timeout 330 python3 benchmarks/roofline.py --sizes large --workloads "${WL:-attention@MASK=2}${ROWS:+,$ROWS}" \
