@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from vajra_tui.engine.gpu.client import GPUClient  # noqa: E402
-from vajra_tui.engine.gpu.protocol import Compile, Drop  # noqa: E402
+from vajra_tui.engine.gpu.protocol import Drop  # noqa: E402
 from vajra_tui.engine.store.record import Recorder  # noqa: E402
 from vajra_tui.engine.sources.library import LibrarySource, template  # noqa: E402
 from vajra_tui.engine.session import Session  # noqa: E402
@@ -148,8 +148,9 @@ async def bench_one(client, name: str, spec: str, args, torch) -> dict:
 
 async def time_cold(client, s: Session, best) -> dict:
     """The winner and the baseline again, side by side, with caches flushed before each dispatch."""
-    st = s.stitched[best.id]
-    await client.request(Compile(cid=best.id, source=st.source, dispatch=list(st.dispatch)), 120.0)
+    # every pass, as admission built it (a Compile of the source alone dropped a multi-pass
+    # winner's later passes: fft's cold rows were not timed, and split-K's combine went missing)
+    await client.request(s.stitched[best.id].compile_request(best.id), 120.0)
     s.timing.cache = "cold"
     try:
         await s.time_batch(["baseline", best.id])
