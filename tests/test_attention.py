@@ -281,6 +281,14 @@ def test_the_prompt_names_the_optional_pass():
     text = contract_text(ctx, W)
     assert "Optional passes:" in text and "`@compute fn combine`" in text and "(2, 2, 1) workgroups" not in text
     assert "// tile:" in text  # main is still planned from the tile header
+    from dataclasses import replace
+
+    from vajra_tui import Pass
+
+    explicit = replace(W, passes=(Pass("main", grid=lambda s, p: (s["S"], s["B"] * s["H"], 1)), W.passes[1]))
+    text = contract_text(ctx, explicit)
+    assert "runs 1 dispatch in this order" in text and "(256, 2, 1) workgroups" in text
+    assert text.count("`@compute fn combine`") == 1  # listed once, as optional
 
 
 def test_an_export_allocates_partial_only_for_a_kernel_that_uses_it(tmp_path, capsys):

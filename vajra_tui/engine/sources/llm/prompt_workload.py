@@ -153,11 +153,12 @@ def dispatch_text(ctx: GenerationContext, workload: Workload) -> str:
             "invocation to that grid, and bounds-check against the size constants.",
             _fold_note(),
         ])
-    lines = [f"Passes: this workload runs {len(workload.passes)} dispatches in this order, verified "
+    required = [(i, p) for i, p in enumerate(workload.passes) if not p.optional]  # optional: workload_text
+    lines = [f"Passes: this workload runs {len(required)} dispatch{'es' if len(required) != 1 else ''} in this order, verified "
              "and timed as one result (each pass timed too):"]
-    for i, p in enumerate(workload.passes):
-        lines.append(f"{i + 1}. {p.label}: `@compute fn {p.entry}`, grid {grid_of(workload, size, i)}")
-    names = ", ".join(f"`{p.entry}`" for p in workload.passes)
+    for n, (i, p) in enumerate(required, 1):
+        lines.append(f"{n}. {p.label}: `@compute fn {p.entry}`, grid {grid_of(workload, size, i)}")
+    names = ", ".join(f"`{p.entry}`" for _, p in required)
     lines += [
         "A reply may replace one pass (define only that entry point) or all of them (define every "
         f"entry point: {names}); the passes it does not define run from the workload's own module. "
