@@ -15,9 +15,9 @@ so it is worked out here, from what the result carries (every name checked by
   as the workload declares it where the module does not;
 - a pass of another module gets the override values the engine gave it from the size:
   each ``override`` named like a size dim (a ``defines`` value is not recorded);
-- a scratch buffer that no module names beyond its declaration, and no pass binds, is left out: attention's
-  ``Partial`` (up to 128 MiB, for a split-K kernel's combine) is allocated only by an
-  export whose kernel uses it.
+- a scratch buffer that no module names beyond its declaration, and no pass binds, is left
+  out: attention's ``Partial`` (up to 128 MiB, for a split-K kernel's combine) is allocated
+  only by an export whose kernel uses it.
 """
 
 from __future__ import annotations

@@ -11,8 +11,8 @@ A kernel may split the keys (split-K, for few heads of a long S): its ``main`` w
 split's partial result into the scratch ``Partial`` and its own ``combine`` merges them into
 O. ``combine`` is an optional pass: it runs only for a kernel that defines it, on a grid of
 ceil(S / CR) x B*H workgroups (``CR``, query rows per workgroup, is the kernel's template
-value, 1 when it has none). ``Partial`` holds ``SPLITS_MAX`` (up to 16) slots of D + 4 floats
-per query row, as many as fit in 128 MiB; how a kernel lays them out is its own affair.
+value, 1 when it has none). ``Partial`` holds ``splits_max(size)`` slots of D + 4 floats per
+query row (up to 16, as many as fit in 128 MiB); how a kernel lays them out is its own affair.
 
 Like softmax, the inputs are a trap for a kernel that skips the max subtraction: a
 third of the query rows are scaled so that their largest score (over the keys they

@@ -154,8 +154,9 @@ def dispatch_text(ctx: GenerationContext, workload: Workload) -> str:
             _fold_note(),
         ])
     required = [(i, p) for i, p in enumerate(workload.passes) if not p.optional]  # optional: workload_text
-    lines = [f"Passes: this workload runs {len(required)} dispatch{'es' if len(required) != 1 else ''} in this order, verified "
-             "and timed as one result (each pass timed too):"]
+    count = f"{len(required)} dispatch" + ("es" if len(required) != 1 else "")
+    lines = [f"Passes: this workload runs {count} in this order, verified and timed as one result "
+             "(each pass timed too):"]
     for n, (i, p) in enumerate(required, 1):
         lines.append(f"{n}. {p.label}: `@compute fn {p.entry}`, grid {grid_of(workload, size, i)}")
     names = ", ".join(f"`{p.entry}`" for _, p in required)
