@@ -9,6 +9,7 @@
 # conv1d's row; "last": fft with the last pass's own count, then its row; "r7": causal attention
 # heaviest first across heads and fft's last pass of its own (sweeps only); "r7rows": their rows (WL= picks others);
 # "r8": split-K attention (sweeps only); "r8row": the library's tune at two heads of 8192;
+# "r9": attention's registers (sweeps) and fft's and fft2's seed rows; "r9rows": fft's and fft2's large rows;
 # "seed" with TIMELINE=1 keeps each workload's events (tune_all.py --timeline). Results land in $OUT.
 set -u
 OUT=${OUT:-/tmp/out}
@@ -115,6 +116,21 @@ if [ "$part" = r8 ]; then  # round 8: split-K attention (C's best split 1-4 ways
       --budget-s 50 --out "$OUT/sweep-r8-attention-$(echo "${spec%:*}" | tr -d '=,').json" >> "$OUT/sweep.log" 2>&1
     echo "rc=$? ($spec)" >> "$OUT/sweep.log"
   done
+fi
+if [ "$part" = r9 ]; then  # round 9: attention's registers (full and causal), then fft's and fft2's seed rows (cold re-timed)
+  for spec in "B=1,H=16,S=4096,D=64,MASK=1" "B=1,H=16,S=4096,D=64,MASK=2"; do
+    timeout 150 python3 benchmarks/sweep.py --workloads attention --sizes "$spec" --limit 6 --budget-s 70 \
+      --out "$OUT/sweep-r9-attention-$(echo "$spec" | tr -d '=,').json" >> "$OUT/sweep.log" 2>&1
+    echo "rc=$? ($spec)" >> "$OUT/sweep.log"
+  done
+  timeout 120 python3 benchmarks/roofline.py --sizes seed --workloads "fft,fft2" \
+    --generations 2 --budget 6 --limits adapter --out "$OUT/seed-rows" > "$OUT/seed-rows.log" 2>&1
+  echo "rc=$?" >> "$OUT/seed-rows.log"
+fi
+if [ "$part" = r9rows ]; then  # the large rows round 9 re-times: fft and fft2 (every pass cold), WL= picks others
+  timeout 400 python3 benchmarks/roofline.py --sizes large --workloads "${WL:-fft,fft2}" \
+    --generations 2 --budget 6 --limits adapter --out "$OUT/rows" > "$OUT/rows.log" 2>&1
+  echo "rc=$?" >> "$OUT/rows.log"
 fi
 if [ "$part" = r8row ]; then  # the library's own tune at two heads of 8192 (generation 1: C proposed split)
   timeout 200 python3 benchmarks/roofline.py --sizes large --workloads "${WL:-attention@H=2;S=8192}" \

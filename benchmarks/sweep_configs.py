@@ -38,12 +38,15 @@ CONFIGS: dict[str, list[tuple[str, str]]] = {
         (f"{R} wg=32 groups=1 v4out=1 run=2 wsrc=2 seq=8 lay=0", "one warp a workgroup"),
         (f"{R} wg=32 groups=2 v4out=1 run=2 wsrc=2 seq=8 lay=0", "one warp, two runs of two"),
     ],
-    "attention": [  # issue #27, D=64, round 8: split-K (rounds 5-7: r5, r6, r7 files); run with --limit 3 at large
-        (f"{A} wy=32 tm=8 tn=4 kv=2 sg=1 un=128 gl=1 ks=1", "the best of both large rows (2.43 ms full, 1.30 causal)"),
-        (f"{A} wy=32 tm=8 tn=4 kv=2 sg=1 un=128 gl=1 ks=2", "its keys split in two: 512 workgroups at the large size"),
-        (f"{A} wy=32 tm=8 tn=4 kv=2 sg=1 un=128 gl=1 ks=4", "split in four: 1024 workgroups"),
-        (f"{A} wy=32 tm=8 tn=4 kv=2 sg=1 un=128 gl=1 ks=8", "split in eight (two heads of 8192: 512 workgroups)"),
-        (f"{A} wy=32 tm=8 tn=4 kv=2 sg=1 un=128 gl=1 ks=16", "split in sixteen (two heads of 8192: 1024 workgroups)"),
+    "attention": [  # issue #27, D=64, round 9: registers (rounds 5-8: r5, r6, r7, r8 files); --limit 6 at large
+        (f"{A} wy=32 tm=8 tn=4 kv=2 sg=1 un=128 gl=1 ks=1 qo=0", "the best of both large rows (2.43 ms full, 1.30 causal)"),
+        (f"{A} wy=32 tm=8 tn=4 kv=2 sg=1 un=128 gl=1 ks=1 qo=1", "Q read a row at a time: one vec4 of Q live, not eight"),
+        (f"{A} wy=32 tm=4 tn=8 kv=1 sg=1 un=128 gl=1 ks=1 qo=0", "4x8 scores, 64-key blocks: half Q's reads and the outputs' registers"),
+        (f"{A} wy=32 tm=4 tn=8 kv=2 sg=1 un=128 gl=2 ks=1 qo=0", "the same with V read from the storage buffer"),
+        (f"{A} wy=64 tm=4 tn=4 kv=2 sg=1 un=128 gl=1 ks=1 qo=0", "256 rows on 512 lanes: 4x4 scores, 4x8 outputs"),
+        (f"{A} wy=64 tm=4 tn=4 kv=2 sg=1 un=128 gl=1 ks=1 qo=1", "the same, Q a row at a time"),
+        (f"{A} wy=32 tm=8 tn=4 kv=2 sg=1 un=128 gl=1 ks=2 qo=0", "round 8: split in two"),
+        (f"{A} wy=32 tm=8 tn=4 kv=2 sg=1 un=128 gl=1 ks=8 qo=0", "round 8: split in eight (two heads of 8192)"),
     ],
     "fft": [  # issue #27, 16 x 2^20, round 7: round 6 again, each pass now holding only its own buffer
         ("fft/regs regs=32 cols=4 ex=1 blk=1 last=0", "the best: 4 sub-FFTs in both passes (0.208 ms)"),

@@ -178,13 +178,14 @@ async def test_outer_shapes_verify(gpu, spec):
 async def test_operands_read_from_the_storage_buffer_verify(gpu, spec):
     """C with Q (gl=1), Q and V (gl=2), or Q, V and K (gl=3) left in the storage buffer instead
     of workgroup memory (the H200's 1.5x, #27), causal and not, at sizes off every block:
-    clamped rows past S, keys past S masked in the scores and weighted 0 in P·V."""
+    clamped rows past S, keys past S masked in the scores and weighted 0 in P·V; Q read a row
+    at a time (qo=1) as well as all rows per four dimensions."""
     s = await _session(gpu, spec)
     src = LibrarySource(s.device)
     sg = int(bool(s.device.subgroups) and src_fits_shuffles(s.device))
-    for gl, kv, un in ((1, 2, 4), (1, 1, 128), (2, 2, 16), (3, 2, 4), (3, 2, 128)):
+    for gl, kv, un, qo in ((1, 2, 4, 0), (1, 1, 128, 1), (2, 2, 16, 1), (2, 2, 4, 0), (3, 2, 4, 0), (3, 2, 128, 0)):
         params = {"template": "attention/outer", "wx": 4, "wy": 16, "tm": 4, "tn": 4, "kv": kv, "sg": sg,
-                  "un": un, "gl": gl}
+                  "un": un, "gl": gl, "qo": qo}
         cand = src.instantiate(params, s.size, cid=f"gl{gl}", name=f"gl{gl}")
         assert cand is not None, template("attention/outer").check(params, s.size, s.device)
         assert ("var<workgroup> Qt" in cand.source) is False

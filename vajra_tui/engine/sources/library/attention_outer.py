@@ -33,6 +33,9 @@ scores are scaled once per block), gl=2 Q and V (P·V reads V's rows directly: n
 gl=3 Q, V and K (per four dimensions a vec4 of each of the lane's keys; dot products): only
 P goes through workgroup memory, two barriers per block.
 
+``qo=1`` (with gl=1 or 2) reads Q a row at a time after the four dimensions' K^T vectors,
+where ``qo=0`` reads every row's vec4 first: one vec4 of Q live instead of ``tm``.
+
 ``ks`` > 1 splits each block's keys over that many workgroups and adds the workload's optional
 ``combine`` pass (split-K, attention_split.py).
 """
@@ -70,6 +73,8 @@ def check(p: Params, s: Size, d: DeviceInfo | None) -> str | None:
         return "register tile too large"
     if p["sg"] and (why := shuffles_fit(d, wx)):
         return why
+    if p.get("qo", 0) and p.get("gl", 0) not in (1, 2):
+        return "qo orders the reads of Q from the storage buffer: it needs gl=1 or gl=2"
     if p.get("gl", 0) >= 2 and p["kv"] == 1:
         return "kv=1 stages V into K's memory; with gl >= 2 V is not staged (use kv=2)"
     if p.get("ks", 1) > 1 and (why := _split_problem(p, s, d)):
@@ -205,11 +210,22 @@ def _scores(e: Emitter, p: Params, s: Size) -> None:
 
     def step_global(e: Emitter, c4: str) -> None:
         """Four dimensions: each row's vec4 of Q from the storage buffer (an L1 hit after the
-        first block), against four vec4 of K^T per key group."""
+        first block), against four vec4 of K^T per key group. ``qo=1`` loads the K^T vectors
+        first and then one row of Q at a time, so one vec4 of Q is live instead of ``tm``."""
         e.open("{")
+        ks = [f"let k{j}_{h} = Kt[(4u * {c4} + {j}u) * {bk // 4}u + {h * wx}u + tx];"
+              for j in range(4) for h in range(tn // 4)]
+        if p.get("qo", 0):
+            e(*ks)
+            for a in range(tm):
+                e(f"let qv{a} = Q[qr{a} + {c4}];")
+                for j in range(4):
+                    e(*[f"s{a}_{h} = fma(vec4<f32>(qv{a}[{j}]), k{j}_{h}, s{a}_{h});" for h in range(tn // 4)])
+            e.close()
+            return
         e(*[f"let qv{a} = Q[qr{a} + {c4}];" for a in range(tm)])
         for j in range(4):
-            e(*[f"let k{j}_{h} = Kt[(4u * {c4} + {j}u) * {bk // 4}u + {h * wx}u + tx];" for h in range(tn // 4)])
+            e(*ks[j * (tn // 4):(j + 1) * (tn // 4)])
             for a in range(tm):
                 e(*[f"s{a}_{h} = fma(vec4<f32>(qv{a}[{j}]), k{j}_{h}, s{a}_{h});" for h in range(tn // 4)])
         e.close()
@@ -351,7 +367,8 @@ def render(p: Params, s: Size, d: DeviceInfo | None) -> str:
     return e.text()
 
 
-AXES = {"wx": (2, 4, 8, 16), "wy": (2, 4, 8, 16, 32), "tm": (4, 8), "tn": (4, 8), "kv": (1, 2), "sg": (0, 1),
-        "un": (1, 4, 8, 16, 128), "gl": (0, 1, 2, 3), "ks": (1, *split.KS_VALUES)}
-# configurations recorded before the unrolling, before operands could stay global, before split-K
-LATE = {"un": 1, "gl": 0, "ks": 1}
+AXES = {"wx": (2, 4, 8, 16), "wy": (2, 4, 8, 16, 32, 64), "tm": (4, 8), "tn": (4, 8), "kv": (1, 2), "sg": (0, 1),
+        "un": (1, 4, 8, 16, 128), "gl": (0, 1, 2, 3), "ks": (1, *split.KS_VALUES), "qo": (0, 1)}
+# configurations recorded before the unrolling, before operands could stay global, before
+# split-K, before Q's row-at-a-time order
+LATE = {"un": 1, "gl": 0, "ks": 1, "qo": 0}
