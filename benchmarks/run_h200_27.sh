@@ -10,6 +10,7 @@
 # heaviest first across heads and fft's last pass of its own (sweeps only); "r7rows": their rows (WL= picks others);
 # "r8": split-K attention (sweeps only); "r8row": the library's tune at two heads of 8192;
 # "r9": attention's registers (sweeps) and fft's and fft2's seed rows; "r9rows": fft's and fft2's large rows;
+# "r10": conv1d with two windows in flight (ROW=1: then conv1d's row);
 # "seed" with TIMELINE=1 keeps each workload's events (tune_all.py --timeline). Results land in $OUT.
 set -u
 OUT=${OUT:-/tmp/out}
@@ -131,6 +132,16 @@ if [ "$part" = r9rows ]; then  # the large rows round 9 re-times: fft and fft2 (
   timeout 400 python3 benchmarks/roofline.py --sizes large --workloads "${WL:-fft,fft2}" \
     --generations 2 --budget 6 --limits adapter --out "$OUT/rows" > "$OUT/rows.log" 2>&1
   echo "rc=$?" >> "$OUT/rows.log"
+fi
+if [ "$part" = r10 ]; then  # round 10: conv1d with two windows in flight (sweep beside cuDNN); ROW=1 then its row
+  timeout 150 python3 benchmarks/sweep.py --workloads conv1d --sizes large --budget-s 70 \
+    --out "$OUT/sweep-r10-conv1d.json" >> "$OUT/sweep.log" 2>&1
+  echo "rc=$?" >> "$OUT/sweep.log"
+  if [ -n "${ROW:-}" ]; then
+    timeout 200 python3 benchmarks/roofline.py --sizes large --workloads conv1d \
+      --generations 2 --budget 6 --limits adapter --out "$OUT/rows" > "$OUT/rows.log" 2>&1
+    echo "rc=$?" >> "$OUT/rows.log"
+  fi
 fi
 if [ "$part" = r8row ]; then  # the library's own tune at two heads of 8192 (generation 1: C proposed split)
   timeout 200 python3 benchmarks/roofline.py --sizes large --workloads "${WL:-attention@H=2;S=8192}" \

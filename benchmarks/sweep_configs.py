@@ -29,14 +29,14 @@ CONFIGS: dict[str, list[tuple[str, str]]] = {
         (f"{V} bm=128 bn=256 bk=4 tm=16 tn=8 db=1 spec=1 lay=1", "hoisted, bk=4 (less shared memory)"),
         (f"{V} bm=128 bn=256 bk=8 tm=16 tn=8 db=1 spec=0 lay=1", "hoisted general kernel (bounds-checked loads)"),
     ],
-    "conv1d": [  # round 7 (issue #27; rounds 3-6: h200-sweep-27-conv-{3,4,5,6}.json; W in registers 0.133 ms)
-        (f"{R} wg=128 groups=1 v4out=1 run=2 wsrc=2 seq=4 lay=0", "rounds 5-6's best: W in registers"),
-        (f"{R} wg=128 groups=2 v4out=1 run=2 wsrc=2 seq=4 lay=0", "two runs of two vec4 a lane: W's registers serve twice the FMAs"),
-        (f"{R} wg=64 groups=2 v4out=1 run=2 wsrc=2 seq=4 lay=0", "two runs of two, 64 lanes"),
-        (f"{R} wg=64 groups=2 v4out=1 run=2 wsrc=2 seq=8 lay=0", "two runs of two, 64 lanes, eight tiles"),
-        (f"{R} wg=128 groups=1 v4out=1 run=2 wsrc=2 seq=16 lay=0", "sixteen tiles"),
-        (f"{R} wg=32 groups=1 v4out=1 run=2 wsrc=2 seq=8 lay=0", "one warp a workgroup"),
-        (f"{R} wg=32 groups=2 v4out=1 run=2 wsrc=2 seq=8 lay=0", "one warp, two runs of two"),
+    "conv1d": [  # round 8 (issue #27; rounds 3-7: h200-sweep-27-conv-{3,...,7}.json; the row 0.1325 ms)
+        (f"{R} wg=128 groups=1 v4out=1 run=2 wsrc=2 seq=8 lay=0 pd=1", "the row's winner: one window in flight"),
+        (f"{R} wg=128 groups=1 v4out=1 run=2 wsrc=2 seq=8 lay=0 pd=2", "two windows in flight: the loads get two tiles of FMAs"),
+        (f"{R} wg=128 groups=1 v4out=1 run=2 wsrc=2 seq=16 lay=0 pd=2", "two in flight, sixteen tiles"),
+        (f"{R} wg=128 groups=1 v4out=1 run=2 wsrc=2 seq=4 lay=0 pd=2", "two in flight, four tiles"),
+        (f"{R} wg=64 groups=1 v4out=1 run=2 wsrc=2 seq=8 lay=0 pd=2", "two in flight, 64 lanes"),
+        (f"{R} wg=256 groups=1 v4out=1 run=2 wsrc=2 seq=8 lay=0 pd=2", "two in flight, 256 lanes"),
+        (f"{R} wg=128 groups=1 v4out=1 run=3 wsrc=2 seq=8 lay=0 pd=2", "two in flight, runs of three vec4"),
     ],
     "attention": [  # issue #27, D=64, round 9: registers (rounds 5-8: r5, r6, r7, r8 files); --limit 6 at large
         (f"{A} wy=32 tm=8 tn=4 kv=2 sg=1 un=128 gl=1 ks=1 qo=0", "the best of both large rows (2.43 ms full, 1.30 causal)"),

@@ -40,6 +40,9 @@ NEW = [
     ("conv1d", "conv1d/regs wg=128 groups=1 v4out=1 run=3 seq=2", "N=5003,K=13"),
     ("conv1d", "conv1d/regs wg=128 groups=1 v4out=1 run=2 wsrc=2 seq=4", "N=100003,K=64"),
     ("conv1d", "conv1d/regs wg=64 groups=1 v4out=1 run=1 wsrc=2 seq=2", "N=5003,K=13"),
+    # pd=2: two windows in flight, tiles in pairs (f and h registers)
+    ("conv1d", "conv1d/regs wg=128 groups=1 v4out=1 run=2 wsrc=2 seq=8 pd=2", "N=100003,K=64"),
+    ("conv1d", "conv1d/regs wg=64 groups=2 v4out=1 run=1 seq=2 pd=2", "N=5003,K=13"),
     # lay=1: the window split by run phase (conflict-free reads), streamed and not
     ("conv1d", "conv1d/regs wg=128 groups=1 v4out=1 run=2 wsrc=2 seq=4 lay=1", "N=100003,K=64"),
     ("conv1d", "conv1d/regs wg=64 groups=2 v4out=1 run=3 seq=2 lay=1", "N=5003,K=13"),
@@ -99,7 +102,7 @@ def test_old_params_keep_their_kernel():
     assert a is not None and a.source == b.source and a.params["key"].endswith("lay=0")
     conv = {"template": "conv1d/regs", "wg": 256, "groups": 2, "v4out": 1}
     conv_c = lib.instantiate(conv, WORKLOADS["conv1d"].size(None))
-    assert conv_c.params["run"] == 1 and conv_c.params["key"].endswith("slide=0 wsrc=0 xsrc=0 seq=1 lay=0")
+    assert conv_c.params["run"] == 1 and conv_c.params["key"].endswith("slide=0 wsrc=0 xsrc=0 seq=1 lay=0 pd=1")
     assert conv_c.source == lib.instantiate({**conv, "run": 1, "slide": 0}, WORKLOADS["conv1d"].size(None)).source
 
 

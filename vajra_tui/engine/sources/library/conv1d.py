@@ -91,6 +91,8 @@ def _regs_check(p: Params, s: Size, d: DeviceInfo | None) -> str | None:
         return "vec4 stores need N to be a multiple of 4"
     if p["lay"] and (p["slide"] or p["run"] == 1):
         return "lay=1 splits the vec4 window by run phase: runs of several vec4 (slide=0) only"
+    if p.get("pd", 1) > 1 and p["seq"] == 1:
+        return "pd carries windows ahead in the streamed kernel: it needs seq > 1"
     if p["seq"] > 1:
         why = conv1d_stream.check(p, s)
     elif p["slide"]:
@@ -154,9 +156,9 @@ TEMPLATES = [
     Template("conv1d", "regs", "C", "vec4 register windows, vec4 FMAs",
              {"wg": WG, "groups": (1, 2, 3, 4, 6, 8), "v4out": (0, 1), "run": RUNS,
               "slide": conv1d_slide.SLIDES, "wsrc": (0, 1, 2), "xsrc": (0, 1), "seq": conv1d_stream.SEQS,
-              "lay": (0, 1)},
+              "lay": (0, 1), "pd": (1, 2)},
              _regs, _regs_check, general=lambda p: not p["v4out"],
-             late={"run": 1, "slide": 0, "wsrc": 0, "xsrc": 0, "seq": 1, "lay": 0}),
+             late={"run": 1, "slide": 0, "wsrc": 0, "xsrc": 0, "seq": 1, "lay": 0, "pd": 1}),
 ]
 
 

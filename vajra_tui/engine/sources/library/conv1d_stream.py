@@ -12,6 +12,10 @@ loads' latency hides behind the FMAs of the same invocation, and the weights are
 once per workgroup instead of once per tile (``wsrc=0``), or held in registers for the
 workgroup's life (``wsrc=2``: no shared read of W per step).
 
+``pd=2`` keeps two windows in flight: the loads for the tile after next are issued while a
+tile computes, twice the bytes outstanding per invocation for ``words`` more registers
+(seq is a power of two, so the tiles go in pairs).
+
 The loads are coalesced scalars (consecutive lanes, consecutive words, every warp a
 128-byte line) written to the vec4 window one word at a time; the compute is
 conv1d_run.py's register windows of ``run`` vec4, unrolled over K.
@@ -41,27 +45,27 @@ def check(p: Params, s: Size) -> str | None:
         return "streamed tiles take W staged (wsrc=0) or in registers (wsrc=2)"
     if unrolled(p, s):
         return unrolled(p, s)
-    if words(p, s) > 64:
-        return "the next tile's window would take more than 64 registers per invocation"
+    if words(p, s) * p.get("pd", 1) > 64:
+        return "the windows carried ahead would take more than 64 registers per invocation"
     return None
 
 
-def _prefetch(e: Emitter, p: Params, s: Size, at: str, declare: bool) -> None:
-    """Lane-consecutive scalars of the window that starts at output ``at`` into f0.. (past
-    the end of X: zero, never read by a stored output)."""
+def _prefetch(e: Emitter, p: Params, s: Size, at: str, declare: bool, name: str = "f") -> None:
+    """Lane-consecutive scalars of the window that starts at output ``at`` into f0.. (or
+    ``name``0..; past the end of X: zero, never read by a stored output)."""
     wg = p["wg"]
     for m in range(words(p, s)):
         g = f"{at} + lid.x + {m * wg}u"
         value = f"select(0.0, X[min({g}, xlen - 1u)], {g} < xlen)"
-        e(f"var f{m} = {value};" if declare else f"f{m} = {value};")
+        e(f"var {name}{m} = {value};" if declare else f"{name}{m} = {value};")
 
 
-def _fill(e: Emitter, p: Params, s: Size) -> None:
+def _fill(e: Emitter, p: Params, s: Size, carried: str = "f") -> None:
     """The carried scalars into the vec4 window: word j of the window is xs[j / 4][j % 4]."""
     wg, n4 = p["wg"], 4 * nx(p, s)
     for m in range(words(p, s)):
         j = f"lid.x + {m * wg}u"
-        line = f"{slot(f'({j}) / 4u', phases(p))}[({j}) % 4u] = f{m};"
+        line = f"{slot(f'({j}) / 4u', phases(p))}[({j}) % 4u] = {carried}{m};"
         e(line if (m + 1) * wg <= n4 else f"if ({j} < {n4}u) {{ {line} }}")
 
 
@@ -80,7 +84,7 @@ def render(p: Params, s: Size, d: DeviceInfo | None) -> str:
     e = Emitter()
     e(f"// Conv1d stream: {q} tiles of {tile} outputs in turn per workgroup of {wg}; each invocation",
       f"// owns {g} run(s) of {4 * r} outputs sharing a register window of X, K unrolled; it loads",
-      f"// {words(p, s)} words of the next tile's window while the current tile computes. W: "
+      f"// {words(p, s)} words of the {'tile after next' if p.get('pd', 1) == 2 else 'next tile'}'s window while the current tile computes. W: "
       f"{'workgroup vec4' if p['wsrc'] == 0 else 'registers'}.",
       f"// tile: {tile * q}")
     staged_w = p["wsrc"] == 0
@@ -92,15 +96,40 @@ def render(p: Params, s: Size, d: DeviceInfo | None) -> str:
     else:
         _weights_in_registers(e, s)
     _prefetch(e, p, s, "first", declare=True)
+    if p.get("pd", 1) == 2:
+        _two_ahead(e, p, s, tile, staged_w)
+        e.close()
+        return e.text()
     e.open(f"for (var r = 0u; r < {q}u; r = r + 1u) {{")
     e(f"let base = first + r * {tile}u;")
-    e("workgroupBarrier();  // the previous tile's readers are done with xs")
-    _fill(e, p, s)
-    e("workgroupBarrier();")
-    e.open(f"if (r + 1u < {q}u) {{")
-    _prefetch(e, p, s, f"base + {tile}u", declare=False)
-    e.close()
-    windows(e, p, s, staged_w)
+    _tile(e, p, s, "f", f"r + 1u < {q}u", f"base + {tile}u", staged_w)
     e.close()
     e.close()
     return e.text()
+
+
+def _tile(e: Emitter, p: Params, s: Size, carried: str, more: str, at: str, staged_w: bool) -> None:
+    """One tile at ``base``: the window carried in ``carried``0.. into xs, then (while ``more``)
+    the loads of the window at ``at`` into the same registers, then the FMAs."""
+    e("workgroupBarrier();  // the previous tile's readers are done with xs")
+    _fill(e, p, s, carried)
+    e("workgroupBarrier();")
+    e.open(f"if ({more}) {{")
+    _prefetch(e, p, s, at, declare=False, name=carried)
+    e.close()
+    windows(e, p, s, staged_w)
+
+
+def _two_ahead(e: Emitter, p: Params, s: Size, tile: int, staged_w: bool) -> None:
+    """``pd=2``: tiles in pairs, the even ones' windows carried in f0.., the odd ones' in h0..;
+    each tile requests the window two tiles on into the registers it has just emptied, so a
+    load has two tiles of FMAs to arrive (no register copies, which would wait for it)."""
+    q = p["seq"]
+    _prefetch(e, p, s, f"first + {tile}u", declare=True, name="h")
+    e.open(f"for (var r = 0u; r < {q}u; r = r + 2u) {{")
+    for half, carried in enumerate(("f", "h")):
+        e.open("{")
+        e(f"let base = first + (r + {half}u) * {tile}u;")
+        _tile(e, p, s, carried, f"r + {half + 2}u < {q}u", f"base + {2 * tile}u", staged_w)
+        e.close()
+    e.close()
