@@ -16,7 +16,7 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import ModalScreen, Screen
 
-from vajra_tui.tui.driver import EngineEvent, LiveDriver, ReplayDriver, RunConfig, next_recording
+from vajra_tui.tui.driver import EngineEvent, EngineIdle, LiveDriver, ReplayDriver, RunConfig, next_recording
 from vajra_tui.engine.events import DeviceInfo, Event, GenerationStarted, Notice, RankingReady, SessionFinished
 from vajra_tui.engine.events import SessionStarted
 from vajra_tui.engine.store import damage
@@ -204,6 +204,9 @@ class VajraApp(RunControls, App[int]):
             self.notify(f"generation {event.generation} ranked: r opens the report card")
         elif isinstance(event, SessionFinished) and self.driver is not None and self.driver.replay:
             self.notify("replay finished: browse with b v g r")
+
+    def on_engine_idle(self, message: EngineIdle) -> None:
+        message.driver.busy = False  # every event of the step is applied: the keys may act on it
 
     def notify(self, message: str, *, title: str = "", severity: Any = "information",
                timeout: float | None = None, markup: bool = True) -> None:

@@ -44,6 +44,16 @@ class EngineEvent(Message):
         self.event = event
 
 
+class EngineIdle(Message):
+    """A live driver's engine step ended. Posted behind that step's last event, so when the
+    app handles it every event is already on screen: only then does ``busy`` clear, and a
+    key pressed as the footer changes (x, r, e) sees the generation's ranking."""
+
+    def __init__(self, driver: "LiveDriver") -> None:
+        super().__init__()
+        self.driver = driver
+
+
 @dataclass
 class RunConfig:
     """What to tune. ``extra_kernels`` (CLI ``--kernel``) are WGSL bodies under the
@@ -102,7 +112,8 @@ class LiveDriver:
         self.lanes: list[Any] = []  # every GPU worker: [client], or one per adapter with --gpus
         self.tuner: Any = None
         self.run: Any = None  # engine/run/builder.py's Run, once built
-        self.busy = False
+        self.busy = False  # what the UI shows: cleared once the app has handled the step's events
+        self._stepping = False  # what the engine is doing: a step (first generation, evolve) runs
         self.ready = False  # the first generation is done: evolve may run
         self.session: Any = None
         self._open: dict[str, CandidateQueued] = {}  # queued, not finished: what a cancel stops
@@ -156,7 +167,7 @@ class LiveDriver:
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="vajra-engine", daemon=True)
         self._thread.start()
-        self.busy = True
+        self._begin()
         self.app.run_worker(self._on_engine(self._first()), group="engine", name="tune",
                             exit_on_error=False)
 
@@ -196,7 +207,15 @@ class LiveDriver:
         except Exception as exc:  # the UI must survive any engine failure
             self.emit(Notice(level="error", message=f"{exc.__class__.__name__}: {exc}".splitlines()[0]))
         finally:
-            self.busy = False
+            self._end()
+
+    def _begin(self) -> None:
+        self.busy = self._stepping = True
+
+    def _end(self) -> None:
+        """On the engine loop, when a step ends: the UI's ``busy`` clears behind its events."""
+        self._stepping = False
+        self.app.post_message(EngineIdle(self))
 
     def evolve(self) -> str | None:
         """Start the next generation; returns why not, or None when started."""
@@ -204,7 +223,7 @@ class LiveDriver:
             return "the first generation has not finished yet"
         if self.busy:
             return "a generation is already running"
-        self.busy = True
+        self._begin()
         self.app.run_worker(self._on_engine(self._evolve()), group="engine", name="evolve",
                             exit_on_error=False)
         return None
@@ -217,7 +236,7 @@ class LiveDriver:
         except Exception as exc:
             self.emit(Notice(level="error", message=f"{exc.__class__.__name__}: {exc}".splitlines()[0]))
         finally:
-            self.busy = False
+            self._end()
 
     # ---- cancel ----------------------------------------------------------------
     def cancel(self) -> str | None:
@@ -228,7 +247,7 @@ class LiveDriver:
         candidates in flight are marked cancelled and the run stays usable: ``e`` evolves
         again from the best kernel so far, on a fresh worker.
         """
-        if not self.busy or self._running is None:
+        if not self._stepping or self._running is None:
             return "nothing is running"
         self._running.cancel()
         for lane in self.lanes:
@@ -261,10 +280,10 @@ class LiveDriver:
         """Publish the recording and stop the GPU worker (called once, on exit or going back)."""
         if self.recorder is None:
             return None
-        if self.busy:
+        if self._stepping:
             self.cancel()
             for _ in range(50):  # the cancelled marks land in the recording before it closes
-                if not self.busy:
+                if not self._stepping:
                     break
                 await asyncio.sleep(0.1)
         self.emit(SessionFinished(ok=True))
