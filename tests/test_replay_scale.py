@@ -107,9 +107,16 @@ def test_headless_table_replay_of_50k_candidates_is_fast(recordings):
 
 
 def test_headless_replay_scales_linearly(recordings):
-    """Twice the candidates, about twice the time (quadratic is four times)."""
-    small = min(_replay_seconds(recordings[20_000], "--json")[0] for _ in range(2))
-    large = min(_replay_seconds(recordings[40_000], "--json")[0] for _ in range(2))
+    """Twice the candidates, about twice the time (quadratic is four times).
+
+    Each replay takes a tenth of a second here, so one scheduler stall on a loaded machine
+    is as long as the measurement: the two sizes alternate, five times each, and each keeps
+    its fastest (seen with three xdist workers on two cores: 0.09 s against 0.31 s, best of two
+    taken one size after the other)."""
+    small, large = float("inf"), float("inf")
+    for _ in range(5):
+        small = min(small, _replay_seconds(recordings[20_000], "--json")[0])
+        large = min(large, _replay_seconds(recordings[40_000], "--json")[0])
     assert large < 3 * small, f"20k: {small:.2f} s, 40k: {large:.2f} s"
 
 
