@@ -77,8 +77,25 @@ def goto(keys: str, screen: str):
         for _ in range(3):
             await pilot.wait_for_scheduled_animations()
             await pilot.pause(0.1)
+        await selected_card_in_view(pilot)
         await steady(pilot)
     return run_before
+
+
+async def selected_card_in_view(pilot, limit_s: float = 10.0) -> None:
+    """On the variants screen, wait until the selected card sits inside the scrolling panel.
+    The card follows the list after a refresh; in a loaded CI run (2026-12-05) that scroll
+    landed after two identical renders, so ``steady`` alone let the snapshot catch the panel
+    at its top, the selected card still below it."""
+    screen = pilot.app.screen
+    bodies, cards = screen.query("#variants-body"), screen.query(".-selected")
+    if not bodies or not cards:
+        return
+    body, card = bodies.first(), cards.first()
+    deadline = time.monotonic() + limit_s
+    while not body.region.contains_region(card.region) or not card.region.height:
+        assert time.monotonic() < deadline, f"the selected card never scrolled into view: {card.region} in {body.region}"
+        await pilot.pause(0.05)
 
 
 async def steady(pilot, apart: float = 0.2, limit_s: float = 10.0) -> None:
