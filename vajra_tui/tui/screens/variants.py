@@ -31,6 +31,8 @@ from vajra_tui.tui.screens import ListScreen
 # (a long parameter search) would mount ~5 widgets per candidate and stall the UI, keys and all.
 # Beyond this, the oldest panels give way to new ones; the list still shows every candidate.
 MAX_PANELS = 60
+# refreshes the selected card may take to be laid out and scrolled into view (see _follow)
+FOLLOW_TRIES = 8
 
 
 def grounding_lines(state: RunState, most: int = 3) -> Text:
@@ -170,6 +172,22 @@ class VariantsScreen(ListScreen):
                 # after the next layout: a card mounted in this tick has no place to scroll to yet
                 self.call_after_refresh(self._follow, chosen)
 
-    def _follow(self, panel: CandidatePanel) -> None:
-        if panel.is_attached and panel.cid == self.vapp.selected_id:
+    def _follow(self, panel: CandidatePanel, tries: int = FOLLOW_TRIES) -> None:
+        """Scroll the selected card into view, and look again after the next refresh: a card
+        mounted in the same tick as its row was highlighted may not be laid out yet, and a
+        scroll computed then lands at the top of the panel (seen in a loaded CI run)."""
+        if panel.cid != self.vapp.selected_id or self._panels.get(panel.cid) is not panel:
+            return  # another card was chosen, or this one gave way
+        if panel.is_attached:
             self.query_one("#variants-body").scroll_to_widget(panel, animate=False)
+        if tries > 0:
+            self.call_after_refresh(self._check_follow, panel, tries - 1)
+
+    def _check_follow(self, panel: CandidatePanel, tries: int) -> None:
+        """Follow again unless the selected card is on view (whole, when the panel can hold it)."""
+        body = self.query_one("#variants-body")
+        shown = panel.is_attached and (body.region.contains_region(panel.region)
+                                       if panel.region.height <= body.region.height
+                                       else body.region.overlaps(panel.region))
+        if not shown:
+            self._follow(panel, tries)
