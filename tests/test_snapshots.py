@@ -82,6 +82,19 @@ def goto(keys: str, screen: str):
     return run_before
 
 
+async def tables_measured(pilot, limit_s: float = 10.0) -> None:
+    """Wait until every list on screen has measured its rows. Textual's DataTable sizes its
+    columns for new rows when the app next goes idle; in a loaded CI run (2026-12-05) the
+    variants list was caught with its columns at their labels' widths ("verifi"). Reads the
+    table's private ``_require_update_dimensions``: Textual has no public "measured" flag."""
+    from textual.widgets import DataTable
+
+    deadline = time.monotonic() + limit_s
+    while any(getattr(t, "_require_update_dimensions", False) for t in pilot.app.screen.query(DataTable)):
+        assert time.monotonic() < deadline, "a list never measured its rows"
+        await pilot.pause(0.05)
+
+
 async def selected_card_in_view(pilot, limit_s: float = 10.0) -> None:
     """On the variants screen, wait until the selected card sits inside the scrolling panel.
     The card follows the list after a refresh; in a loaded CI run (2026-12-05) that scroll
@@ -103,6 +116,7 @@ async def steady(pilot, apart: float = 0.2, limit_s: float = 10.0) -> None:
     the selected card's scroll (queued after a refresh) once landed after the pauses above, and
     the snapshot caught the list before it moved (VariantsScreen at 80x24, 2026-12-03)."""
     deadline = time.monotonic() + limit_s
+    await tables_measured(pilot, limit_s)
     last = pilot.app.export_screenshot()
     while time.monotonic() < deadline:
         await pilot.wait_for_scheduled_animations()
