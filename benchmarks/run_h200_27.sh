@@ -11,6 +11,8 @@
 # "r8": split-K attention (sweeps only); "r8row": the library's tune at two heads of 8192;
 # "r9": attention's registers (sweeps) and fft's and fft2's seed rows; "r9rows": fft's and fft2's large rows;
 # "r10": conv1d with two windows in flight (ROW=1: then conv1d's row);
+# "chunk": fft's passes chunk by chunk over the batch (benchmarks/fft_chunk_probe.py), ROWS=1 then
+# the fft and fft2 rows;
 # "seed" with TIMELINE=1 keeps each workload's events (tune_all.py --timeline). Results land in $OUT.
 set -u
 OUT=${OUT:-/tmp/out}
@@ -141,6 +143,15 @@ if [ "$part" = r10 ]; then  # round 10: conv1d with two windows in flight (sweep
     timeout 200 python3 benchmarks/roofline.py --sizes large --workloads conv1d \
       --generations 2 --budget 6 --limits adapter --out "$OUT/rows" > "$OUT/rows.log" 2>&1
     echo "rc=$?" >> "$OUT/rows.log"
+  fi
+fi
+if [ "$part" = chunk ]; then  # the scratch in L2 between a chunk's two passes (2026-12-05)
+  nvidia-smi --query-gpu=name,clocks.max.sm,clocks.max.mem --format=csv > "$OUT/chunk.log" 2>&1
+  python3 -c "import torch; p = torch.cuda.get_device_properties(0); print('L2', p.L2_cache_size)" >> "$OUT/chunk.log" 2>&1
+  timeout 300 python3 benchmarks/fft_chunk_probe.py --size large --out "$OUT/fft-chunk-probe.json" >> "$OUT/chunk.log" 2>&1
+  echo "rc=$?" >> "$OUT/chunk.log"
+  if [ -n "${ROWS:-}" ]; then
+    bash "$0" r9rows
   fi
 fi
 if [ "$part" = r8row ]; then  # the library's own tune at two heads of 8192 (generation 1: C proposed split)

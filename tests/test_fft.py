@@ -47,6 +47,16 @@ async def test_baseline_verifies(gpu, spec, size):
     base = await s.run_baseline(time=True)
     assert base.status == "verified", base.reason
     assert len(base.pass_ms or []) == 2
+    if base.timing == "timestamp":  # the program's time spans both passes and the gap between them
+        assert base.median_ms >= 0.99 * sum(base.pass_ms), (base.median_ms, base.pass_ms)
+
+
+def test_a_programs_time_runs_from_its_first_pass_to_its_last():
+    from vajra_tui.engine.gpu.runtime import program_ms
+
+    assert program_ms([(0.0, 1.0), (1.5, 3.0)]) == 3.0  # the 0.5 ms between the dispatches counts
+    assert program_ms([(0.0, 2.0)]) == 2.0
+    assert program_ms([(2.0, 3.0), (0.0, 1.0)]) == 2.0  # stamped out of order: never under the sum
 
 
 def _points(t) -> tuple[dict, ...]:

@@ -213,7 +213,7 @@ class Runtime:
         ts, passes = None, None
         if queries is not None:
             spans = self._spans(queries[1], 2 * count)
-            ts, passes = float(sum(spans)), [float(x) for x in spans]
+            ts, passes = program_ms(spans), [e - b for b, e in spans]
             queries[0].destroy()
             queries[1].destroy()
         bad = None
@@ -234,10 +234,11 @@ class Runtime:
                                             usage=wgpu.BufferUsage.QUERY_RESOLVE | wgpu.BufferUsage.COPY_SRC)
         return queries, resolve
 
-    def _spans(self, resolve: wgpu.GPUBuffer, count: int) -> list[float]:
-        """Each pass's milliseconds from a resolved run of begin/end timestamp pairs."""
+    def _spans(self, resolve: wgpu.GPUBuffer, count: int) -> list[tuple[float, float]]:
+        """(begin, end) milliseconds of each pass from a resolved run of timestamp pairs."""
         stamps = np.frombuffer(self.queue.read_buffer(resolve), dtype=np.uint64).astype(np.int64)[:count]
-        return [max(float(e - b), 0.0) * self.period / 1e6 for b, e in zip(stamps[0::2], stamps[1::2])]
+        ms = (stamps - stamps.min()).astype(np.float64) * self.period / 1e6 if count else stamps
+        return [(float(b), max(float(e), float(b))) for b, e in zip(ms[0::2], ms[1::2])]
 
     def _run(self, enc, program: Program, queries: tuple[Any, Any] | None, first: int) -> None:
         """Record a program's passes; with ``queries``, each pass writes its begin and end
@@ -279,7 +280,8 @@ class Runtime:
         Each run still follows its own NaN poisoning; every timed run is checked on
         the GPU right after it (outside its timestamps), and the outputs of every
         entry's last timed run are copied aside so they can be verified in full. A
-        program of several passes is timed pass by pass; its time is their sum.
+        program of several passes is timed pass by pass; its time runs from its first pass's
+        begin to its last pass's end (``program_ms``).
         """
         n = len(entries)
         assert self.outs is not None
@@ -335,14 +337,24 @@ class Runtime:
             counts = self.outs.read(self.queue, slots)
             bad = [[counts[s] for s in ss] for ss in owned]
             slots.destroy()
-        per_pass = [[spans[rnd * total + starts[e]: rnd * total + starts[e] + len(entries[e].steps)]
-                     for rnd in range(reps)] for e in range(n)]
-        return StreamTiming([[float(sum(p)) for p in runs] for runs in per_pass], wall, snapshots, bad,
+        runs = [[spans[rnd * total + starts[e]: rnd * total + starts[e] + len(entries[e].steps)]
+                 for rnd in range(reps)] for e in range(n)]
+        per_pass = [[[end - begin for begin, end in run] for run in entry] for entry in runs]
+        return StreamTiming([[program_ms(run) for run in entry] for entry in runs], wall, snapshots, bad,
                             per_pass if any(len(p.steps) > 1 for p in entries) else None)
 
     def read(self, buffer: wgpu.GPUBuffer, dtype: str = "f32") -> np.ndarray:
         return np.frombuffer(self.queue.read_buffer(buffer), dtype={
             "f32": np.float32, "f16": np.float16, "i32": np.int32, "u32": np.uint32}[dtype])
+
+
+def program_ms(spans: list[tuple[float, float]]) -> float:
+    """A program's milliseconds from its passes' (begin, end): its first begin to its last end,
+    so the gaps between dispatches count, as they do in a browser and in torch's CUDA events
+    (the sum of the passes' own spans left them out). Never under that sum, should a driver
+    stamp passes out of order."""
+    own = sum(e - b for b, e in spans)
+    return max(spans[-1][1] - spans[0][0], own) if len(spans) > 1 else own
 
 
 def _timestamp_period(queue: wgpu.GPUQueue) -> float:
