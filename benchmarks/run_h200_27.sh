@@ -12,7 +12,7 @@
 # "r9": attention's registers (sweeps) and fft's and fft2's seed rows; "r9rows": fft's and fft2's large rows;
 # "r10": conv1d with two windows in flight (ROW=1: then conv1d's row);
 # "chunk": fft's passes chunk by chunk over the batch (benchmarks/fft_chunk_probe.py), ROWS=1 then
-# the fft and fft2 rows;
+# the fft and fft2 rows; "r11": attention with the next block prefetched (sweeps), then "chunk";
 # "seed" with TIMELINE=1 keeps each workload's events (tune_all.py --timeline). Results land in $OUT.
 set -u
 OUT=${OUT:-/tmp/out}
@@ -144,6 +144,14 @@ if [ "$part" = r10 ]; then  # round 10: conv1d with two windows in flight (sweep
       --generations 2 --budget 6 --limits adapter --out "$OUT/rows" > "$OUT/rows.log" 2>&1
     echo "rc=$?" >> "$OUT/rows.log"
   fi
+fi
+if [ "$part" = r11 ]; then  # round 11: attention's next block prefetched (full and causal), then the chunks
+  for spec in "B=1,H=16,S=4096,D=64,MASK=1" "B=1,H=16,S=4096,D=64,MASK=2"; do
+    timeout 150 python3 benchmarks/sweep.py --workloads attention --sizes "$spec" --limit 6 --budget-s 70 \
+      --out "$OUT/sweep-r11-attention-$(echo "$spec" | tr -d '=,').json" >> "$OUT/sweep.log" 2>&1
+    echo "rc=$? ($spec)" >> "$OUT/sweep.log"
+  done
+  bash "$0" chunk
 fi
 if [ "$part" = chunk ]; then  # the scratch in L2 between a chunk's two passes (2026-12-05)
   nvidia-smi --query-gpu=name,clocks.max.sm,clocks.max.mem --format=csv > "$OUT/chunk.log" 2>&1

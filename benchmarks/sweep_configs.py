@@ -38,15 +38,13 @@ CONFIGS: dict[str, list[tuple[str, str]]] = {
         (f"{R} wg=256 groups=1 v4out=1 run=2 wsrc=2 seq=8 lay=0 pd=2", "two in flight, 256 lanes"),
         (f"{R} wg=128 groups=1 v4out=1 run=3 wsrc=2 seq=8 lay=0 pd=2", "two in flight, runs of three vec4"),
     ],
-    "attention": [  # issue #27, D=64, round 9: registers (rounds 5-8: r5, r6, r7, r8 files); --limit 6 at large
-        (f"{A} wy=32 tm=8 tn=4 kv=2 sg=1 un=128 gl=1 ks=1 qo=0", "the best of both large rows (2.43 ms full, 1.30 causal)"),
-        (f"{A} wy=32 tm=8 tn=4 kv=2 sg=1 un=128 gl=1 ks=1 qo=1", "Q read a row at a time: one vec4 of Q live, not eight"),
-        (f"{A} wy=32 tm=4 tn=8 kv=1 sg=1 un=128 gl=1 ks=1 qo=0", "4x8 scores, 64-key blocks: half Q's reads and the outputs' registers"),
-        (f"{A} wy=32 tm=4 tn=8 kv=2 sg=1 un=128 gl=2 ks=1 qo=0", "the same with V read from the storage buffer"),
-        (f"{A} wy=64 tm=4 tn=4 kv=2 sg=1 un=128 gl=1 ks=1 qo=0", "256 rows on 512 lanes: 4x4 scores, 4x8 outputs"),
-        (f"{A} wy=64 tm=4 tn=4 kv=2 sg=1 un=128 gl=1 ks=1 qo=1", "the same, Q a row at a time"),
-        (f"{A} wy=32 tm=8 tn=4 kv=2 sg=1 un=128 gl=1 ks=2 qo=0", "round 8: split in two"),
-        (f"{A} wy=32 tm=8 tn=4 kv=2 sg=1 un=128 gl=1 ks=8 qo=0", "round 8: split in eight (two heads of 8192)"),
+    "attention": [  # issue #27, D=64, round 11: the next block prefetched (rounds 5-9: r5 ... r9 files); --limit 6 at large
+        (f"{A} wy=32 tm=8 tn=4 kv=2 sg=1 un=128 gl=1 ks=1 qo=0 pf=0", "the best of both large rows (2.43 ms full, 1.30 causal)"),
+        (f"{A} wy=32 tm=8 tn=4 kv=2 sg=1 un=128 gl=1 ks=1 qo=0 pf=1", "K and V of the next block loaded during this one"),
+        (f"{A} wy=32 tm=8 tn=4 kv=2 sg=1 un=128 gl=1 ks=1 qo=1 pf=1", "the same, Q a row at a time (fewer live registers)"),
+        (f"{A} wy=32 tm=8 tn=4 kv=2 sg=1 un=128 gl=2 ks=1 qo=0 pf=1", "V from the storage buffer, K prefetched"),
+        (f"{A} wy=16 tm=4 tn=4 kv=2 sg=1 un=128 gl=1 ks=1 qo=0 pf=1", "64 rows on 128 lanes, prefetched (two a SM hide each other)"),
+        (f"{A} wy=32 tm=4 tn=4 kv=2 sg=1 un=128 gl=1 ks=1 qo=0 pf=1", "128 rows on 256 lanes, prefetched"),
     ],
     "fft": [  # issue #27, 16 x 2^20, round 7: round 6 again, each pass now holding only its own buffer
         ("fft/regs regs=32 cols=4 ex=1 blk=1 last=0", "the best: 4 sub-FFTs in both passes (0.208 ms)"),

@@ -193,6 +193,24 @@ async def test_operands_read_from_the_storage_buffer_verify(gpu, spec):
         await _admit(s, cand)
 
 
+@pytest.mark.parametrize("spec", ["B=1,H=2,S=100,D=32,MASK=2", "B=1,H=1,S=77,D=64,MASK=1"])
+async def test_the_next_block_prefetched_into_registers_verifies(gpu, spec):
+    """C with ``pf=1``: each block's K and V come from registers loaded during the previous
+    block (the first on the first trip), at sizes off every block, causal and not: with Q
+    staged and global, V global (gl=2), V staged late (kv=1), a block that does not divide over
+    the lanes (256 lanes, 16 keys of 8 vec4 at D=32), and split over key ranges (the first trip at klo)."""
+    s = await _session(gpu, spec)
+    src = LibrarySource(s.device)
+    sg = int(bool(s.device.subgroups) and src_fits_shuffles(s.device))
+    for wy, gl, kv, ks in ((16, 0, 2, 1), (16, 1, 2, 1), (16, 2, 2, 1), (16, 1, 1, 1), (64, 1, 2, 1), (4, 1, 2, 4)):
+        params = {"template": "attention/outer", "wx": 4, "wy": wy, "tm": 4, "tn": 4, "kv": kv, "sg": sg,
+                  "un": 4, "gl": gl, "ks": ks, "pf": 1}
+        cand = src.instantiate(params, s.size, cid=f"pf{wy}_{gl}_{kv}_{ks}", name="pf")
+        assert cand is not None, template("attention/outer").check(params, s.size, s.device)
+        assert "pk0 = select(" in cand.source and ("pv0" in cand.source) is (gl < 2 and kv == 2)
+        await _admit(s, cand)
+
+
 def src_fits_shuffles(device) -> bool:
     from vajra_tui.engine.sources.library.base import shuffles_fit
 

@@ -36,6 +36,11 @@ P goes through workgroup memory, two barriers per block.
 ``qo=1`` (with gl=1 or 2) reads Q a row at a time after the four dimensions' K^T vectors,
 where ``qo=0`` reads every row's vec4 first: one vec4 of Q live instead of ``tm``.
 
+``pf=1`` prefetches: the next block's K and V (those staged) are loaded into registers right
+after this block's first barrier and written to workgroup memory at the top of the next, so
+their latency overlaps a block of FMAs instead of standing between two barriers. On the H200
+one 256-lane workgroup fills an SM, so no other workgroup hides it (NOTES, 2026-12-05).
+
 ``ks`` > 1 splits each block's keys over that many workgroups and adds the workload's optional
 ``combine`` pass (split-K, attention_split.py).
 """
@@ -77,6 +82,8 @@ def check(p: Params, s: Size, d: DeviceInfo | None) -> str | None:
         return "qo orders the reads of Q from the storage buffer: it needs gl=1 or gl=2"
     if p.get("gl", 0) >= 2 and p["kv"] == 1:
         return "kv=1 stages V into K's memory; with gl >= 2 V is not staged (use kv=2)"
+    if p.get("pf", 0) and p.get("gl", 0) == 3:
+        return "pf prefetches the staged K and V: with gl=3 nothing is staged"
     if p.get("ks", 1) > 1 and (why := _split_problem(p, s, d)):
         return why
     return workgroup_fits(d, wx, p["wy"]) or storage_fits(d, smem_bytes(p, s))
@@ -170,6 +177,58 @@ def _stage(e: Emitter, p: Params, s: Size, k: bool, v: str | None) -> None:
         e(f"let vkey = k0 + i / {d4}u;",
           f"{v}[i] = select(vec4<f32>(0.0), V[head4 + min(vkey, S - 1u) * {d4}u + i % {d4}u], vkey < S);")
     e.close()
+
+
+def _staged_slots(p: Params, s: Size) -> tuple[int, int]:
+    """(vec4 a block stages per operand, the staging loop's trips per lane)."""
+    _, bk, d4, _ = shape(p, s)
+    total = bk * d4
+    return total, -(-total // (p["wx"] * p["wy"]))
+
+
+def _declare_prefetch(e: Emitter, p: Params, s: Size, k: bool, v: bool) -> None:
+    """The registers a lane carries the next block in (``pf=1``), declared before the loop."""
+    _, trips = _staged_slots(p, s)
+    e(*[f"var pk{j} = vec4<f32>(0.0);" for j in range(trips) if k],
+      *[f"var pv{j} = vec4<f32>(0.0);" for j in range(trips) if v])
+
+
+def _fetch(e: Emitter, p: Params, s: Size, kb: str, k: bool, v: bool) -> None:
+    """The key block from ``kb`` into the prefetch registers (zeros past S); a lane's slot past
+    the block (when the block does not divide over the lanes) loads a harmless clamped one."""
+    total, trips = _staged_slots(p, s)
+    _, bk, d4, _ = shape(p, s)
+    nt = p["wx"] * p["wy"]
+    for j in range(trips):
+        e.open("{")
+        e(f"let i = min(li + {j * nt}u, {total - 1}u);")
+        if k:
+            e(f"let key = {kb} + i % {bk}u;",
+              f"pk{j} = select(vec4<f32>(0.0), K[head4 + min(key, S - 1u) * {d4}u + i / {bk}u], key < S);")
+        if v:
+            e(f"let vkey = {kb} + i / {d4}u;",
+              f"pv{j} = select(vec4<f32>(0.0), V[head4 + min(vkey, S - 1u) * {d4}u + i % {d4}u], vkey < S);")
+        e.close()
+
+
+def _store(e: Emitter, p: Params, s: Size, k: bool, v: str | None) -> None:
+    """The prefetch registers into workgroup memory, as ``_stage`` lays the block out."""
+    total, trips = _staged_slots(p, s)
+    _, bk, _, _ = shape(p, s)
+    nt = p["wx"] * p["wy"]
+    for j in range(trips):
+        e.open("{")
+        e(f"let i = li + {j * nt}u;")
+        if total % nt:
+            e.open(f"if (i < {total}u) {{")
+        if k:
+            e(f"let w = (4u * (i / {bk}u)) * {bk // 4}u + (i % {bk}u) / 4u;", f"let lane = i % 4u;")
+            e(*[f"Kt[w + {q * bk // 4}u][lane] = pk{j}[{q}];" for q in range(4)])
+        if v:
+            e(f"{v}[i] = pv{j};")
+        if total % nt:
+            e.close()
+        e.close()
 
 
 def _unrolled(e: Emitter, var: str, count: int, un: int, body) -> None:
@@ -341,13 +400,23 @@ def render(p: Params, s: Size, d: DeviceInfo | None) -> str:
     e = Emitter()
     _header(e, p, s)
     _setup(e, p, s)
+    gl = p["gl"]
+    if p.get("pf", 0) and gl < 3:
+        _declare_prefetch(e, p, s, True, gl < 2 and not (p["kv"] == 1 and gl < 2))
     if p.get("ks", 1) > 1:
         split.open_key_loop(e, bq, bk)
     else:
         open_key_loop(e, bq, bk)
-    gl = p["gl"]
     one = p["kv"] == 1 and gl < 2  # V reuses Kt once every lane's scores are done
-    if gl < 3:  # (gl=3 stages nothing: Q, K and V are read from the storage buffer)
+    pf, staged_v = p.get("pf", 0) and gl < 3, gl < 2 and not one  # (kv=1: V staged as before)
+    if pf:  # the first block fetched on the first trip; each trip then fetches the next
+        e.open(f"if (k0 == {'klo' if p.get('ks', 1) > 1 else '0u'}) {{")
+        _fetch(e, p, s, "k0", True, staged_v)
+        e.close()
+        _store(e, p, s, True, "Vs" if staged_v else None)
+        e("workgroupBarrier();")
+        _fetch(e, p, s, f"k0 + {bk}u", True, staged_v)
+    elif gl < 3:  # (gl=3 stages nothing: Q, K and V are read from the storage buffer)
         _stage(e, p, s, True, None if one or gl == 2 else "Vs")
         e("workgroupBarrier();")
     _scores(e, p, s)
@@ -368,7 +437,8 @@ def render(p: Params, s: Size, d: DeviceInfo | None) -> str:
 
 
 AXES = {"wx": (2, 4, 8, 16), "wy": (2, 4, 8, 16, 32, 64), "tm": (4, 8), "tn": (4, 8), "kv": (1, 2), "sg": (0, 1),
-        "un": (1, 4, 8, 16, 128), "gl": (0, 1, 2, 3), "ks": (1, *split.KS_VALUES), "qo": (0, 1)}
+        "un": (1, 4, 8, 16, 128), "gl": (0, 1, 2, 3), "ks": (1, *split.KS_VALUES), "qo": (0, 1),
+        "pf": (0, 1)}
 # configurations recorded before the unrolling, before operands could stay global, before
-# split-K, before Q's row-at-a-time order
-LATE = {"un": 1, "gl": 0, "ks": 1, "qo": 0}
+# split-K, before Q's row-at-a-time order, before the prefetch
+LATE = {"un": 1, "gl": 0, "ks": 1, "qo": 0, "pf": 0}
