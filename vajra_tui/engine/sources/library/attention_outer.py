@@ -48,6 +48,7 @@ one 256-lane workgroup fills an SM, so no other workgroup hides it (NOTES, 2026-
 from __future__ import annotations
 
 from vajra_tui.engine.events import DeviceInfo
+from vajra_tui.engine.sources.library import attention_prefetch as prefetch
 from vajra_tui.engine.sources.library import attention_split as split
 from vajra_tui.engine.sources.library.attention_parts import (NEG, QSCALE, heaviest_first, max_of, open_key_loop,
                                                               vec4_bindings, xor_steps)
@@ -177,58 +178,6 @@ def _stage(e: Emitter, p: Params, s: Size, k: bool, v: str | None) -> None:
         e(f"let vkey = k0 + i / {d4}u;",
           f"{v}[i] = select(vec4<f32>(0.0), V[head4 + min(vkey, S - 1u) * {d4}u + i % {d4}u], vkey < S);")
     e.close()
-
-
-def _staged_slots(p: Params, s: Size) -> tuple[int, int]:
-    """(vec4 a block stages per operand, the staging loop's trips per lane)."""
-    _, bk, d4, _ = shape(p, s)
-    total = bk * d4
-    return total, -(-total // (p["wx"] * p["wy"]))
-
-
-def _declare_prefetch(e: Emitter, p: Params, s: Size, k: bool, v: bool) -> None:
-    """The registers a lane carries the next block in (``pf=1``), declared before the loop."""
-    _, trips = _staged_slots(p, s)
-    e(*[f"var pk{j} = vec4<f32>(0.0);" for j in range(trips) if k],
-      *[f"var pv{j} = vec4<f32>(0.0);" for j in range(trips) if v])
-
-
-def _fetch(e: Emitter, p: Params, s: Size, kb: str, k: bool, v: bool) -> None:
-    """The key block from ``kb`` into the prefetch registers (zeros past S); a lane's slot past
-    the block (when the block does not divide over the lanes) loads a harmless clamped one."""
-    total, trips = _staged_slots(p, s)
-    _, bk, d4, _ = shape(p, s)
-    nt = p["wx"] * p["wy"]
-    for j in range(trips):
-        e.open("{")
-        e(f"let i = min(li + {j * nt}u, {total - 1}u);")
-        if k:
-            e(f"let key = {kb} + i % {bk}u;",
-              f"pk{j} = select(vec4<f32>(0.0), K[head4 + min(key, S - 1u) * {d4}u + i / {bk}u], key < S);")
-        if v:
-            e(f"let vkey = {kb} + i / {d4}u;",
-              f"pv{j} = select(vec4<f32>(0.0), V[head4 + min(vkey, S - 1u) * {d4}u + i % {d4}u], vkey < S);")
-        e.close()
-
-
-def _store(e: Emitter, p: Params, s: Size, k: bool, v: str | None) -> None:
-    """The prefetch registers into workgroup memory, as ``_stage`` lays the block out."""
-    total, trips = _staged_slots(p, s)
-    _, bk, _, _ = shape(p, s)
-    nt = p["wx"] * p["wy"]
-    for j in range(trips):
-        e.open("{")
-        e(f"let i = li + {j * nt}u;")
-        if total % nt:
-            e.open(f"if (i < {total}u) {{")
-        if k:
-            e(f"let w = (4u * (i / {bk}u)) * {bk // 4}u + (i % {bk}u) / 4u;", f"let lane = i % 4u;")
-            e(*[f"Kt[w + {q * bk // 4}u][lane] = pk{j}[{q}];" for q in range(4)])
-        if v:
-            e(f"{v}[i] = pv{j};")
-        if total % nt:
-            e.close()
-        e.close()
 
 
 def _unrolled(e: Emitter, var: str, count: int, un: int, body) -> None:
@@ -402,7 +351,7 @@ def render(p: Params, s: Size, d: DeviceInfo | None) -> str:
     _setup(e, p, s)
     gl = p["gl"]
     if p.get("pf", 0) and gl < 3:
-        _declare_prefetch(e, p, s, True, gl < 2 and not (p["kv"] == 1 and gl < 2))
+        prefetch.declare(e, p, s, True, gl < 2 and not (p["kv"] == 1 and gl < 2))
     if p.get("ks", 1) > 1:
         split.open_key_loop(e, bq, bk)
     else:
@@ -411,11 +360,11 @@ def render(p: Params, s: Size, d: DeviceInfo | None) -> str:
     pf, staged_v = p.get("pf", 0) and gl < 3, gl < 2 and not one  # (kv=1: V staged as before)
     if pf:  # the first block fetched on the first trip; each trip then fetches the next
         e.open(f"if (k0 == {'klo' if p.get('ks', 1) > 1 else '0u'}) {{")
-        _fetch(e, p, s, "k0", True, staged_v)
+        prefetch.fetch(e, p, s, "k0", True, staged_v)
         e.close()
-        _store(e, p, s, True, "Vs" if staged_v else None)
+        prefetch.store(e, p, s, True, "Vs" if staged_v else None)
         e("workgroupBarrier();")
-        _fetch(e, p, s, f"k0 + {bk}u", True, staged_v)
+        prefetch.fetch(e, p, s, f"k0 + {bk}u", True, staged_v)
     elif gl < 3:  # (gl=3 stages nothing: Q, K and V are read from the storage buffer)
         _stage(e, p, s, True, None if one or gl == 2 else "Vs")
         e("workgroupBarrier();")
