@@ -13,6 +13,7 @@
 # "r10": conv1d with two windows in flight (ROW=1: then conv1d's row);
 # "chunk": fft's passes chunk by chunk over the batch (benchmarks/fft_chunk_probe.py), ROWS=1 then
 # the fft and fft2 rows; "r11": attention with the next block prefetched (sweeps), then "chunk";
+# "r12": attention around round 11's winner (sweeps);
 # "seed" with TIMELINE=1 keeps each workload's events (tune_all.py --timeline). Results land in $OUT.
 set -u
 OUT=${OUT:-/tmp/out}
@@ -152,6 +153,13 @@ if [ "$part" = r11 ]; then  # round 11: attention's next block prefetched (full 
     echo "rc=$? ($spec)" >> "$OUT/sweep.log"
   done
   bash "$0" chunk
+fi
+if [ "$part" = r12 ]; then  # round 12: around round 11's winner (full, then causal)
+  for spec in "B=1,H=16,S=4096,D=64,MASK=1" "B=1,H=16,S=4096,D=64,MASK=2"; do
+    timeout 150 python3 benchmarks/sweep.py --workloads attention --sizes "$spec" --budget-s 80 \
+      --out "$OUT/sweep-r12-attention-$(echo "$spec" | tr -d '=,').json" >> "$OUT/sweep.log" 2>&1
+    echo "rc=$? ($spec)" >> "$OUT/sweep.log"
+  done
 fi
 if [ "$part" = chunk ]; then  # the scratch in L2 between a chunk's two passes (2026-12-05)
   nvidia-smi --query-gpu=name,clocks.max.sm,clocks.max.mem --format=csv > "$OUT/chunk.log" 2>&1

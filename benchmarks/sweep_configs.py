@@ -38,13 +38,14 @@ CONFIGS: dict[str, list[tuple[str, str]]] = {
         (f"{R} wg=256 groups=1 v4out=1 run=2 wsrc=2 seq=8 lay=0 pd=2", "two in flight, 256 lanes"),
         (f"{R} wg=128 groups=1 v4out=1 run=3 wsrc=2 seq=8 lay=0 pd=2", "two in flight, runs of three vec4"),
     ],
-    "attention": [  # issue #27, D=64, round 11: the next block prefetched (rounds 5-9: r5 ... r9 files); --limit 6 at large
-        (f"{A} wy=32 tm=8 tn=4 kv=2 sg=1 un=128 gl=1 ks=1 qo=0 pf=0", "the best of both large rows (2.43 ms full, 1.30 causal)"),
-        (f"{A} wy=32 tm=8 tn=4 kv=2 sg=1 un=128 gl=1 ks=1 qo=0 pf=1", "K and V of the next block loaded during this one"),
-        (f"{A} wy=32 tm=8 tn=4 kv=2 sg=1 un=128 gl=1 ks=1 qo=1 pf=1", "the same, Q a row at a time (fewer live registers)"),
-        (f"{A} wy=32 tm=8 tn=4 kv=2 sg=1 un=128 gl=2 ks=1 qo=0 pf=1", "V from the storage buffer, K prefetched"),
-        (f"{A} wy=16 tm=4 tn=4 kv=2 sg=1 un=128 gl=1 ks=1 qo=0 pf=1", "64 rows on 128 lanes, prefetched (two a SM hide each other)"),
-        (f"{A} wy=32 tm=4 tn=4 kv=2 sg=1 un=128 gl=1 ks=1 qo=0 pf=1", "128 rows on 256 lanes, prefetched"),
+    "attention": [  # issue #27, D=64, round 12: around round 11's winner (pf=1, 2.21 ms full; rounds 5-11: r5 ... r11 files)
+        (f"{A} wy=32 tm=8 tn=4 kv=2 sg=1 un=128 gl=1 ks=1 qo=0 pf=1", "round 11's best (2.21 ms full, 1.19 causal)"),
+        (f"{A} wy=32 tm=8 tn=4 kv=2 sg=1 un=16 gl=1 ks=1 qo=0 pf=1", "the loops unrolled by 16 (fewer live registers)"),
+        (f"{A} wy=32 tm=8 tn=4 kv=2 sg=1 un=128 gl=2 ks=1 qo=1 pf=1", "Q and V from the storage buffer, Q a row at a time"),
+        (f"{A} wy=16 tm=8 tn=4 kv=2 sg=1 un=128 gl=1 ks=1 qo=0 pf=1", "128 rows on 128 lanes (two workgroups a SM)"),
+        (f"{A} wy=64 tm=4 tn=4 kv=2 sg=1 un=128 gl=1 ks=1 qo=0 pf=1", "256 rows on 512 lanes, 4x4 scores"),
+        (f"{A} wy=32 tm=8 tn=4 kv=1 sg=1 un=128 gl=1 ks=1 qo=0 pf=1", "one key block in flight: V staged, K prefetched"),
+        (f"{A} wy=32 tm=8 tn=4 kv=2 sg=1 un=128 gl=1 ks=1 qo=0 pf=0", "round 11's control (2.44 ms full)"),
     ],
     "fft": [  # issue #27, 16 x 2^20, round 7: round 6 again, each pass now holding only its own buffer
         ("fft/regs regs=32 cols=4 ex=1 blk=1 last=0", "the best: 4 sub-FFTs in both passes (0.208 ms)"),
