@@ -91,19 +91,25 @@ async def main(args) -> dict:
               "three_pass": await _timed(client, THREE, size, timing,
                                          [(_three(i, *c, size), why) for i, (c, why) in enumerate(THREE_CONFIGS)],
                                          args.batches)}
-    ms = torch_ceiling(torch, "fft2", size) if torch is not None else None
+    finish(report, report["two_pass"] + report["three_pass"], torch_ceiling(torch, "fft2", size) if torch is not None else None,
+           began, client, args.out, "torch.fft.fft2")
+    return report
+
+
+def finish(report: dict, rows: list[dict], ms: float | None, began: float, client, out: str, label: str) -> None:
+    """Put each row beside torch's ``ms``, print the rows, close the worker and write ``out``
+    (shared by the probes, which differ only in what they time)."""
     report["torch_ms"] = ms
-    for row in report["two_pass"] + report["three_pass"]:
+    for row in rows:
         if ms and row.get("median_ms"):
             row["vs_torch"] = ms / row["median_ms"]
         print(f"{row.get('median_ms') or 0:9.4f} ms x{row.get('vs_torch') or 0:.2f} torch  "
               f"{'ok ' if row['verified'] else 'BAD'} {row['key']} {row['reason'][:100]}", flush=True)
     report["seconds"] = time.perf_counter() - began
     client.close()
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(report, indent=1, default=str))
-    print(f"{device.name}: torch.fft.fft2 {ms} ms; wrote {args.out}")
-    return report
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    Path(out).write_text(json.dumps(report, indent=1, default=str))
+    print(f"{report['device']['name']}: {label} {ms} ms; wrote {out}")
 
 
 if __name__ == "__main__":

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 import time
 from pathlib import Path
@@ -20,7 +19,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from experiments.fft_chunked import kernel  # noqa: E402
-from fft2_three_probe import _timed  # noqa: E402
+from fft2_three_probe import _timed, finish  # noqa: E402
 from sweep import parse_key  # noqa: E402
 from torch_ceilings import load_torch, torch_ceiling  # noqa: E402
 
@@ -64,19 +63,8 @@ async def main(args) -> dict:
         w = get_workload(f"{FILE}:{prefix}_CH{ch}")
         rows = await _timed(client, w, size, timing, _chunked(ch, size, run), args.batches)
         report["runs"].append({"chunk": ch, "rows": rows})
-    ms = torch_ceiling(torch, "fft", size) if torch is not None else None
-    report["torch_ms"] = ms
-    for run in report["runs"]:
-        for row in run["rows"]:
-            if ms and row.get("median_ms"):
-                row["vs_torch"] = ms / row["median_ms"]
-            print(f"{row.get('median_ms') or 0:9.4f} ms x{row.get('vs_torch') or 0:.2f} torch  "
-                  f"{'ok ' if row['verified'] else 'BAD'} {row['key']} {row['reason'][:100]}", flush=True)
-    report["seconds"] = time.perf_counter() - began
-    client.close()
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(report, indent=1, default=str))
-    print(f"{device.name}: torch.fft.fft {ms} ms; wrote {args.out}")
+    finish(report, [row for run in report["runs"] for row in run["rows"]],
+           torch_ceiling(torch, "fft", size) if torch is not None else None, began, client, args.out, "torch.fft.fft")
     return report
 
 
