@@ -206,12 +206,12 @@ def _tiled_priors(d: DeviceInfo | None) -> list[Params]:
 
 def _outer_priors(d: DeviceInfo | None) -> list[Params]:
     """C's shapes (wx, wy, tm, tn, kv): on a discrete GPU first the H200's fastest, with the next
-    block prefetched, then the two it improved on (2.43 ms non-causal, 1.84 causal; NOTES): 256 rows x 32 keys per block on 256 lanes (8x4 scores, 8x8
-    outputs) with Q read from the storage buffer, and 64 rows on 128 lanes (4x4, 4x8) with Q and
-    V read from it, loops unrolled whole; then the staged shapes (40 KB of workgroup memory at
-    D=64, over the portable 16 KiB); then ones that fit 16 KiB (32 rows x 16 keys; D=128 with V
-    in K's memory). Shuffles where the adapter's subgroups hold a row's lanes
-    (base.least_subgroup)."""
+    block prefetched, then the two it improved on (2.43 ms non-causal, 1.84 causal; NOTES): 256 rows
+    x 32 keys per block on 256 lanes (8x4 scores, 8x8 outputs) with Q read from the storage buffer,
+    and 64 rows on 128 lanes (4x4, 4x8) with Q and V read from it, loops unrolled whole; then the
+    staged shapes (40 KB of workgroup memory at D=64, over the portable 16 KiB); then ones that fit
+    16 KiB (32 rows x 16 keys; D=128 with V in K's memory). Shuffles where the adapter's subgroups
+    hold a row's lanes (base.least_subgroup)."""
     big = [(8, 16, 4, 4, 2), (4, 16, 4, 8, 2), (8, 8, 8, 4, 2), (4, 16, 4, 4, 2)] if big_gpu(d) else []
     small = [(4, 8, 4, 4, 2), (8, 8, 4, 4, 1), (4, 4, 8, 4, 2), (8, 4, 4, 4, 1), (16, 8, 4, 4, 1)]
     least = least_subgroup(d)
