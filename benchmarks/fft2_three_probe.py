@@ -91,12 +91,13 @@ async def main(args) -> dict:
               "three_pass": await _timed(client, THREE, size, timing,
                                          [(_three(i, *c, size), why) for i, (c, why) in enumerate(THREE_CONFIGS)],
                                          args.batches)}
-    finish(report, report["two_pass"] + report["three_pass"], torch_ceiling(torch, "fft2", size) if torch is not None else None,
-           began, client, args.out, "torch.fft.fft2")
+    ms = torch_ceiling(torch, "fft2", size) if torch is not None else None
+    finish(report, report["two_pass"] + report["three_pass"], ms, began, client, args.out, "torch.fft.fft2")
     return report
 
 
-def finish(report: dict, rows: list[dict], ms: float | None, began: float, client, out: str, label: str) -> None:
+def finish(report: dict, rows: list[dict], ms: float | None, began: float, client: GPUClient, out: str,
+           label: str) -> None:
     """Put each row beside torch's ``ms``, print the rows, close the worker and write ``out``
     (shared by the probes, which differ only in what they time)."""
     report["torch_ms"] = ms
