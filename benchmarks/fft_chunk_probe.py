@@ -63,8 +63,8 @@ async def main(args) -> dict:
         w = get_workload(f"{FILE}:{prefix}_CH{ch}")
         rows = await _timed(client, w, size, timing, _chunked(ch, size, run), args.batches)
         report["runs"].append({"chunk": ch, "rows": rows})
-    finish(report, [row for run in report["runs"] for row in run["rows"]],
-           torch_ceiling(torch, "fft", size) if torch is not None else None, began, client, args.out, "torch.fft.fft")
+    ms = torch_ceiling(torch, "fft", size) if torch is not None else None
+    finish(report, [row for run in report["runs"] for row in run["rows"]], ms, began, client, args.out, "torch.fft.fft")
     return report
 
 
