@@ -43,7 +43,12 @@ THREE_CONFIGS = [
 TWO_PASS = "fft2/regs regs=32 cols=8 ex=1 blk=0"  # the built-in's best (NOTES, #27)
 
 
-async def _timed(client, workload, size, timing, cands: list[tuple[Candidate, str]], batches: int) -> list[dict]:
+async def _timed(client, workload, size, timing, cands: list[tuple[Candidate, str]], batches: int,
+                 warm: bool = False) -> list[dict]:
+    """Each kernel verified, then ``batches`` rotated batches beside the naive baseline; with
+    ``warm`` one untimed batch first (conv1d's baseline is too short to bring the GPU's clocks up
+    after the seconds of float64 verification: on a fresh H200 every kernel of the first
+    batches ran 2.5-4x slow)."""
     s = Session(workload, size, client, lambda e: None, timing)
     await s.start(calibrate=True)
     # the naive baseline runs first in every batch, as in sweep.py: its milliseconds bring the
@@ -57,16 +62,29 @@ async def _timed(client, workload, size, timing, cands: list[tuple[Candidate, st
         rows.append({"key": cand.name, "hypothesis": why, "verified": bool(ok), "reason": r.reason[:300]})
         if ok:
             ids.append(cand.id)
+    if warm and ids:
+        await s.time_batch(["baseline", *ids])
     got: dict[str, list[float]] = {}
+    passes: dict[str, list[list[float]]] = {}  # a multi-pass kernel's per-pass medians, batch by batch
+    clocks: dict[str, list[float]] = {}  # the SM clock (NVML) as each kernel's batch began
     for b in range(batches):
         order = ids[b % max(1, len(ids)):] + ids[:b % max(1, len(ids))]
         await s.time_batch(["baseline", *order])
         for cid in order:
             if s.results[cid].median_ms:
                 got.setdefault(cid, []).append(float(s.results[cid].median_ms))
+            if s.results[cid].pass_ms:
+                passes.setdefault(cid, []).append([float(v) for v in s.results[cid].pass_ms])
+            tel = s.results[cid].telemetry
+            if tel is not None and tel.first is not None and tel.first.sm_clock_mhz:
+                clocks.setdefault(cid, []).append(float(tel.first.sm_clock_mhz))
     for (cand, _), row in zip(cands, rows):
         if cand.id in got:
             row.update(_numbers(got[cand.id], s.info, {}))
+        if cand.id in passes:
+            row["pass_ms"] = passes[cand.id]
+        if cand.id in clocks:
+            row["sm_clock_mhz"] = clocks[cand.id]
     return rows
 
 
@@ -106,6 +124,10 @@ def finish(report: dict, rows: list[dict], ms: float | None, began: float, clien
             row["vs_torch"] = ms / row["median_ms"]
         print(f"{row.get('median_ms') or 0:9.4f} ms x{row.get('vs_torch') or 0:.2f} torch  "
               f"{'ok ' if row['verified'] else 'BAD'} {row['key']} {row['reason'][:100]}", flush=True)
+        if row.get("sm_clock_mhz") or row.get("batch_ms"):
+            print(f"          batches {row.get('batch_ms')} at SM MHz {row.get('sm_clock_mhz')}")
+        if row.get("pass_ms"):
+            print("          passes " + " | ".join(" ".join(f"{v:.4f}" for v in b) for b in row["pass_ms"]))
     report["seconds"] = time.perf_counter() - began
     client.close()
     Path(out).parent.mkdir(parents=True, exist_ok=True)

@@ -13,7 +13,8 @@
 # "r10": conv1d with two windows in flight (ROW=1: then conv1d's row);
 # "chunk": fft's passes chunk by chunk over the batch (benchmarks/fft_chunk_probe.py), ROWS=1 then
 # the fft and fft2 rows; "r11": attention with the next block prefetched (sweeps), then "chunk";
-# "r12": attention around round 11's winner (sweeps);
+# "r12": attention around round 11's winner (sweeps); "r13": conv1d's taps in a uniform
+# (benchmarks/conv1d_taps_probe.py) and fft2 columns first (benchmarks/fft2_order_probe.py);
 # "seed" with TIMELINE=1 keeps each workload's events (tune_all.py --timeline). Results land in $OUT.
 set -u
 OUT=${OUT:-/tmp/out}
@@ -160,6 +161,18 @@ if [ "$part" = r12 ]; then  # round 12: around round 11's winner (full, then cau
       --out "$OUT/sweep-r12-attention-$(echo "$spec" | tr -d '=,').json" >> "$OUT/sweep.log" 2>&1
     echo "rc=$? ($spec)" >> "$OUT/sweep.log"
   done
+fi
+if [ "$part" = r13 ]; then  # round 13: conv1d's taps in a uniform; fft2 columns first, every pass timed (2026-12-05)
+  nvidia-smi --query-gpu=name,clocks.max.sm,clocks.max.mem --format=csv > "$OUT/r13.log" 2>&1
+  nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,utilization.gpu --format=csv -lms 200 > "$OUT/r13-clocks.csv" 2>&1 &
+  smi=$!
+  timeout 200 python3 benchmarks/conv1d_taps_probe.py --size large --out "$OUT/conv1d-taps-probe.json" >> "$OUT/r13.log" 2>&1
+  echo "rc=$? (conv1d taps)" >> "$OUT/r13.log"
+  if [ -z "${TAPS_ONLY:-}" ]; then
+    timeout 300 python3 benchmarks/fft2_order_probe.py --size large --out "$OUT/fft2-order-probe.json" >> "$OUT/r13.log" 2>&1
+    echo "rc=$? (fft2 order)" >> "$OUT/r13.log"
+  fi
+  kill $smi
 fi
 if [ "$part" = chunk ]; then  # the scratch in L2 between a chunk's two passes (2026-12-05)
   nvidia-smi --query-gpu=name,clocks.max.sm,clocks.max.mem --format=csv > "$OUT/chunk.log" 2>&1

@@ -1,0 +1,89 @@
+"""Probe: fft2 with its columns first (benchmarks/experiments/fft2_cols_first.py) beside the
+built-in's best kernels and torch, in one process, each pass timed too: is a strided write,
+more than a strided read, what keeps fft2 at 0.6x cuFFT? (The 1-D fft's best is timed pass by
+pass in the same call, for the same question.)
+
+    python benchmarks/fft2_order_probe.py --size large --out results/fft2-order.json
+    python benchmarks/fft2_order_probe.py --size seed --quick --no-torch --out /tmp/p.json   # lavapipe
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from experiments.fft2_cols_first import kernel  # noqa: E402
+from fft2_three_probe import _timed, finish  # noqa: E402
+from sweep import parse_key  # noqa: E402
+from torch_ceilings import load_torch, torch_ceiling  # noqa: E402
+
+from vajra_tui.engine.candidate import Candidate  # noqa: E402
+from vajra_tui.engine.gpu.client import GPUClient  # noqa: E402
+from vajra_tui.engine.sources.library import LibrarySource  # noqa: E402
+from vajra_tui.engine.workloads import WORKLOADS, get_workload  # noqa: E402
+from vajra_tui.settings import TimingSettings  # noqa: E402
+
+FIRST = get_workload(str(ROOT / "benchmarks" / "experiments" / "fft2_cols_first.py") + ":WORKLOAD")
+# the H200 rows' winners (#27) first, then the column pass in rounds (rnd: 32- and 64-byte runs of reads)
+BUILT_IN = {"fft2": ["fft2/regs regs=16 cols=4 ex=1 blk=0", "fft2/regs regs=16 cols=4 ex=1 blk=0 rnd=2",
+                     "fft2/regs regs=16 cols=4 ex=1 blk=0 rnd=4", "fft2/regs regs=32 cols=4 ex=1 blk=0 rnd=2",
+                     "fft2/regs regs=8 cols=4 ex=1 blk=0 rnd=2"],
+            "fft": ["fft/regs regs=32 cols=4 ex=1 blk=1", "fft/regs regs=32 cols=4 ex=1 blk=1 rnd=2",
+                    "fft/regs regs=16 cols=4 ex=1 blk=1 rnd=2", "fft/regs regs=32 cols=2 ex=1 blk=1 rnd=2"]}
+# (regs, cols, blk) of the columns-first kernels (re and im exchanged apart), each with its question
+FIRST_CONFIGS = [
+    ((16, 4, 1), "the winner's stages, T blocked: one strided access, a 16-byte-run read of X"),
+    ((16, 4, 0), "T transposed: across reads 16-byte runs of T as well"),
+]
+
+
+def _first(i: int, regs: int, cols: int, blk: int, size: dict) -> Candidate:
+    name = f"fft2_cols_first regs={regs} cols={cols} ex=1 blk={blk}"
+    return Candidate(id=f"f{i}", name=name, strategy="A", generation=1, params={}, origin="probe",
+                     source=kernel({"regs": regs, "cols": cols, "ex": 1, "blk": blk}, size))
+
+
+async def _built_in(client, lib, name: str, size: dict, timing, batches: int) -> list[dict]:
+    cands = [(lib.instantiate(parse_key(k), size, cid=f"{name}{i}", name=k), "the built-in") for i, k in
+             enumerate(BUILT_IN[name])]
+    return await _timed(client, WORKLOADS[name], size, timing, cands, batches, warm=True)
+
+
+async def main(args) -> dict:
+    torch = None if args.no_torch else load_torch()
+    client = GPUClient()
+    device = client.start()
+    timing = TimingSettings(warmup=2, reps=3) if args.quick else TimingSettings(warmup=5, reps=9)
+    size = WORKLOADS["fft2"].size(args.size)
+    began = time.perf_counter()
+    lib = LibrarySource(client.device)
+    report = {"device": device.model_dump(), "size": size,
+              "built_in": await _built_in(client, lib, "fft2", size, timing, args.batches),
+              "cols_first": await _timed(client, FIRST, size, timing,
+                                         [(_first(i, *c, size), why) for i, (c, why) in enumerate(FIRST_CONFIGS)],
+                                         args.batches, warm=True)}
+    fft_size = WORKLOADS["fft"].size(args.size)
+    report["fft"] = await _built_in(client, lib, "fft", fft_size, timing, args.batches)
+    report["fft_torch_ms"] = torch_ceiling(torch, "fft", fft_size) if torch is not None else None
+    ms = torch_ceiling(torch, "fft2", size) if torch is not None else None
+    finish(report, report["built_in"] + report["cols_first"], ms, began, client, args.out, "torch.fft.fft2")
+    print(f"fft (torch {report['fft_torch_ms']} ms): " + "; ".join(
+        f"{r['key']} {r.get('median_ms')} passes {r.get('pass_ms')}" for r in report["fft"]))
+    return report
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--size", default="large")
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--no-torch", action="store_true")
+    ap.add_argument("--batches", type=int, default=2)
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "fft2-order.json"))
+    asyncio.run(main(ap.parse_args()))
