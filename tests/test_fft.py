@@ -106,30 +106,6 @@ async def test_register_design_verifies_at_scaled_shapes(gpu, spec, size):
     await _verify_all(s, [(t, p) for p in _points(t)])
 
 
-@pytest.mark.parametrize("spec,size", [(FFT2, "H=4096,W=8"), (FFT, "BATCH=2,N=65536"), (FFT2, "H=32,W=128")])
-async def test_a_strided_pass_in_rounds_verifies(gpu, spec, size):
-    """``rnd``: a workgroup loads R rounds of C neighbouring columns first, then transforms
-    them C at a time through one exchange buffer (4096-point columns: two rounds of two, and
-    four rounds; the 1-D four-step's cols pass; a small image where R x C meets the count)."""
-    s = await _session(gpu, spec, size, seeds=(1,))
-    t = next(t for t in templates(s.workload.name) if t.name == "regs")
-    points = ({"regs": 16, "cols": 2, "ex": 1, "rnd": 2}, {"regs": 16, "cols": 2, "ex": 1, "rnd": 4},
-              {"regs": 32, "cols": 4, "ex": 1, "blk": 1, "rnd": 2}, {"regs": 8, "cols": 1, "rnd": 2})
-    await _verify_all(s, [(t, p) for p in points if t.check(t.point(p), s.size, s.device) is None])
-
-
-def test_only_a_strided_read_takes_rounds():
-    """fft2's column pass (stride W) takes the rounds and declares R x C columns a workgroup for
-    its grid; the row pass (contiguous) does not; too many values held is refused in one line."""
-    t = next(t for t in templates("fft2") if t.name == "regs")
-    size = {"H": 4096, "W": 4096}
-    src = t.render(t.point({"regs": 16, "cols": 2, "ex": 1, "rnd": 2}), size, None)
-    assert "// tune: CR = 1" in src and "// tune: CC = 2" in src  # 16 KB default limit: C = 1
-    assert "in 2 rounds of 1" in src and src.count("rounds of") == 1
-    why = t.check(t.point({"regs": 64, "cols": 1, "ex": 1, "rnd": 4}), size, None)
-    assert why and "rnd=4" in why and "\n" not in why
-
-
 async def test_a_last_pass_of_its_own_runs_where_both_buffers_would_not_fit(gpu):
     """``last`` gives each pass a workgroup array of its own; a pipeline holds only its pass's,
     so 8 columns of 1024 points (32 KB) then 2 (8 KB) run on a 32 KB adapter, where the

@@ -26,9 +26,8 @@ from vajra_tui.engine.workloads.base import SizeError
 
 AXES = {"threads": (64, 128, 256), "cols": (1, 2, 4, 8)}
 REGS_AXES = {"regs": (8, 16, 32, 64), "cols": (1, 2, 4, 8, 16), "ex": (2, 1), "blk": (0, 1),
-             "last": (0, 1, 2, 4, 8, 16), "rnd": (1, 2, 4)}
+             "last": (0, 1, 2, 4, 8, 16)}
 MAX_REGS = 32  # complex values an invocation holds
-MAX_HELD = 64  # complex values an invocation of the register design holds over its rounds
 
 
 def specs(s: Size) -> list[PassSpec]:
@@ -73,13 +72,6 @@ def plan(p: Params, passes: list[PassSpec], d: DeviceInfo | None) -> tuple[bool,
     return vec2, [fitted(q, c, vec2, d) for q, c in zip(passes, want)]
 
 
-def rounds(p: Params, q: PassSpec) -> int:
-    """Rounds of the pass's sub-FFTs a workgroup does (``rnd``): only a pass whose input is
-    strided takes them, since they exist to lengthen its read runs (R x C values) where
-    workgroup memory holds only C sub-FFTs (fft2's 4096-point columns: 2)."""
-    return int(p.get("rnd", 1)) if q.istride > 1 and not q.iblock else 1
-
-
 @dataclass(frozen=True)
 class _Design:
     """(render, check) of one design over the passes ``passes_of`` describes: Stockham stages of
@@ -101,8 +93,7 @@ class _Design:
         except SizeError as exc:
             return str(exc)
         vec2, cols = plan(p, passes, d)
-        laid = self.blocked(passes, cols) if p.get("blk") and self.blocked else passes
-        for q, laid_q, c in zip(passes, laid, cols):
+        for q, c in zip(passes, cols):
             tt = self._lanes(q, p)
             # (the register design holds one stage of at most ``regs`` points: its own bound)
             if self.radix and q.length // tt > MAX_REGS:
@@ -110,10 +101,6 @@ class _Design:
             problem = (workgroup_fits(d, tt * c) or storage_fits(d, shared_bytes(q, c, vec2)))
             if problem:
                 return problem
-            r = rounds(p, laid_q)
-            if r > 1 and (self.radix or c * r > q.count or r * q.length // tt > MAX_HELD):
-                return (f"{q.entry}: rnd={r} takes the register design, at most {q.count} sub-FFTs a "
-                        f"workgroup and {MAX_HELD} complex values an invocation")
         return None  # with ``last`` each pass has a buffer of its own, and its pipeline holds only that
 
     def render(self, p: Params, s: Size, d: DeviceInfo | None) -> str:
@@ -136,7 +123,7 @@ class _Design:
             if self.radix:
                 render_pass(e, q, self.radix, p["threads"], c, vec2, buf=buf)
             else:
-                render_pass(e, q, 0, 0, c, vec2, balanced(q.length, p["regs"]), buf, rounds(p, q))
+                render_pass(e, q, 0, 0, c, vec2, balanced(q.length, p["regs"]), buf)
         return e.text()
 
 
@@ -144,7 +131,7 @@ def templates_for(workload: str, passes_of: Callable[[Size], list[PassSpec]],
                   blocked_of: Callable[[list[PassSpec], list[int]], list[PassSpec]]) -> list[Template]:
     regs = _Design(passes_of, 0, blocked_of)
     out = [Template(workload, "regs", "A", "register sub-FFTs (16-64 points), one exchange per pass",
-                    dict(REGS_AXES), regs.render, regs.check, late={"ex": 2, "blk": 0, "last": 0, "rnd": 1})]
+                    dict(REGS_AXES), regs.render, regs.check, late={"ex": 2, "blk": 0, "last": 0})]
     for radix, strategy in ((4, "B"), (8, "C")):
         design = _Design(passes_of, radix)
         out.append(Template(workload, f"radix{radix}", strategy,

@@ -171,71 +171,37 @@ def _exchange(e: Emitter, spec: PassSpec, r: int, ns: int, nxt: int, tt: int, ve
 
 
 def render_pass(e: Emitter, spec: PassSpec, radix: int, threads: int, cols: int, vec2: bool,
-                stages: list[int] | None = None, buf: str = "sh", rounds: int = 1) -> None:
+                stages: list[int] | None = None, buf: str = "sh") -> None:
     """The entry point of one pass (module-level helpers come from ``helpers``). Given
     ``stages`` (from ``balanced``) it is the tight form: lanes = L / the widest stage. ``buf``:
-    the workgroup array it exchanges through (``helpers``' ``own`` gives each pass one).
-    ``rounds`` R > 1: the workgroup does R x C neighbouring sub-FFTs, C at a time through the
-    same exchange buffer, with every round's inputs loaded first, so a strided read covers
-    runs of R x C values while workgroup memory holds only C sub-FFTs."""
+    the workgroup array it exchanges through (``helpers``' ``own`` gives each pass one)."""
     tight = stages is not None
     length = spec.length
     stages = stages or radices(spec.length, radix)
     tt = length // max(stages) if tight else lanes(spec, radix, threads)
-    e(f"// {spec.entry}: {cols * rounds} x {length}-point FFTs per workgroup"
-      f"{f' in {rounds} rounds of {cols}' if rounds > 1 else ''}, {tt} lanes each, radix "
+    e(f"// {spec.entry}: {cols} x {length}-point FFTs per workgroup, {tt} lanes each, radix "
       f"{'-'.join(map(str, stages))}, exchange {'vec2' if vec2 else 're/im'}"
       f"{', swizzled' if tight else ''}",
-      f"// tune: {spec.const} = {cols * rounds}", f"const {spec.const}: u32 = {{{{{spec.const}}}}}u;",
+      f"// tune: {spec.const} = {cols}", f"const {spec.const}: u32 = {{{{{spec.const}}}}}u;",
       f"@compute @workgroup_size({tt * cols})")
     e.open(f"fn {spec.entry}(@builtin(workgroup_id) wid: vec3<u32>, "
            "@builtin(local_invocation_id) lid: vec3<u32>) {")
-    e(f"let c = lid.x % {cols}u;", f"let lane = lid.x / {cols}u;", "let b = wid.y;", f"let sub = c * {length}u;")
-    if rounds == 1:
-        e(f"let g = wid.x * {spec.const} + c;", f"let ib = {spec.ibase};", f"let ob = {spec.obase};",
-          f"var v: array<vec2<f32>, {length // tt}>;")
-        _load(e, spec, stages[0], tt, "v")
-        _stages(e, spec, stages, tt, cols, vec2, tight, buf, last_round=True)
-        _store(e, spec, stages[-1], tt, tight)
-        e.close()
-        return
-    for r in range(rounds):  # every round's loads in flight before the first round computes
-        e(f"var v{r}: array<vec2<f32>, {length // tt}>;")
-        e.open("{")
-        e(f"let g = wid.x * {spec.const} + c + {r * cols}u;", f"let ib = {spec.ibase};")
-        _load(e, spec, stages[0], tt, f"v{r}")
-        e.close()
-    for r in range(rounds):
-        e.open("{")
-        if r:
-            e("workgroupBarrier();  // the previous round's readers are done with the exchange")
-        e(f"let g = wid.x * {spec.const} + c + {r * cols}u;", f"let ob = {spec.obase};", f"var v = v{r};")
-        _stages(e, spec, stages, tt, cols, vec2, tight, buf, last_round=r + 1 == rounds)
-        _store(e, spec, stages[-1], tt, tight)
-        e.close()
-    e.close()
-
-
-def _load(e: Emitter, spec: PassSpec, r0: int, tt: int, into: str) -> None:
-    """The first stage's inputs: ``into``[m*r0 + q] = x[lane + m*TT + q*L/r0]."""
-    length = spec.length
+    e(f"let c = lid.x % {cols}u;", f"let lane = lid.x / {cols}u;", f"let g = wid.x * {spec.const} + c;",
+      "let b = wid.y;", f"let sub = c * {length}u;", f"let ib = {spec.ibase};", f"let ob = {spec.obase};",
+      f"var v: array<vec2<f32>, {length // tt}>;")
+    r0 = stages[0]
     for m in range(length // (r0 * tt)):
         for q in range(r0):
             at = address("ib", f"(lane + {m * tt + q * (length // r0)}u)", spec.istride, spec.iblock, spec.ijump)
-            e(f"{into}[{m * r0 + q}] = {spec.src}[{at}];")
-
-
-def _stages(e: Emitter, spec: PassSpec, stages: list[int], tt: int, cols: int, vec2: bool, tight: bool,
-            buf: str, last_round: bool) -> None:
-    """The butterflies of every stage on v, exchanged between stages (the last exchange of the
-    last round needs no barrier after its reads)."""
+            e(f"v[{m * r0 + q}] = {spec.src}[{at}];")
     ns = 1
     for s, r in enumerate(stages):
         _butterflies(e, spec, r, ns, tt)
         if s + 1 < len(stages):
-            final = s + 2 == len(stages) and last_round
-            _exchange(e, spec, r, ns, stages[s + 1], tt, vec2, cols if tight else 0, final, buf)
+            _exchange(e, spec, r, ns, stages[s + 1], tt, vec2, cols if tight else 0, s + 2 == len(stages), buf)
         ns *= r
+    _store(e, spec, stages[-1], tt, tight)
+    e.close()
 
 
 def _store(e: Emitter, spec: PassSpec, last: int, tt: int, tight: bool) -> None:
