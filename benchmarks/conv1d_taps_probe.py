@@ -59,6 +59,7 @@ async def main(args) -> dict:
     client = GPUClient()
     device = client.start()
     timing = TimingSettings(warmup=2, reps=3) if args.quick else TimingSettings(warmup=5, reps=9)
+    timing.clock_bring_up = bool(args.idle_s)  # idle before each batch: the worker brings the clock up
     size = WORKLOADS["conv1d"].size(args.size)
     began = time.perf_counter()
     lib = LibrarySource(client.device)
@@ -66,7 +67,9 @@ async def main(args) -> dict:
     built = [(lib.instantiate(parse_key(k), size, cid=f"b{i}", name=k), why) for i, (k, why) in enumerate(BUILT_IN)]
     taps = [(_taps(i, c, size), why) for i, (c, why) in enumerate(TAPS_CONFIGS)]
     report = {"device": device.model_dump(), "size": size,
-              "rows": await _timed(client, TAPS, size, timing, built + taps, args.batches, warm=True)}
+              "idle_s": args.idle_s,
+              "rows": await _timed(client, TAPS, size, timing, built + taps, args.batches, warm=not args.idle_s,
+                                   idle_s=args.idle_s)}
     ms = torch_ceiling(torch, "conv1d", size) if torch is not None else None
     finish(report, report["rows"], ms, began, client, args.out, "torch conv1d")
     return report
@@ -78,5 +81,7 @@ if __name__ == "__main__":
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--no-torch", action="store_true")
     ap.add_argument("--batches", type=int, default=3)
+    ap.add_argument("--idle-s", type=float, default=0.0,
+                    help="idle the GPU this long before every batch, with no untimed batch first")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "conv1d-taps.json"))
     asyncio.run(main(ap.parse_args()))

@@ -44,11 +44,12 @@ TWO_PASS = "fft2/regs regs=32 cols=8 ex=1 blk=0"  # the built-in's best (NOTES, 
 
 
 async def _timed(client, workload, size, timing, cands: list[tuple[Candidate, str]], batches: int,
-                 warm: bool = False) -> list[dict]:
+                 warm: bool = False, idle_s: float = 0.0) -> list[dict]:
     """Each kernel verified, then ``batches`` rotated batches beside the naive baseline; with
     ``warm`` one untimed batch first (conv1d's baseline is too short to bring the GPU's clocks up
     after the seconds of float64 verification: on a fresh H200 every kernel of the first
-    batches ran 2.5-4x slow)."""
+    batches ran 2.5-4x slow); ``idle_s``: the GPU left idle that long before every batch, to
+    see whether the worker brings the clock up itself (telemetry's ``warmed_ms``)."""
     s = Session(workload, size, client, lambda e: None, timing)
     await s.start(calibrate=True)
     # the naive baseline runs first in every batch, as in sweep.py: its milliseconds bring the
@@ -67,8 +68,11 @@ async def _timed(client, workload, size, timing, cands: list[tuple[Candidate, st
     got: dict[str, list[float]] = {}
     passes: dict[str, list[list[float]]] = {}  # a multi-pass kernel's per-pass medians, batch by batch
     clocks: dict[str, list[float]] = {}  # the SM clock (NVML) as each kernel's batch began
+    warmed: dict[str, list[float]] = {}  # ms the worker ran the batch untimed to bring the clock up
     for b in range(batches):
         order = ids[b % max(1, len(ids)):] + ids[:b % max(1, len(ids))]
+        if idle_s:
+            await asyncio.sleep(idle_s)
         await s.time_batch(["baseline", *order])
         for cid in order:
             if s.results[cid].median_ms:
@@ -78,13 +82,14 @@ async def _timed(client, workload, size, timing, cands: list[tuple[Candidate, st
             tel = s.results[cid].telemetry
             if tel is not None and tel.first is not None and tel.first.sm_clock_mhz:
                 clocks.setdefault(cid, []).append(float(tel.first.sm_clock_mhz))
+                warmed.setdefault(cid, []).append(float(tel.warmed_ms))
     for (cand, _), row in zip(cands, rows):
         if cand.id in got:
             row.update(_numbers(got[cand.id], s.info, {}))
         if cand.id in passes:
             row["pass_ms"] = passes[cand.id]
         if cand.id in clocks:
-            row["sm_clock_mhz"] = clocks[cand.id]
+            row["sm_clock_mhz"], row["warmed_ms"] = clocks[cand.id], warmed[cand.id]
     return rows
 
 
@@ -125,7 +130,8 @@ def finish(report: dict, rows: list[dict], ms: float | None, began: float, clien
         print(f"{row.get('median_ms') or 0:9.4f} ms x{row.get('vs_torch') or 0:.2f} torch  "
               f"{'ok ' if row['verified'] else 'BAD'} {row['key']} {row['reason'][:100]}", flush=True)
         if row.get("sm_clock_mhz") or row.get("batch_ms"):
-            print(f"          batches {row.get('batch_ms')} at SM MHz {row.get('sm_clock_mhz')}")
+            print(f"          batches {row.get('batch_ms')} at SM MHz {row.get('sm_clock_mhz')}, "
+                  f"clock brought up in {row.get('warmed_ms')} ms")
         if row.get("pass_ms"):
             print("          passes " + " | ".join(" ".join(f"{v:.4f}" for v in b) for b in row["pass_ms"]))
     report["seconds"] = time.perf_counter() - began

@@ -14,7 +14,9 @@
 # "chunk": fft's passes chunk by chunk over the batch (benchmarks/fft_chunk_probe.py), ROWS=1 then
 # the fft and fft2 rows; "r11": attention with the next block prefetched (sweeps), then "chunk";
 # "r12": attention around round 11's winner (sweeps); "r13": conv1d's taps in a uniform
-# (benchmarks/conv1d_taps_probe.py) and fft2 columns first (benchmarks/fft2_order_probe.py);
+# (benchmarks/conv1d_taps_probe.py) and fft2 columns first (benchmarks/fft2_order_probe.py), TAPS_ONLY=1
+# the first alone; "seedrows": fft's and fft2's seed rows; "clock": the conv1d probe with the GPU idle
+# 5 s before each batch (the worker's clock bring-up);
 # "seed" with TIMELINE=1 keeps each workload's events (tune_all.py --timeline). Results land in $OUT.
 set -u
 OUT=${OUT:-/tmp/out}
@@ -161,6 +163,18 @@ if [ "$part" = r12 ]; then  # round 12: around round 11's winner (full, then cau
       --out "$OUT/sweep-r12-attention-$(echo "$spec" | tr -d '=,').json" >> "$OUT/sweep.log" 2>&1
     echo "rc=$? ($spec)" >> "$OUT/sweep.log"
   done
+fi
+if [ "$part" = clock ]; then  # the worker brings an idled clock up itself: conv1d's probe, 5 s idle before each batch
+  nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,utilization.gpu --format=csv -lms 200 > "$OUT/clock-clocks.csv" 2>&1 &
+  smi=$!
+  timeout 250 python3 benchmarks/conv1d_taps_probe.py --size large --idle-s 5 --out "$OUT/conv1d-taps-idle.json" > "$OUT/clock.log" 2>&1
+  echo "rc=$?" >> "$OUT/clock.log"
+  kill $smi
+fi
+if [ "$part" = seedrows ]; then  # fft's and fft2's seed rows under the envelope timing (first begin to last end)
+  timeout 150 python3 benchmarks/roofline.py --sizes seed --workloads "fft,fft2" \
+    --generations 2 --budget 6 --limits adapter --out "$OUT/seed-rows" > "$OUT/seed-rows.log" 2>&1
+  echo "rc=$?" >> "$OUT/seed-rows.log"
 fi
 if [ "$part" = r13 ]; then  # round 13: conv1d's taps in a uniform; fft2 columns first, every pass timed (2026-12-05)
   nvidia-smi --query-gpu=name,clocks.max.sm,clocks.max.mem --format=csv > "$OUT/r13.log" 2>&1

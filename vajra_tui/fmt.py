@@ -125,7 +125,9 @@ def telemetry(t: BatchTelemetry | None) -> str:
         return t.note or "no telemetry"
     text = (f"SM {t.first.sm_clock_mhz:.0f}→{t.last.sm_clock_mhz:.0f} MHz · mem "
             f"{t.last.mem_clock_mhz:.0f} MHz · {t.last.power_w:.0f} W · {t.last.temperature_c:.0f} °C")
-    return text + (" · CLOCK MOVED >10%" if t.unstable else "")
+    if t.warmed_ms:
+        text += f" · clock brought up in {t.warmed_ms:.0f} ms"
+    return text + (" · CLOCK MOVED >10%" if t.unstable else "") + (f" · {t.note}" if t.note else "")
 
 
 _LEANED_ON = (("maxComputeInvocationsPerWorkgroup", "invocations"),

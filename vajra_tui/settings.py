@@ -106,6 +106,10 @@ class TimingSettings(BaseModel):
     # 300 s covers the shipped workloads at their largest sizes many times over; a bigger one
     # raises it here (VAJRA_TIMING__PREPARE_DEADLINE_S, or [timing] prepare_deadline_s).
     prepare_deadline_s: float = PREPARE_DEADLINE_S
+    # Before a batch, run its kernels untimed until NVML shows the SM clock at 90% of its
+    # maximum (at most 0.5 s; gpu/telemetry.py). Off until it is measured on an NVIDIA GPU,
+    # where it may add up to that much to every batch (VAJRA_TIMING__CLOCK_BRING_UP=1).
+    clock_bring_up: bool = False
 
     @field_validator("deadline_s", "prepare_deadline_s")
     @classmethod

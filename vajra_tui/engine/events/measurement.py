@@ -56,6 +56,7 @@ class BatchTelemetry(Model):
     sm_clock_drift: float | None = None  # |last - first| / first
     unstable: bool = False  # the SM clock moved by more than 10% during the batch
     note: str = ""
+    warmed_ms: float = 0.0  # the batch's kernels ran untimed this long first, to bring the SM clock up
 
 
 class CandidateResult(Model):

@@ -291,6 +291,7 @@ class TimeStream(Request[StreamTimed]):
     reps: int
     seed: int
     cache: str = "warm"
+    bring_up: bool = False  # bring an idled SM clock up first (TimingSettings.clock_bring_up)
 
 
 @dataclass(frozen=True)

@@ -271,6 +271,17 @@ class Runtime:
         if self.flusher is not None:
             self.flusher.record(enc)
 
+    def spin(self, entries: list[Program], copies: int) -> None:
+        """Every program ``copies`` times in one submission, untimed and unchecked, and wait:
+        work that brings an idled clock up before a batch (the batch poisons and restores
+        every output and in-place buffer before each of its own runs)."""
+        enc = self.device.create_command_encoder()
+        for _ in range(copies):
+            for program in entries:
+                self._run(enc, program, None, 0)
+        self.queue.submit([enc.finish()])
+        self.wait()
+
     def time_stream(self, entries: list[Program], warmup: int, reps: int) -> StreamTiming:
         """Warm-ups and rotating timed rounds for several kernels in ONE submission.
 

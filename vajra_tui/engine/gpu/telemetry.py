@@ -5,16 +5,28 @@ timed at full clock, and nothing in the timestamps says so. On NVIDIA, NVML
 (``nvidia-ml-py``) reports the clocks; a batch whose SM clock moved by more than
 10% between its first and last sample is flagged. Elsewhere there is no
 telemetry, and the result says so rather than showing zeros.
+
+A batch is one submission, so the clock it starts at is the clock the GPU idled down to
+while the host verified the previous one (345 MHz on an idle H100; batches that began at
+870-1560 MHz on it, benchmarks/NOTES.md round 13, which likely also made a conv1d call on an
+H200 time every kernel 2.5-4x slow). ``bring_up`` runs the batch's own kernels, untimed,
+until NVML reports the SM clock near its maximum (or half a second has passed), and the
+batch's telemetry says how long that took. It runs where ``TimingSettings.clock_bring_up``
+asks: off by default until its cost per batch is measured on an NVIDIA GPU.
 """
 
 from __future__ import annotations
 
 import time
+from typing import Callable
 
 from vajra_tui.engine.events import BatchTelemetry, DeviceInfo, TelemetrySample
 
 NVIDIA_VENDOR_ID = 0x10DE
 CLOCK_DRIFT_LIMIT = 0.10
+CLOCK_SHARE = 0.9  # a batch starts once the SM clock is at least this share of its maximum
+BRING_UP_S = 0.5  # the most time spent bringing the clock up before one batch
+MAX_COPIES = 256  # the untimed kernels' copies in one submission, doubled from 1
 
 
 class Telemetry:
@@ -45,6 +57,15 @@ class Telemetry:
     def available(self) -> bool:
         return self._handle is not None
 
+    def max_sm_mhz(self) -> float | None:
+        """The SM clock's maximum (boost) as the driver reports it, or None."""
+        if self._handle is None:
+            return None
+        try:
+            return float(self._nvml.nvmlDeviceGetMaxClockInfo(self._handle, self._nvml.NVML_CLOCK_SM))
+        except Exception:  # noqa: BLE001 - no maximum reported: nothing to bring the clock up to
+            return None
+
     def sample(self) -> TelemetrySample | None:
         if self._handle is None:
             return None
@@ -61,11 +82,32 @@ class Telemetry:
             return None
 
 
+def bring_up(sample: Callable[[], TelemetrySample | None], top_mhz: float | None,
+             run: Callable[[int], None], budget_s: float = BRING_UP_S,
+             clock: Callable[[], float] = time.perf_counter) -> tuple[float, str]:
+    """Run ``run(copies)`` (the batch's kernels, untimed, ``copies`` times in one submission,
+    doubling each time) until ``sample`` shows the SM clock at CLOCK_SHARE of ``top_mhz`` or
+    ``budget_s`` has passed. Returns (milliseconds spent, a note when the clock stayed low);
+    (0, "") where the clock was up already or nothing reports it."""
+    now = sample()
+    if now is None or not top_mhz or now.sm_clock_mhz >= CLOCK_SHARE * top_mhz:
+        return 0.0, ""
+    began, copies = clock(), 1
+    while now is not None and now.sm_clock_mhz < CLOCK_SHARE * top_mhz:
+        if clock() - began > budget_s:
+            return (clock() - began) * 1e3, (f"SM clock {now.sm_clock_mhz:.0f} of {top_mhz:.0f} MHz after "
+                                             f"{budget_s:.1f} s of untimed warm-up")
+        run(copies)
+        copies = min(2 * copies, MAX_COPIES)
+        now = sample()
+    return (clock() - began) * 1e3, ""
+
+
 def summarize(first: TelemetrySample | None, last: TelemetrySample | None,
-              reason: str = "") -> BatchTelemetry:
+              reason: str = "", warmed_ms: float = 0.0) -> BatchTelemetry:
     """The batch's first and last samples, and whether its SM clock held steady."""
     if first is None or last is None:
         return BatchTelemetry(source="none", note=reason or "no telemetry")
     drift = abs(last.sm_clock_mhz - first.sm_clock_mhz) / max(first.sm_clock_mhz, 1.0)
     return BatchTelemetry(source="nvml", first=first, last=last, sm_clock_drift=drift,
-                          unstable=drift > CLOCK_DRIFT_LIMIT, note=reason)
+                          unstable=drift > CLOCK_DRIFT_LIMIT, note=reason, warmed_ms=warmed_ms)

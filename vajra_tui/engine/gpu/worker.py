@@ -31,7 +31,7 @@ from vajra_tui.engine.gpu.references import ReferenceStore
 from vajra_tui.engine.gpu.resources import Program
 from vajra_tui.engine.gpu.runtime import Runtime
 from vajra_tui.engine.gpu.stale_reads import stale_reads
-from vajra_tui.engine.gpu.telemetry import Telemetry
+from vajra_tui.engine.gpu.telemetry import Telemetry, bring_up
 from vajra_tui.engine.gpu.telemetry import summarize as summarize_telemetry
 
 
@@ -256,14 +256,20 @@ class Worker:
     def time_stream(self, request: TimeStream) -> StreamTimed:
         """All of a batch's timed dispatches back to back; see Runtime.time_stream.
 
-        The GPU's clocks are sampled (NVML, where there is one) before and after.
+        The GPU's clocks are sampled (NVML, where there is one) before and after; with
+        ``bring_up`` a clock that idled down is brought up first by the batch's own kernels, untimed.
         """
         seed = request.seed
         self._load(seed)
         self.rt.set_cache_state(request.cache)
+        programs = [self.program(c) for c in request.cids]
+        warmed_ms, low = (bring_up(self.telemetry.sample, self.telemetry.max_sm_mhz(),
+                                   lambda copies: self.rt.spin(programs, copies))
+                          if request.bring_up else (0.0, ""))
         first = self.telemetry.sample()
-        timing = self.rt.time_stream([self.program(c) for c in request.cids], request.warmup, request.reps)
-        telemetry = summarize_telemetry(first, self.telemetry.sample(), self.telemetry.reason)
+        timing = self.rt.time_stream(programs, request.warmup, request.reps)
+        reason = "; ".join(x for x in (self.telemetry.reason, low) if x)
+        telemetry = summarize_telemetry(first, self.telemetry.sample(), reason, warmed_ms)
         verdicts = []
         names = self.rt.outs.names
         for index, snaps in enumerate(timing.snapshots):

@@ -102,7 +102,8 @@ class BatchTiming:
         timeout = per * (self.timing.warmup + self.timing.reps) + COMPILE_TIMEOUT_S
         try:
             reply = await self.client.request(TimeStream(cids=ids, warmup=self.timing.warmup, reps=self.timing.reps,
-                                                         seed=self.seeds[0], cache=self.timing.cache), timeout)
+                                                         seed=self.seeds[0], cache=self.timing.cache,
+                                                         bring_up=self.timing.clock_bring_up), timeout)
         except (WorkerTimeout, WorkerCrashed, WorkerError) as exc:
             self.session.emit(Notice(level="warning", message=f"batched timing failed ({exc}); "
                                      "timing one dispatch at a time"))
