@@ -8,7 +8,6 @@ built-in's best kernel and torch, in one process: are W's 64 registers what keep
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import sys
 import time
@@ -19,7 +18,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from experiments.conv1d_taps import kernel  # noqa: E402
-from fft2_three_probe import _timed, finish  # noqa: E402
+from fft2_three_probe import _timed, finish, probe_parser  # noqa: E402
 from sweep import parse_key  # noqa: E402
 from torch_ceilings import load_torch, torch_ceiling  # noqa: E402
 
@@ -76,12 +75,7 @@ async def main(args) -> dict:
 
 
 if __name__ == "__main__":
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--size", default="large")
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--no-torch", action="store_true")
-    ap.add_argument("--batches", type=int, default=3)
+    ap = probe_parser(__doc__, "conv1d-taps.json", batches=3)
     ap.add_argument("--idle-s", type=float, default=0.0,
                     help="idle the GPU this long before every batch, with no untimed batch first")
-    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "conv1d-taps.json"))
     asyncio.run(main(ap.parse_args()))

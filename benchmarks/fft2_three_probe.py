@@ -141,11 +141,17 @@ def finish(report: dict, rows: list[dict], ms: float | None, began: float, clien
     print(f"{report['device']['name']}: {label} {ms} ms; wrote {out}")
 
 
-if __name__ == "__main__":
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def probe_parser(doc: str, out_name: str, batches: int = 2) -> argparse.ArgumentParser:
+    """The flags every probe takes (size, quick, no-torch, batches, out), shared by the probes."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
     ap.add_argument("--size", default="large")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--no-torch", action="store_true")
-    ap.add_argument("--batches", type=int, default=2)
-    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "fft2-three.json"))
+    ap.add_argument("--batches", type=int, default=batches)
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / out_name))
+    return ap
+
+
+if __name__ == "__main__":
+    ap = probe_parser(__doc__, "fft2-three.json")
     asyncio.run(main(ap.parse_args()))

@@ -8,7 +8,6 @@ scratch T staying in L2 between a chunk's two passes lift fft past cuFFT?
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import sys
 import time
@@ -19,7 +18,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from experiments.fft_chunked import kernel  # noqa: E402
-from fft2_three_probe import _timed, finish  # noqa: E402
+from fft2_three_probe import _timed, finish, probe_parser  # noqa: E402
 from sweep import parse_key  # noqa: E402
 from torch_ceilings import load_torch, torch_ceiling  # noqa: E402
 
@@ -69,10 +68,5 @@ async def main(args) -> dict:
 
 
 if __name__ == "__main__":
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--size", default="large")
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--no-torch", action="store_true")
-    ap.add_argument("--batches", type=int, default=2)
-    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "fft-chunk.json"))
+    ap = probe_parser(__doc__, "fft-chunk.json")
     asyncio.run(main(ap.parse_args()))
