@@ -194,7 +194,7 @@ def test_a_uniform_group_one_and_a_named_entry_point_export_and_run(tmp_path, mo
     assert data[:8] == (6).to_bytes(4, "little") + (100).to_bytes(4, "little")  # rows, cols
     assert "{ group: 0, binding: 3, name: \"P\", data: new Uint8Array([\n      " \
            + ", ".join(str(b) for b in data[:16]) in ts
-    assert '"binding": 2, "name": "Y", "access": "read_write"' in ts and '"group": 1}' in ts
+    assert '"binding": 2, "name": "Y", "access": "read_write"' in ts and '"group": 1, "usage": 140}' in ts
     assert '"access": "inout"' in ts and "is read and overwritten" in ts
     assert "export type Buffers = { X: GPUBuffer; Y: GPUBuffer; Z: GPUBuffer };" in ts  # no uniform
     assert "export const GROUPS: number = 2;" in ts

@@ -168,7 +168,8 @@ def test_a_baseline_dispatched_many_times_over_is_said(tmp_path, capsys):
 
 def test_binding_gaps_a_second_group_and_a_uniform_run_as_declared(tmp_path, capsys):
     """Verdicts 4 and 6: bindings 0, 2, 4 and @group(1) bind as the kernel declares them;
-    a uniform where the workload binds storage is refused at its own declaration."""
+    an input too big for a uniform binding, and an output, declared var<uniform> are refused
+    at their own declarations."""
     got = _bench(capsys, EXAMPLES / "row_normalize.py")
     base = got["baseline"]
     assert base["status"] == "verified", base["reason"]
@@ -180,7 +181,12 @@ def test_binding_gaps_a_second_group_and_a_uniform_run_as_declared(tmp_path, cap
     w = loader.load_file(EXAMPLES / "row_normalize.py")
     with pytest.raises(ContractError) as info:
         stitch(w, w.size("seed"), text)
-    assert "declared var<uniform>" in str(info.value) and info.value.diagnostic.line == 11
+    assert "maxUniformBufferBindingSize" in str(info.value) and info.value.diagnostic.line == 11
+    text = text.replace("@group(0) @binding(2) var<storage, read_write> y: array<f32>;",
+                        "@group(0) @binding(2) var<uniform> y: Params;")
+    with pytest.raises(ContractError) as info:  # an output is never a uniform
+        stitch(w, w.size("seed"), text)
+    assert "declared var<uniform>" in str(info.value) and "only a read-only input" in str(info.value)
 
 
 def test_a_candidate_may_replace_one_pass(tmp_path, capsys):

@@ -20,7 +20,7 @@ from vajra_tui.engine.admission.passes import (  # noqa: F401 - prelude_consts i
 )
 from vajra_tui.engine.admission.refusal import ContractError
 from vajra_tui.engine.admission.resources import check_bindings as resource_check
-from vajra_tui.engine.admission.resources import declarations, module_names, uniform_bytes
+from vajra_tui.engine.admission.resources import check_uniform_sizes, declarations, module_names, uniform_bytes
 from vajra_tui.engine.admission.templates import fill as fill_template
 from vajra_tui.engine.gpu.protocol import Compile, PassSpec
 from vajra_tui.engine.wgsl.memory import workgroup_memory_problem
@@ -220,6 +220,7 @@ def stitch(workload: Workload, size: Size, body: str, max_dim: int = 65535,
     consts = {dim: size[dim] for dim in workload.dims}
     consts.update({k: int(v) for k, v in constants.items() if isinstance(v, int) and not isinstance(v, bool)})
     check_workgroup_memory(rest, consts, max_workgroup_bytes)
+    check_uniform_sizes(workload, size, rest, consts, lambda message, line: ContractError(message, line))
     params = {**filled, **constants}
     plans: list = []
     for index, entry in own:  # later passes are checked against the first's tile constants

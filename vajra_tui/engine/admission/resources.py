@@ -3,7 +3,11 @@
 A published kernel declares its own bindings, at any group and binding number, as
 storage or uniform buffers. Each declaration must name a binding of the workload at
 that slot, in the same address space; an input may not be declared writable; a texture
-or sampler is refused in one line (storage and uniform buffers only, for now). The
+or sampler is refused in one line (storage and uniform buffers only, for now). A small
+read-only input may also be declared ``var<uniform>`` (filter taps, a lookup table: on
+NVIDIA a uniform is an operand read from the constant bank, no register or shared load),
+and is then bound whole, so its buffer must hold the declared type and fit in a uniform
+binding (64 KiB, WebGPU's default ``maxUniformBufferBindingSize``). The
 prelude declares what the kernel leaves out, and a uniform's bytes are the workload's
 ``values(size, params)`` laid out by WGSL's uniform rules.
 """
@@ -12,10 +16,11 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from vajra_tui.engine.wgsl.layout import type_size
 from vajra_tui.engine.wgsl.tokens import storage_bindings
-from vajra_tui.engine.workloads.base import Size, Workload, WorkloadError
+from vajra_tui.engine.workloads.base import Size, Workload, WorkloadError, padded
 from vajra_tui.engine.workloads.bindings import Binding
-from vajra_tui.engine.workloads.uniforms import UniformError, pack, struct_wgsl
+from vajra_tui.engine.workloads.uniforms import MAX_UNIFORM_BYTES, UniformError, pack, struct_size, struct_wgsl
 
 Slot = tuple[int, int]
 ContractFail = Callable[[str, int], Exception]
@@ -40,14 +45,53 @@ def check_bindings(workload: Workload, body: str, fail: ContractFail) -> set[Slo
             raise fail(f"binding {where} is not part of {workload.name}'s contract ("
                        + ", ".join(f"{b.where} {b.name}" for b in workload.bindings) + ")", decl.line)
         want = by_slot[slot]
-        if decl.address_space != _space(want):
+        if decl.address_space != _space(want) and not (decl.address_space == "uniform" and want.access == "read"):
             raise fail(f"binding {where} is declared var<{decl.address_space}>, but {workload.name} binds "
-                       f"{want.name} there as a {_space(want)} buffer ({want.access!r})", decl.line)
+                       f"{want.name} there as a {_space(want)} buffer ({want.access!r}; only a "
+                       "read-only input may also be read as var<uniform>)", decl.line)
         if want.access == "read" and decl.access not in ("read", ""):
             raise fail(f"input binding {decl.binding} `{want.name}` is declared {decl.access}; "
                        "inputs must be read-only", decl.line)
         declared.add(slot)
     return declared
+
+
+def check_uniform_sizes(workload: Workload, size: Size, source: str, consts: dict[str, int],
+                        fail: ContractFail) -> None:
+    """Each ``var<uniform>`` the kernel declares must fit the buffer bound there: a uniform's
+    struct, or an input read as a uniform, which must also fit in a uniform binding. A binding
+    smaller than its declared type is a validation error at dispatch on every WebGPU
+    implementation; here it is a one-line refusal at the declaration's line."""
+    by_slot = {b.slot: b for b in workload.bindings if b.access in ("read", "uniform")}
+    decls = [d for d in storage_bindings(source, include_all=True)
+             if d.address_space == "uniform" and (d.group, d.binding) in by_slot]
+    lengths: dict[str, int] = {}
+    for d in decls:
+        b = by_slot[(d.group, d.binding)]
+        if b.access == "uniform":
+            have, what = struct_size(b.fields), f"uniform `{b.name}`"
+        else:
+            lengths = lengths or _lengths(workload, size, fail)
+            have, what = padded(b.width * int(lengths[b.name])), f"input `{b.name}` read as var<uniform>"
+            if have > MAX_UNIFORM_BYTES:
+                raise fail(f"{what} holds {have} bytes at this size; a uniform binding holds at most "
+                           f"{MAX_UNIFORM_BYTES} (maxUniformBufferBindingSize): read it as var<storage, read>",
+                           d.line)
+        try:
+            need = type_size(source, d.type_text, consts)
+        except ValueError as exc:
+            raise fail(f"{what}: its type {d.type_text[:60]} cannot be sized ({exc})", d.line) from None
+        if need > have:
+            raise fail(f"{what}: `{d.name}: {d.type_text[:60]}` is {need} bytes, but the buffer bound there "
+                       f"holds {have}" + (f" at this size ({lengths[b.name]} {b.dtype})" if lengths else
+                                          " (the workload's fields)"), d.line)
+
+
+def _lengths(workload: Workload, size: Size, fail: ContractFail) -> dict[str, int]:
+    try:
+        return workload.checked_lengths(size)
+    except WorkloadError as exc:
+        raise fail(f"workload {exc}", 0) from None
 
 
 def declarations(workload: Workload, skip: set[Slot], taken: set[str]) -> list[str]:

@@ -87,7 +87,7 @@ async ({ moduleUrl, inputs, wgslFiles, reps }) => {
   async function timed(mod, device, kernel, given, reps) {
     const buffers = {};
     for (const b of mod.BUFFERS) {
-      buffers[b.name] = device.createBuffer({ size: b.bytes, usage: 0x80 | 0x8 | 0x4 });
+      buffers[b.name] = device.createBuffer({ size: b.bytes, usage: b.usage ?? (0x80 | 0x8 | 0x4) });
       const data = given[b.name];
       if (data) {
         const bytes = new Uint8Array(b.bytes);

@@ -15,6 +15,8 @@ so it is worked out here, from what the result carries (every name checked by
   as the workload declares it where the module does not;
 - a pass of another module gets the override values the engine gave it from the size:
   each ``override`` named like a size dim (a ``defines`` value is not recorded);
+- a read-only input a module declares ``var<uniform>`` is typed ``uniform`` in that pass's
+  layout, and its BUFFERS row asks for UNIFORM usage besides STORAGE (``usage``);
 - a scratch buffer that no module names beyond its declaration, and no pass binds, is left
   out: attention's ``Partial`` (up to 128 MiB, for a split-K kernel's combine) is allocated
   only by an export whose kernel uses it.
@@ -32,6 +34,9 @@ from vajra_tui.engine.export.names import TYPED_ARRAYS
 from vajra_tui.engine.wgsl.tokens import (compute_entries, override_names, read_workgroup_size, significant_tokens,
                                           storage_bindings)
 from vajra_tui.engine.workloads.base import padded
+
+STORAGE_USAGE = 0x80 | 0x8 | 0x4  # GPUBufferUsage STORAGE | COPY_DST | COPY_SRC
+UNIFORM_USAGE = 0x40  # GPUBufferUsage.UNIFORM: a pass reads the buffer as var<uniform>
 
 
 @dataclass
@@ -100,7 +105,18 @@ def build(result: CandidateResult, workload: WorkloadInfo, rows: list[dict[str, 
             dispatch=list(p["grid"]), constants={k: (int(v) if isinstance(v, bool) else v) for k, v in constants.items()},
             layout=_layout(source, rows, dict(p.get("bind") or {})), workgroup=_workgroup(source, p["entry"], size, constants, result),
             own=p["own"], bind={str(k): str(v) for k, v in dict(p.get("bind") or {}).items()}))
+    _usages(program, rows)
     return program
+
+
+def _usages(program: ExportProgram, rows: list[dict[str, Any]]) -> None:
+    """Each buffer's GPUBufferUsage flags: storage, copies, and UNIFORM where a pass's layout
+    binds it as a uniform (an input the kernel reads as var<uniform>)."""
+    by_slot = {(r["group"], r["index"]): r["name"] for r in rows if r["access"] != "uniform"}
+    as_uniform = {p.bind.get(by_slot[(g, b)], by_slot[(g, b)]) for p in program.passes
+                  for g, b, kind in p.layout if kind == "uniform" and (g, b) in by_slot}
+    for buffer in program.buffers:
+        buffer["usage"] = STORAGE_USAGE | (UNIFORM_USAGE if buffer["name"] in as_uniform else 0)
 
 
 def _names(source: str, name: str) -> bool:
@@ -143,6 +159,8 @@ def _layout(source: str, rows: list[dict[str, Any]], bind: dict[str, str] | None
         slot = (d.group, d.binding)
         if slot in kinds and d.address_space == "storage":
             kinds[slot] = "storage" if d.access == "read_write" else "read-only-storage"
+        elif slot in kinds and d.address_space == "uniform" and kinds[slot] == "read-only-storage":
+            kinds[slot] = "uniform"  # an input read as var<uniform> (admission/resources.py)
     return [[g, b, k] for (g, b), k in sorted(kinds.items())]
 
 

@@ -148,6 +148,9 @@ export interface BufferSpec {
   readonly bytes: number;
   /** The bind group (``@group``) it is bound at. */
   readonly group: number;
+  /** GPUBufferUsage flags a buffer for it needs: STORAGE | COPY_DST | COPY_SRC, and UNIFORM
+   *  where a pass reads this input as var<uniform>. */
+  readonly usage: number;
 }
 """
 

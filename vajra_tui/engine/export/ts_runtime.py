@@ -79,7 +79,7 @@ export interface Kernel {
   readonly passes: readonly KernelPass[];
   /** The uniform buffers, owned by the kernel and filled with UNIFORMS' bytes. */
   readonly uniforms: Readonly<Record<string, GPUBuffer>>;
-  /** Bind groups over caller-owned buffers (STORAGE usage, sizes as in BUFFERS), every pass's. */
+  /** Bind groups over caller-owned buffers (usage and size as in BUFFERS), every pass's. */
   bind(buffers: Buffers): Bound;
   /** Group 0's bind group of a one-pass, one-group kernel (bind() is the general form). */
   bindGroup(buffers: Buffers): GPUBindGroup;
@@ -245,8 +245,7 @@ export async function run(device: GPUDevice, inputs: Inputs): Promise<Outputs> {
       const buffers: Record<string, GPUBuffer> = {};
       for (const b of BUFFERS) {
         const buffer = device.createBuffer({
-          label: `vajra ${b.name}`, size: b.bytes,
-          usage: USAGE.STORAGE | USAGE.COPY_DST | USAGE.COPY_SRC,
+          label: `vajra ${b.name}`, size: b.bytes, usage: b.usage,
         });
         owned.push(buffer);
         buffers[b.name] = buffer;

@@ -20,6 +20,7 @@ from vajra_tui.engine.workloads.base import padded
 from vajra_tui.engine.gpu.outputs import Outputs, as_words
 from vajra_tui.engine.gpu.resources import Program, Resources, Step
 from vajra_tui.engine.workloads.bindings import Binding
+from vajra_tui.engine.workloads.uniforms import MAX_UNIFORM_BYTES
 
 # Poisoning before, and checking after, every dispatch live in outputs.py: per output and dtype.
 # Requested whenever the adapter offers them: the prompt advertises exactly these to a model.
@@ -96,7 +97,10 @@ class Runtime:
         self.dtypes = {b.name: b.dtype for b in storage}
         usage = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_DST | wgpu.BufferUsage.COPY_SRC
         for b in storage:
-            self.buffers[b.name] = self.device.create_buffer(size=padded(b.width * lengths[b.name]), usage=usage)
+            nbytes = padded(b.width * lengths[b.name])
+            # a kernel may read a small input as var<uniform> (admission/resources.py)
+            extra = wgpu.BufferUsage.UNIFORM if b.access == "read" and nbytes <= MAX_UNIFORM_BYTES else 0
+            self.buffers[b.name] = self.device.create_buffer(size=nbytes, usage=usage | extra)
             if b.access == "inout":
                 self.pristine[b.name] = self.device.create_buffer(size=self.buffers[b.name].size, usage=usage)
         self.resources.reset(bindings, self.buffers)

@@ -14,7 +14,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from vajra_tui.engine.wgsl.consteval import ConstEvalError, Value, evaluate
-from vajra_tui.engine.wgsl.tokens import ATTR, KEYWORD, Token, match_bracket, semicolons_after
+from vajra_tui.engine.wgsl.tokens import (
+    ATTR, KEYWORD, Token, match_bracket, semicolons_after, significant_tokens, typed_consts,
+)
 
 MAX_TYPE_BYTES = 1 << 20
 """The largest type sized here (1 MiB): no GPU offers more than 64 KB of workgroup memory
@@ -315,3 +317,12 @@ class TypeParser:
         if self.i != len(self.toks):
             raise ValueError(f"unexpected {self.toks[self.i].text[:40]!r} in a type")
         return t
+
+
+def type_size(source: str, type_text: str, consts: dict[str, int] | None = None) -> int:
+    """Bytes of ``type_text`` as declared in ``source`` (its structs, aliases and constants,
+    ``consts`` as the prelude's size constants): what a buffer bound to a declaration of this
+    type must hold at least. A ValueError says why a type cannot be sized."""
+    toks = split_shifts(significant_tokens(source))
+    mod = read_module(toks, typed_consts(toks, consts))
+    return TypeParser(split_shifts(significant_tokens(type_text)), mod).parse_all().size

@@ -22,7 +22,8 @@ You write ONLY the kernel body under Vajra's contract:
   TILES_Y, DISPATCH_X, `fn vajra_tile(wid: vec3<u32>) -> vec2<u32>` and the storage
   bindings. Never redeclare or shadow those names. You may redeclare a binding with another
   element type (for example `array<vec4<f32>>`) at the same @group/@binding, but input
-  buffers stay `var<storage, read>`.
+  buffers stay `var<storage, read>`, or, for an input of at most 64 KiB, `var<uniform>` with
+  a fixed-size type of 16-byte stride (`array<vec4<f32>, K / 4u>`).
 - An optional first line `// tile: AxB` says how many output elements along x and y ONE
   workgroup produces; Vajra sizes the dispatch grid from it.
 - Find your tile with `let tile = vajra_tile(workgroup_id);` (never use workgroup_id
