@@ -29,14 +29,15 @@ CONFIGS: dict[str, list[tuple[str, str]]] = {
         (f"{V} bm=128 bn=256 bk=4 tm=16 tn=8 db=1 spec=1 lay=1", "hoisted, bk=4 (less shared memory)"),
         (f"{V} bm=128 bn=256 bk=8 tm=16 tn=8 db=1 spec=0 lay=1", "hoisted general kernel (bounds-checked loads)"),
     ],
-    "conv1d": [  # round 8 (issue #27; rounds 3-7: h200-sweep-27-conv-{3,...,7}.json; the row 0.1325 ms)
-        (f"{R} wg=128 groups=1 v4out=1 run=2 wsrc=2 seq=8 lay=0 pd=1", "the row's winner: one window in flight"),
-        (f"{R} wg=128 groups=1 v4out=1 run=2 wsrc=2 seq=8 lay=0 pd=2", "two windows in flight: the loads get two tiles of FMAs"),
-        (f"{R} wg=128 groups=1 v4out=1 run=2 wsrc=2 seq=16 lay=0 pd=2", "two in flight, sixteen tiles"),
-        (f"{R} wg=128 groups=1 v4out=1 run=2 wsrc=2 seq=4 lay=0 pd=2", "two in flight, four tiles"),
-        (f"{R} wg=64 groups=1 v4out=1 run=2 wsrc=2 seq=8 lay=0 pd=2", "two in flight, 64 lanes"),
-        (f"{R} wg=256 groups=1 v4out=1 run=2 wsrc=2 seq=8 lay=0 pd=2", "two in flight, 256 lanes"),
-        (f"{R} wg=128 groups=1 v4out=1 run=3 wsrc=2 seq=8 lay=0 pd=2", "two in flight, runs of three vec4"),
+    "conv1d": [  # round 14 (issue #27; round 8: h200-sweep-27-conv-8.json; the row 0.1325 ms): W as a uniform
+        (f"{R} wg=128 groups=1 v4out=1 run=2 wsrc=2 seq=8 lay=0 pd=1", "the row's winner: W in 64 registers"),
+        (f"{R} wg=128 groups=1 v4out=1 run=2 wsrc=2 seq=4 lay=0 pd=1", "W in registers, four tiles"),
+        (f"{R} wg=128 groups=1 v4out=1 run=2 wsrc=3 seq=8 lay=0 pd=1", "W from the constant bank (var<uniform>)"),
+        (f"{R} wg=128 groups=1 v4out=1 run=2 wsrc=3 seq=4 lay=0 pd=1", "uniform W, four tiles (0.1315 ms on an H100)"),
+        (f"{R} wg=64 groups=1 v4out=1 run=2 wsrc=3 seq=4 lay=0 pd=1", "uniform W, 64 lanes, four tiles"),
+        (f"{R} wg=128 groups=1 v4out=1 run=2 wsrc=3 seq=16 lay=0 pd=1", "uniform W, sixteen tiles"),
+        (f"{R} wg=128 groups=1 v4out=1 run=3 wsrc=3 seq=4 lay=0 pd=1", "uniform W: the freed registers as outputs"),
+        (f"{R} wg=128 groups=1 v4out=1 run=2 wsrc=3 seq=4 lay=0 pd=2", "uniform W: two windows in flight"),
     ],
     "attention": [  # issue #27, D=64, round 12: around round 11's winner (pf=1, 2.21 ms full; rounds 5-11: r5 ... r11 files)
         (f"{A} wy=32 tm=8 tn=4 kv=2 sg=1 un=128 gl=1 ks=1 qo=0 pf=1", "round 11's best (2.21 ms full, 1.19 causal)"),

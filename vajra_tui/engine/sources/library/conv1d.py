@@ -155,7 +155,7 @@ TEMPLATES = [
              {"wg": WG, "opt": (1, 2, 4, 8, 16)}, _smem, _smem_check),
     Template("conv1d", "regs", "C", "vec4 register windows, vec4 FMAs",
              {"wg": WG, "groups": (1, 2, 3, 4, 6, 8), "v4out": (0, 1), "run": RUNS,
-              "slide": conv1d_slide.SLIDES, "wsrc": (0, 1, 2), "xsrc": (0, 1), "seq": conv1d_stream.SEQS,
+              "slide": conv1d_slide.SLIDES, "wsrc": (0, 1, 2, 3), "xsrc": (0, 1), "seq": conv1d_stream.SEQS,
               "lay": (0, 1), "pd": (1, 2)},
              _regs, _regs_check, general=lambda p: not p["v4out"],
              late={"run": 1, "slide": 0, "wsrc": 0, "xsrc": 0, "seq": 1, "lay": 0, "pd": 1}),
@@ -174,7 +174,9 @@ def priors(s: Size, d: DeviceInfo | None) -> dict[str, list[Params]]:
         # seq=4 streams four tiles through a workgroup (conv1d_stream.py; on lavapipe slower), W in
         # registers (wsrc=2): 128 lanes 0.133 ms in rounds 5-6 (h200-sweep-27-conv-{5,6}.json), W
         # staged 0.141, 256 lanes 0.151; the window split by phase (lay=1) gained nothing
-        run = [{"wg": 128, "groups": 1, "run": 2, "seq": 4, "wsrc": 2},
+        # W as a uniform (wsrc=3): 0.1315 ms against 0.1373 for wsrc=2 at seq=4 on an H100 (round
+        # 13, benchmarks/experiments/conv1d_taps.py, the same kernel with the taps from the constant bank)
+        run = [{"wg": 128, "groups": 1, "run": 2, "seq": 4, "wsrc": 3}, {"wg": 128, "groups": 1, "run": 2, "seq": 4, "wsrc": 2},
                {"wg": 128, "groups": 1, "run": 2, "seq": 4}, {"wg": 64, "groups": 1, "run": 2, "seq": 4, "wsrc": 2},
                {"wg": 256, "groups": 1, "run": 2}, {"wg": 256, "groups": 1, "run": 1, "slide": 7}] + run
     c = [{**r, "v4out": v4} for r in run] + [

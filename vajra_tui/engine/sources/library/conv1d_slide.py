@@ -17,7 +17,8 @@ Axes this design adds to conv1d/regs (old configurations keep ``slide=0``):
   slide  P outputs per window (odd: conflict-free scalar reads from workgroup memory)
   wsrc   weights: 0 staged once in workgroup memory, read as vec4 broadcasts (one per 4
          taps); 1 ``W[k]`` from the storage buffer at a constant index (uniform address,
-         an L1 broadcast); 2 loaded into 64 registers once, before the loop over tiles
+         an L1 broadcast); 2 loaded into 64 registers once, before the loop over tiles;
+         3 (the streamed kernel's only, conv1d_stream.py) W declared var<uniform>
   xsrc   X: 0 staged per tile in workgroup memory with coalesced scalar loads; 1 read
          straight from global memory (L1-cached; no staging, no barrier)
   run    tiles one workgroup processes in sequence (weights loaded once, reused run times)
@@ -54,6 +55,8 @@ def smem_bytes(p: Params, s: Size) -> int:
 def check(p: Params, s: Size) -> str | None:
     """Why this slide configuration is not usable (None when it is)."""
     big, g, k = p["slide"], p["groups"], s["K"]
+    if p["wsrc"] == 3:
+        return "W as a uniform (wsrc=3) is the streamed kernel's (seq > 1)"
     if k > MAX_TAPS or big * g * k > MAX_FMAS:
         return f"sliding windows unroll the taps: K up to {MAX_TAPS}, slide*groups*K up to {MAX_FMAS}"
     if p["xsrc"] == 0 and big % 2 == 0:

@@ -10,7 +10,10 @@ not the larger of the two. Here each invocation issues its share of the next win
 loads before the current tile's FMAs and writes them to workgroup memory after them: the
 loads' latency hides behind the FMAs of the same invocation, and the weights are staged
 once per workgroup instead of once per tile (``wsrc=0``), or held in registers for the
-workgroup's life (``wsrc=2``: no shared read of W per step).
+workgroup's life (``wsrc=2``: no shared read of W per step), or read as a uniform
+(``wsrc=3``: W declared ``var<uniform>``, each tap an operand from the constant bank on
+NVIDIA, so neither a register nor a shared read; 4.5-5.5% faster than ``wsrc=2`` on an H100,
+benchmarks/NOTES.md round 13).
 
 ``pd=2`` keeps two windows in flight: the loads for the tile after next are issued while a
 tile computes, twice the bytes outstanding per invocation for ``words`` more registers
@@ -28,6 +31,7 @@ from vajra_tui.engine.sources.library.base import TILE_GUARD, Emitter, Params, S
 from vajra_tui.engine.sources.library.conv1d_run import check as unrolled
 from vajra_tui.engine.sources.library.conv1d_run import (declare_window, nx, phases, slot, stage_weights, w_slots,
                                                            windows)
+from vajra_tui.engine.workloads.uniforms import MAX_UNIFORM_BYTES
 
 SEQS = (1, 2, 4, 8, 16)
 
@@ -42,7 +46,9 @@ def check(p: Params, s: Size) -> str | None:
     if p["slide"] or p["xsrc"]:
         return "seq streams the vec4 kernels' tiles (slide=0); sliding windows take tiles in turn by run"
     if p["wsrc"] == 1:
-        return "streamed tiles take W staged (wsrc=0) or in registers (wsrc=2)"
+        return "streamed tiles take W staged (wsrc=0), in registers (wsrc=2) or as a uniform (wsrc=3)"
+    if p["wsrc"] == 3 and (s["K"] % 4 or 4 * s["K"] > MAX_UNIFORM_BYTES):
+        return f"W as a uniform (wsrc=3) needs K a multiple of 4, at most {MAX_UNIFORM_BYTES // 4}"
     if unrolled(p, s):
         return unrolled(p, s)
     if words(p, s) * p.get("pd", 1) > 64:
@@ -78,6 +84,17 @@ def _weights_in_registers(e: Emitter, s: Size) -> None:
         e(f"let w{k4} = vec4<f32>({', '.join(parts)});")
 
 
+def _weights_from_uniform(e: Emitter, s: Size) -> None:
+    """``wsrc=3``: w0.. name W's vec4 in the uniform (declared at the workload's slot of W),
+    each index a constant, so the compiler may take each tap straight from the constant bank."""
+    for k4 in range(w_slots(s)):
+        e(f"let w{k4} = W[{k4}u];")
+
+
+def _w_source(wsrc: int) -> str:
+    return {0: "workgroup vec4", 2: "registers", 3: "a uniform (the constant bank)"}[wsrc]
+
+
 def render(p: Params, s: Size, d: DeviceInfo | None) -> str:
     wg, g, r, q = p["wg"], p["groups"], p["run"], p["seq"]
     tile = 4 * r * wg * g
@@ -85,14 +102,18 @@ def render(p: Params, s: Size, d: DeviceInfo | None) -> str:
     e(f"// Conv1d stream: {q} tiles of {tile} outputs in turn per workgroup of {wg}; each invocation",
       f"// owns {g} run(s) of {4 * r} outputs sharing a register window of X, K unrolled; it loads",
       f"// {words(p, s)} words of the {'tile after next' if p.get('pd', 1) == 2 else 'next tile'}'s window while the current tile computes. W: "
-      f"{'workgroup vec4' if p['wsrc'] == 0 else 'registers'}.",
+      f"{_w_source(p['wsrc'])}.",
       f"// tile: {tile * q}")
+    if p["wsrc"] == 3:
+        e(f"@group(0) @binding(1) var<uniform> W: array<vec4<f32>, {w_slots(s)}>;")
     staged_w = p["wsrc"] == 0
     declare_window(e, p["v4out"], nx(p, s), w_slots(s) if staged_w else 0, phases(p))
     open_main(e, wg)
     e(*TILE_GUARD, "let xlen = N + K - 1u;", f"let first = t.x * {tile * q}u;")
     if staged_w:
         stage_weights(e, wg, w_slots(s))
+    elif p["wsrc"] == 3:
+        _weights_from_uniform(e, s)
     else:
         _weights_in_registers(e, s)
     _prefetch(e, p, s, "first", declare=True)
