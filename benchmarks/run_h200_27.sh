@@ -17,6 +17,9 @@
 # (benchmarks/conv1d_taps_probe.py) and fft2 columns first (benchmarks/fft2_order_probe.py), TAPS_ONLY=1
 # the first alone; "seedrows": fft's and fft2's seed rows; "clock": the conv1d probe with the GPU idle
 # 5 s before each batch (the worker's clock bring-up);
+# "r14h200": on an H200 only, "seedrows", conv1d's row and the seed tune with the bring-up on;
+# "r14conv": conv1d's W as a uniform (sweep, then the row);
+# "r14": "clock", then the seed tune with the bring-up off and on, then "seedrows" on an H200;
 # "seed" with TIMELINE=1 keeps each workload's events (tune_all.py --timeline). Results land in $OUT.
 set -u
 OUT=${OUT:-/tmp/out}
@@ -170,6 +173,44 @@ if [ "$part" = clock ]; then  # the worker brings an idled clock up itself: conv
   timeout 250 python3 benchmarks/conv1d_taps_probe.py --size large --idle-s 5 --out "$OUT/conv1d-taps-idle.json" > "$OUT/clock.log" 2>&1
   echo "rc=$?" >> "$OUT/clock.log"
   kill $smi
+fi
+if [ "$part" = r14 ]; then  # 2026-12-05 (night): the clock check, the seed tune with the bring-up off and on (alternating), then the seed rows on an H200
+  nvidia-smi --query-gpu=name,clocks.max.sm,clocks.max.mem --format=csv > "$OUT/r14.log" 2>&1
+  nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,utilization.gpu --format=csv -lms 200 > "$OUT/r14-clocks.csv" 2>&1 &
+  smi=$!
+  timeout 150 python3 benchmarks/conv1d_taps_probe.py --size large --idle-s 5 --out "$OUT/conv1d-taps-idle.json" >> "$OUT/r14.log" 2>&1
+  echo "rc=$? (clock) $(date +%T)" >> "$OUT/r14.log"
+  for pass in off-1 on-1 off-2 on-2; do
+    bring=0; [ "${pass%-*}" = on ] && bring=1
+    VAJRA_TIMING__CLOCK_BRING_UP=$bring timeout 60 python3 benchmarks/tune_all.py --size seed \
+      --out "$OUT/tune-all-seed-bring-$pass.json" >> "$OUT/tune_all.log" 2>&1
+    echo "rc=$? (seed tune, bring-up $pass) $(date +%T)" >> "$OUT/r14.log"
+  done
+  if grep -q H200 "$OUT/r14.log"; then
+    bash "$0" seedrows
+  fi
+  kill $smi
+fi
+if [ "$part" = r14conv ]; then  # round 14: conv1d's W as a uniform (wsrc=3) beside torch, then conv1d's row
+  nvidia-smi --query-gpu=name,clocks.max.sm,clocks.max.mem --format=csv > "$OUT/r14conv.log" 2>&1
+  timeout 150 python3 benchmarks/sweep.py --workloads conv1d --sizes large --budget-s 70 \
+    --out "$OUT/sweep-r14-conv1d.json" >> "$OUT/sweep.log" 2>&1
+  echo "rc=$? (sweep) $(date +%T)" >> "$OUT/r14conv.log"
+  timeout 220 python3 benchmarks/roofline.py --sizes large --workloads conv1d \
+    --generations 2 --budget 6 --limits adapter --out "$OUT/rows" > "$OUT/rows.log" 2>&1
+  echo "rc=$? (row) $(date +%T)" >> "$OUT/r14conv.log"
+fi
+if [ "$part" = r14h200 ]; then  # on an H200 only: fft's and fft2's seed rows, conv1d's row (wsrc=3), the seed tune with the bring-up on
+  nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 || { echo "not an H200" > "$OUT/r14h200.log"; exit 3; }
+  nvidia-smi --query-gpu=name,clocks.max.sm,clocks.max.mem --format=csv > "$OUT/r14h200.log" 2>&1
+  bash "$0" seedrows
+  echo "seedrows done $(date +%T)" >> "$OUT/r14h200.log"
+  timeout 200 python3 benchmarks/roofline.py --sizes large --workloads conv1d \
+    --generations 2 --budget 6 --limits adapter --out "$OUT/rows" > "$OUT/rows.log" 2>&1
+  echo "rc=$? (conv1d row) $(date +%T)" >> "$OUT/r14h200.log"
+  VAJRA_TIMING__CLOCK_BRING_UP=1 timeout 75 python3 benchmarks/tune_all.py --size seed \
+    --out "$OUT/tune-all-seed-bring-on.json" >> "$OUT/tune_all.log" 2>&1
+  echo "rc=$? (seed tune) $(date +%T)" >> "$OUT/r14h200.log"
 fi
 if [ "$part" = seedrows ]; then  # fft's and fft2's seed rows under the envelope timing (first begin to last end)
   timeout 150 python3 benchmarks/roofline.py --sizes seed --workloads "fft,fft2" \

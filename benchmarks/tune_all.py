@@ -46,7 +46,13 @@ def tune_one(name: str, size: str, generations: int, budget: int, timeline: Path
         (timeline / f"{name}.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
     results = [r for r in report.results if r.id != "baseline"]
     winner = report.winner
+    tels = [r.telemetry for r in report.results if r.telemetry is not None]
+    # the clock bring-up (TimingSettings.clock_bring_up): each batch's telemetry is shared by its
+    # results, so distinct values approximate the batches that ran untimed first, and for how long
+    warmed = sorted({round(t.warmed_ms, 1) for t in tels if t.warmed_ms})
+    starts = [t.first.sm_clock_mhz for t in tels if t.first is not None and t.first.sm_clock_mhz]
     return {"workload": name, "wall_s": round(wall, 3), "candidates": len(results),
+            "warmed_ms": warmed, "lowest_start_mhz": min(starts) if starts else None,
             "verified": sum(r.status == "verified" for r in results),
             "statuses": dict(Counter(r.status for r in results)),
             "winner": winner.name if winner else None, "speedup": winner.speedup if winner else None,

@@ -107,9 +107,11 @@ class TimingSettings(BaseModel):
     # raises it here (VAJRA_TIMING__PREPARE_DEADLINE_S, or [timing] prepare_deadline_s).
     prepare_deadline_s: float = PREPARE_DEADLINE_S
     # Before a batch, run its kernels untimed until NVML shows the SM clock at 90% of its
-    # maximum (at most 0.5 s; gpu/telemetry.py). Off until it is measured on an NVIDIA GPU,
-    # where it may add up to that much to every batch (VAJRA_TIMING__CLOCK_BRING_UP=1).
-    clock_bring_up: bool = False
+    # maximum (at most 0.5 s; gpu/telemetry.py). An H100 idles at 345 MHz within 1.5 s; after
+    # 5 s idle the bring-up took 0.40 s and every batch then ran at 1980 MHz, within 0.5% of
+    # warm numbers, and the nine-workload seed tune took no longer with it (benchmarks/NOTES.md,
+    # round 14). Where NVML is absent it does nothing. Off: VAJRA_TIMING__CLOCK_BRING_UP=0.
+    clock_bring_up: bool = True
 
     @field_validator("deadline_s", "prepare_deadline_s")
     @classmethod
