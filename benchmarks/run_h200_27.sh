@@ -17,7 +17,7 @@
 # (benchmarks/conv1d_taps_probe.py) and fft2 columns first (benchmarks/fft2_order_probe.py), TAPS_ONLY=1
 # the first alone; "seedrows": fft's and fft2's seed rows; "clock": the conv1d probe with the GPU idle
 # 5 s before each batch (the worker's clock bring-up);
-# "r14h200": on an H200 only, "seedrows", conv1d's row and the seed tune with the bring-up on;
+# "r14h200": on an H200 only, conv1d's row, "seedrows" and the seed tune with the bring-up on;
 # "r14conv": conv1d's W as a uniform (sweep, then the row);
 # "r14": "clock", then the seed tune with the bring-up off and on, then "seedrows" on an H200;
 # "seed" with TIMELINE=1 keeps each workload's events (tune_all.py --timeline). Results land in $OUT.
@@ -200,14 +200,14 @@ if [ "$part" = r14conv ]; then  # round 14: conv1d's W as a uniform (wsrc=3) bes
     --generations 2 --budget 6 --limits adapter --out "$OUT/rows" > "$OUT/rows.log" 2>&1
   echo "rc=$? (row) $(date +%T)" >> "$OUT/r14conv.log"
 fi
-if [ "$part" = r14h200 ]; then  # on an H200 only: fft's and fft2's seed rows, conv1d's row (wsrc=3), the seed tune with the bring-up on
+if [ "$part" = r14h200 ]; then  # on an H200 only: conv1d's row (wsrc=3), fft's and fft2's seed rows, the seed tune with the bring-up on
   nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 || { echo "not an H200" > "$OUT/r14h200.log"; exit 3; }
   nvidia-smi --query-gpu=name,clocks.max.sm,clocks.max.mem --format=csv > "$OUT/r14h200.log" 2>&1
-  bash "$0" seedrows
-  echo "seedrows done $(date +%T)" >> "$OUT/r14h200.log"
   timeout 200 python3 benchmarks/roofline.py --sizes large --workloads conv1d \
     --generations 2 --budget 6 --limits adapter --out "$OUT/rows" > "$OUT/rows.log" 2>&1
   echo "rc=$? (conv1d row) $(date +%T)" >> "$OUT/r14h200.log"
+  bash "$0" seedrows
+  echo "seedrows done $(date +%T)" >> "$OUT/r14h200.log"
   VAJRA_TIMING__CLOCK_BRING_UP=1 timeout 75 python3 benchmarks/tune_all.py --size seed \
     --out "$OUT/tune-all-seed-bring-on.json" >> "$OUT/tune_all.log" 2>&1
   echo "rc=$? (seed tune) $(date +%T)" >> "$OUT/r14h200.log"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from vajra_tui import fmt
 from vajra_tui.engine.events import BatchTelemetry, TelemetrySample
-from vajra_tui.engine.gpu.telemetry import MAX_COPIES, bring_up
+from vajra_tui.engine.gpu.telemetry import STEP_S, bring_up
 
 
 def _at(mhz: float) -> TelemetrySample:
@@ -18,10 +18,11 @@ def _at(mhz: float) -> TelemetrySample:
 
 class _Ramp:
     """An SM clock that rises by ``step`` MHz for every copy of the kernels run, as a GPU's
-    governor raises it under load; ``now`` advances 1 ms a copy."""
+    governor raises it under load; ``now`` advances ``copy_s`` (1 ms) a copy."""
 
-    def __init__(self, start: float, step: float, top: float) -> None:
+    def __init__(self, start: float, step: float, top: float, copy_s: float = 1e-3) -> None:
         self.mhz, self.step, self.top, self.now, self.runs = start, step, top, 0.0, []
+        self.copy_s = copy_s
 
     def sample(self) -> TelemetrySample:
         return _at(self.mhz)
@@ -29,7 +30,7 @@ class _Ramp:
     def run(self, copies: int) -> None:
         self.runs.append(copies)
         self.mhz = min(self.top, self.mhz + self.step * copies)
-        self.now += 1e-3 * copies
+        self.now += self.copy_s * copies
 
     def clock(self) -> float:
         return self.now
@@ -59,9 +60,18 @@ def test_no_telemetry_or_no_maximum_runs_nothing():
 def test_a_clock_held_low_stops_at_the_budget_and_says_so():
     gpu = _Ramp(900.0, 0.0, 900.0)  # power-capped: it never rises
     ms, note = bring_up(gpu.sample, 1980.0, gpu.run, budget_s=0.5, clock=gpu.clock)
-    assert 500.0 < ms < 500.0 + MAX_COPIES + 1
-    assert max(gpu.runs) == MAX_COPIES
+    assert 500.0 < ms < 500.0 + 33
+    assert max(gpu.runs) == 32  # the first submission past STEP_S (25 ms) is not doubled again
     assert note == "SM clock 900 of 1980 MHz after 0.5 s of untimed warm-up"
+
+
+def test_the_clock_is_read_at_least_every_step_however_slow_a_copy_is():
+    """Whole doubled submissions overshot an H100's ramp (0.40 s for a jump that takes one
+    200 ms sample): once a submission takes STEP_S, the copies stop growing."""
+    gpu = _Ramp(345.0, 10.0, 1980.0, copy_s=0.012)
+    ms, note = bring_up(gpu.sample, 1980.0, gpu.run, budget_s=5.0, clock=gpu.clock)
+    assert note == "" and max(gpu.runs) == 4 and gpu.runs[:3] == [1, 2, 4]
+    assert max(copies * 12 for copies in gpu.runs) <= 2 * STEP_S * 1e3
 
 
 def test_the_report_line_says_how_long_the_clock_took():

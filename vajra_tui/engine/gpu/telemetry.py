@@ -27,6 +27,10 @@ CLOCK_DRIFT_LIMIT = 0.10
 CLOCK_SHARE = 0.9  # a batch starts once the SM clock is at least this share of its maximum
 BRING_UP_S = 0.5  # the most time spent bringing the clock up before one batch
 MAX_COPIES = 256  # the untimed kernels' copies in one submission, doubled from 1
+STEP_S = 0.025
+"""A submission that takes longer is not doubled again: the clock is read at least this often.
+An H100 ramps from 345 to 1980 MHz within one 200 ms sample, yet whole doubled submissions
+took the bring-up to 0.40 s after an idle spell (benchmarks/NOTES.md, round 14)."""
 
 
 class Telemetry:
@@ -86,7 +90,7 @@ def bring_up(sample: Callable[[], TelemetrySample | None], top_mhz: float | None
              run: Callable[[int], None], budget_s: float = BRING_UP_S,
              clock: Callable[[], float] = time.perf_counter) -> tuple[float, str]:
     """Run ``run(copies)`` (the batch's kernels, untimed, ``copies`` times in one submission,
-    doubling each time) until ``sample`` shows the SM clock at CLOCK_SHARE of ``top_mhz`` or
+    doubling while a submission takes less than STEP_S) until ``sample`` shows the SM clock at CLOCK_SHARE of ``top_mhz`` or
     ``budget_s`` has passed. Returns (milliseconds spent, a note when the clock stayed low);
     (0, "") where the clock was up already or nothing reports it."""
     now = sample()
@@ -97,8 +101,10 @@ def bring_up(sample: Callable[[], TelemetrySample | None], top_mhz: float | None
         if clock() - began > budget_s:
             return (clock() - began) * 1e3, (f"SM clock {now.sm_clock_mhz:.0f} of {top_mhz:.0f} MHz after "
                                              f"{budget_s:.1f} s of untimed warm-up")
+        submitted = clock()
         run(copies)
-        copies = min(2 * copies, MAX_COPIES)
+        if clock() - submitted < STEP_S:
+            copies = min(2 * copies, MAX_COPIES)
         now = sample()
     return (clock() - began) * 1e3, ""
 
