@@ -201,7 +201,11 @@ if [ "$part" = r14conv ]; then  # round 14: conv1d's W as a uniform (wsrc=3) bes
   echo "rc=$? (row) $(date +%T)" >> "$OUT/r14conv.log"
 fi
 if [ "$part" = r14h200 ]; then  # on an H200 only: conv1d's row (wsrc=3), fft's and fft2's seed rows, the seed tune with the bring-up on
-  nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 || { echo "not an H200" > "$OUT/r14h200.log"; exit 3; }
+  if ! nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then  # elsewhere: the clock check
+    echo "not an H200: the clock check only" > "$OUT/r14h200.log"
+    bash "$0" clock
+    exit 0
+  fi
   nvidia-smi --query-gpu=name,clocks.max.sm,clocks.max.mem --format=csv > "$OUT/r14h200.log" 2>&1
   timeout 200 python3 benchmarks/roofline.py --sizes large --workloads conv1d \
     --generations 2 --budget 6 --limits adapter --out "$OUT/rows" > "$OUT/rows.log" 2>&1
