@@ -164,6 +164,46 @@ def test_an_output_declared_uniform_is_refused():
     assert "only a read-only input" in reason, reason
 
 
+REBOUND_WORKLOAD = '''
+import numpy as np
+from vajra_tui import Binding, Pass, Workload
+
+WORKLOAD = Workload(
+    name="rebound", summary="two passes; the second reads the first's result where X was", dims=("N",),
+    presets={"seed": {"N": 16}},
+    bindings=(Binding(0, "X", "read"), Binding(1, "T", "scratch"), Binding(2, "Y", "read_write")),
+    buffer_len=lambda s: {"X": s["N"], "T": s["N"], "Y": s["N"]},
+    make_inputs=lambda s, rng: {"X": rng.uniform(-1, 1, s["N"]).astype(np.float32)},
+    reference=lambda s, x: 2.0 * x["X"].astype(np.float64) + 1.0,
+    flops=lambda s: 2.0 * s["N"], output_grid=lambda s: (s["N"], 1), atol=1e-6,
+    passes=(Pass("double", grid=lambda s, p: (1, 1, 1)),
+            Pass("plus_one", grid=lambda s, p: (1, 1, 1), bind={"X": "T"})),
+    baseline="""
+@compute @workgroup_size(16)
+fn double(@builtin(local_invocation_index) i: u32) { if (i < N) { T[i] = 2.0 * X[i]; } }
+@compute @workgroup_size(16)
+fn plus_one(@builtin(local_invocation_index) i: u32) { if (i < N) { Y[i] = X[i] + 1.0; } }
+""")
+'''
+
+
+def test_an_input_a_pass_rebinds_to_a_scratch_is_not_read_as_a_uniform(tmp_path):
+    """The scratch bound there in the second pass has no UNIFORM usage: refused in one line,
+    where wgpu would fail the bind group with a multi-line validation error."""
+    (tmp_path / "rebound.py").write_text(REBOUND_WORKLOAD)
+    kernel = """\
+@group(0) @binding(0) var<uniform> X: array<vec4<f32>, 4>;
+@compute @workgroup_size(16)
+fn double(@builtin(local_invocation_index) i: u32) { if (i < N) { T[i] = 2.0 * X[i / 4u][i % 4u]; } }
+@compute @workgroup_size(16)
+fn plus_one(@builtin(local_invocation_index) i: u32) { if (i < N) { Y[i] = X[i / 4u][i % 4u] + 1.0; } }
+"""
+    report = vajra_tui.bench(str(tmp_path / "rebound.py"), {"k": kernel}, warmup=1, reps=3)
+    assert report.results[0].status == "verified", report.results[0].reason  # the baseline
+    reason = _refused_at(_mine(report, "k"), 1)
+    assert "pass 'plus_one' binds the buffer 'T'" in reason, reason
+
+
 def test_the_readme_says_an_input_may_be_read_as_a_uniform():
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
     assert "var<uniform>" in readme and "maxUniformBufferBindingSize" in readme

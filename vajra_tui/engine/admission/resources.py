@@ -73,6 +73,10 @@ def check_uniform_sizes(workload: Workload, size: Size, source: str, consts: dic
         else:
             lengths = lengths or _lengths(workload, size, fail)
             have, what = padded(b.width * int(lengths[b.name])), f"input `{b.name}` read as var<uniform>"
+            other = next((p for p in workload.passes if b.name in (p.bind or {})), None)
+            if other is not None:  # that buffer has no UNIFORM usage: a validation error at dispatch
+                raise fail(f"{what}: pass {other.label!r} binds the buffer {dict(other.bind or {})[b.name]!r} "
+                           "there, which only storage can bind: read it as var<storage, read>", d.line)
             if have > MAX_UNIFORM_BYTES:
                 raise fail(f"{what} holds {have} bytes at this size; a uniform binding holds at most "
                            f"{MAX_UNIFORM_BYTES} (maxUniformBufferBindingSize): read it as var<storage, read>",
