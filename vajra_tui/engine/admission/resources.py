@@ -65,30 +65,38 @@ def check_uniform_sizes(workload: Workload, size: Size, source: str, consts: dic
     by_slot = {b.slot: b for b in workload.bindings if b.access in ("read", "uniform")}
     decls = [d for d in storage_bindings(source, include_all=True)
              if d.address_space == "uniform" and (d.group, d.binding) in by_slot]
-    lengths: dict[str, int] = {}
+    lengths = _lengths(workload, size, fail) if any(by_slot[(d.group, d.binding)].access == "read"
+                                                    for d in decls) else {}
     for d in decls:
         b = by_slot[(d.group, d.binding)]
         if b.access == "uniform":
-            have, what = struct_size(b.fields), f"uniform `{b.name}`"
+            have, what, held = struct_size(b.fields), f"uniform `{b.name}`", " (the workload's fields)"
         else:
-            lengths = lengths or _lengths(workload, size, fail)
-            have, what = padded(b.width * int(lengths[b.name])), f"input `{b.name}` read as var<uniform>"
-            other = next((p for p in workload.passes if b.name in (p.bind or {})), None)
-            if other is not None:  # that buffer has no UNIFORM usage: a validation error at dispatch
-                raise fail(f"{what}: pass {other.label!r} binds the buffer {dict(other.bind or {})[b.name]!r} "
-                           "there, which only storage can bind: read it as var<storage, read>", d.line)
-            if have > MAX_UNIFORM_BYTES:
-                raise fail(f"{what} holds {have} bytes at this size; a uniform binding holds at most "
-                           f"{MAX_UNIFORM_BYTES} (maxUniformBufferBindingSize): read it as var<storage, read>",
-                           d.line)
+            what = f"input `{b.name}` read as var<uniform>"
+            have, held = _input_bytes(workload, b, lengths, what, d.line, fail), \
+                f" at this size ({lengths[b.name]} {b.dtype})"
         try:
             need = type_size(source, d.type_text, consts)
         except ValueError as exc:
             raise fail(f"{what}: its type {d.type_text[:60]} cannot be sized ({exc})", d.line) from None
         if need > have:
             raise fail(f"{what}: `{d.name}: {d.type_text[:60]}` is {need} bytes, but the buffer bound there "
-                       f"holds {have}" + (f" at this size ({lengths[b.name]} {b.dtype})" if lengths else
-                                          " (the workload's fields)"), d.line)
+                       f"holds {have}{held}", d.line)
+
+
+def _input_bytes(workload: Workload, b: Binding, lengths: dict[str, int], what: str, line: int,
+                 fail: ContractFail) -> int:
+    """The bytes of input ``b`` at this size, once it is known a uniform can bind its buffer:
+    small enough, and never handed another buffer (which has no UNIFORM usage) by a pass."""
+    other = next((p for p in workload.passes if b.name in (p.bind or {})), None)
+    if other is not None:
+        raise fail(f"{what}: pass {other.label!r} binds the buffer {dict(other.bind or {})[b.name]!r} "
+                   "there, which only storage can bind: read it as var<storage, read>", line)
+    have = padded(b.width * int(lengths[b.name]))
+    if have > MAX_UNIFORM_BYTES:
+        raise fail(f"{what} holds {have} bytes at this size; a uniform binding holds at most "
+                   f"{MAX_UNIFORM_BYTES} (maxUniformBufferBindingSize): read it as var<storage, read>", line)
+    return have
 
 
 def _lengths(workload: Workload, size: Size, fail: ContractFail) -> dict[str, int]:
