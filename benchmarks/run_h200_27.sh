@@ -19,6 +19,7 @@
 # 5 s before each batch (the worker's clock bring-up);
 # "r14h200": on an H200 only, conv1d's row, "seedrows" and the seed tune with the bring-up on;
 # "r14conv": conv1d's W as a uniform (sweep, then the row);
+# "r15": fft2 folded, the sweep and the library's row (and conv1d's row on an H200);
 # "r14": "clock", then the seed tune with the bring-up off and on, then "seedrows" on an H200;
 # "seed" with TIMELINE=1 keeps each workload's events (tune_all.py --timeline). Results land in $OUT.
 set -u
@@ -215,6 +216,19 @@ if [ "$part" = r14h200 ]; then  # on an H200 only: conv1d's row (wsrc=3), fft's 
   VAJRA_TIMING__CLOCK_BRING_UP=1 timeout 75 python3 benchmarks/tune_all.py --size seed \
     --out "$OUT/tune-all-seed-bring-on.json" >> "$OUT/tune_all.log" 2>&1
   echo "rc=$? (seed tune) $(date +%T)" >> "$OUT/r14h200.log"
+fi
+if [ "$part" = r15 ]; then  # 2026-12-06: fft2 folded (sweep, then the library's row); on an H200 also conv1d's row
+  nvidia-smi --query-gpu=name,clocks.max.sm,clocks.max.mem --format=csv > "$OUT/r15.log" 2>&1
+  timeout 200 python3 benchmarks/sweep.py --workloads fft2 --out "$OUT/sweep-r15-fft2.json" >> "$OUT/r15.log" 2>&1
+  echo "rc=$? (fft2 sweep) $(date +%T)" >> "$OUT/r15.log"
+  timeout 200 python3 benchmarks/roofline.py --sizes large --workloads fft2 \
+    --generations 2 --budget 6 --limits adapter --out "$OUT/rows-fft2" > "$OUT/rows-fft2.log" 2>&1
+  echo "rc=$? (fft2 row) $(date +%T)" >> "$OUT/r15.log"
+  if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
+    timeout 180 python3 benchmarks/roofline.py --sizes large --workloads conv1d \
+      --generations 2 --budget 6 --limits adapter --out "$OUT/rows-conv1d" > "$OUT/rows-conv1d.log" 2>&1
+    echo "rc=$? (conv1d row) $(date +%T)" >> "$OUT/r15.log"
+  fi
 fi
 if [ "$part" = seedrows ]; then  # fft's and fft2's seed rows under the envelope timing (first begin to last end)
   timeout 150 python3 benchmarks/roofline.py --sizes seed --workloads "fft,fft2" \

@@ -55,11 +55,12 @@ CONFIGS: dict[str, list[tuple[str, str]]] = {
         ("fft/regs regs=32 cols=8 ex=1 blk=1 last=4", "cols pass 8 wide (64-byte reads, 32 KB), rows pass 4 (16 KB)"),
         ("fft/regs regs=16 cols=4 ex=1 blk=1 last=8", "16-point stages, rows pass 8 wide"),
     ],
-    "fft2": [  # issue #27, 4096^2, round 3 (round 2: regs=32 cols=8 ex=1, i.e. 2 columns, 0.370 ms = 0.63x)
-        ("fft2/regs regs=32 cols=8 ex=1 blk=0", "round 2's best: [16,16,16], 2 columns"),
-        ("fft2/regs regs=32 cols=8 ex=1 blk=1", "scratch blocked by 2 columns: the column pass reads contiguously"),
-        ("fft2/regs regs=8 cols=2 ex=1 blk=1", "[8,8,8,8] blocked"),
-        ("fft2/regs regs=32 cols=1 ex=1 blk=1", "1 column: the scratch transposed (row pass writes 8-byte runs)"),
+    "fft2": [  # issue #27, 4096^2, round 15: the columns' first radix-2 folded into the rows pass (fold=2)
+        ("fft2/regs regs=16 cols=4 ex=1 blk=0 last=0 fold=1", "the row's kernel (0.3857 ms on the H200): 2 columns of 4096"),
+        ("fft2/regs regs=16 cols=4 ex=1 blk=0 last=0 fold=2", "folded: 4 columns of 2048, 32-byte runs both sides"),
+        ("fft2/regs regs=16 cols=4 ex=1 blk=1 last=0 fold=2", "folded, T blocked: the cols pass reads contiguously"),
+        ("fft2/regs regs=8 cols=4 ex=1 blk=0 last=0 fold=2", "folded, 8-point stages (1024 lanes a rows workgroup)"),
+        ("fft2/regs regs=16 cols=2 ex=1 blk=0 last=0 fold=2", "folded, 2 columns: 16-byte runs again (the control of the runs)"),
     ],
     "layernorm": [
         ("layernorm/regs wx=256 sg=1", "prior: row in vec4 registers, subgroup sums"),

@@ -59,6 +59,11 @@ def test_a_programs_time_runs_from_its_first_pass_to_its_last():
     assert program_ms([(2.0, 3.0), (0.0, 1.0)]) == 2.0  # stamped out of order: never under the sum
 
 
+# fft2's columns folded (the first radix-2 in the rows pass): row-major and blocked T, 2 columns
+FOLDED = ({"regs": 16, "cols": 4, "ex": 1, "fold": 2}, {"regs": 16, "cols": 4, "ex": 1, "blk": 1, "fold": 2},
+          {"regs": 8, "cols": 2, "fold": 2})
+
+
 def _points(t) -> tuple[dict, ...]:
     """Two or three corners of a template's space (regs's axes differ from the radices'); regs
     also with the scratch blocked by columns (``blk=1``), at 4 columns and at 1, and with the
@@ -67,7 +72,8 @@ def _points(t) -> tuple[dict, ...]:
         return ({"regs": 16, "cols": 4}, {"regs": 64, "cols": 1}, {"regs": 32, "cols": 2},
                 {"regs": 32, "cols": 8, "ex": 1}, {"regs": 32, "cols": 4, "ex": 1, "blk": 1},
                 {"regs": 16, "cols": 1, "blk": 1}, {"regs": 32, "cols": 2, "ex": 1, "blk": 1, "last": 4},
-                {"regs": 16, "cols": 4, "ex": 1, "blk": 1, "last": 2}, {"regs": 32, "cols": 1, "ex": 1, "last": 4})
+                {"regs": 16, "cols": 4, "ex": 1, "blk": 1, "last": 2}, {"regs": 32, "cols": 1, "ex": 1, "last": 4},
+                *(FOLDED if "fold" in t.axes else ()))
     return ({"threads": 64, "cols": 4}, {"threads": 256, "cols": 1})
 
 
@@ -75,6 +81,8 @@ async def _verify_all(s, picks) -> None:
     lib = LibrarySource(s.device)
     seen: set[str] = set()
     for i, (t, params) in enumerate(picks):
+        if params.get("fold") and s.size.get("H", 0) < 4:  # refused in one line (the test below)
+            continue
         cand = lib.instantiate({**params, "template": t.full_name}, s.size, cid=f"v{i}")
         # (``last`` gives each pass a buffer of its own; a pipeline holds only its pass's)
         assert cand is not None, f"{t.full_name} {params} unusable at {s.size}"
@@ -92,7 +100,8 @@ async def test_library_radices_verify(gpu, spec, size):
 
 
 @pytest.mark.parametrize("spec,size", [(FFT, "BATCH=2,N=65536"), (FFT, "BATCH=1,N=2097152"),
-                                       (FFT, "BATCH=5,N=8"), (FFT2, "H=2,W=2048"), (FFT2, "H=4096,W=4")])
+                                       (FFT, "BATCH=5,N=8"), (FFT2, "H=2,W=2048"), (FFT2, "H=4096,W=4"),
+                                       (FFT2, "H=4,W=2")])
 async def test_register_design_verifies_at_scaled_shapes(gpu, spec, size):
     """fft/regs at the large preset's shape scaled down (L=256 x 256, 1024 x 2048), three-stage
     lengths (2048 = 8*16*16 at regs=16), one-stage ones (no exchange), a 4096-point column.
@@ -130,10 +139,15 @@ def test_register_design_is_first_on_a_big_gpu():
                                           "max-compute-invocations-per-workgroup": 1024,
                                           "max-compute-workgroup-size-x": 1024}, subgroups=True)
     lib = LibrarySource(big)
-    for name, size in (("fft", {"BATCH": 16, "N": 1 << 20}), ("fft2", {"H": 4096, "W": 4096})):
-        first = lib.priors(name, size, big)["A"][0]
-        assert first["template"] == f"{name}/regs"
-        assert (first["regs"], first["cols"], first["ex"], first["blk"]) == (32, 4, 1, 1)
+    first = lib.priors("fft", {"BATCH": 16, "N": 1 << 20}, big)["A"][0]
+    assert first["template"] == "fft/regs"
+    assert (first["regs"], first["cols"], first["ex"], first["blk"]) == (32, 4, 1, 1)
+    # fft2: the columns folded first (2048-point columns, four a workgroup), then fft's order
+    folded, *rest = lib.priors("fft2", {"H": 4096, "W": 4096}, big)["A"]
+    assert (folded["template"], folded["regs"], folded["cols"], folded["fold"]) == ("fft2/regs", 16, 4, 2)
+    assert any((p["regs"], p["cols"], p["blk"], p["fold"]) == (32, 4, 1, 1) for p in rest)
+    assert all(p.get("fold", 1) == 1 for p in lib.priors("fft2", {"H": 4096, "W": 4096},
+                                                         big.model_copy(update={"subgroups": False}))["A"])
     src = lib.instantiate({"regs": 32, "cols": 4, "ex": 1, "template": "fft/regs"}, {"BATCH": 16, "N": 1 << 20},
                           big).source
     assert "radix 32-32" in src and "4 x 1024-point FFTs" in src and "exchange re/im" in src
@@ -210,3 +224,24 @@ def test_twiddles_are_exact_to_f32_rounding(m):
     workload = Path(__file__).parent / "data" / "twiddles.py"
     report = bench(workload, size={"M": m}, warmup=0, reps=1)
     assert report.baseline.status == "verified", report.baseline.reason
+
+
+def test_folded_columns_are_refused_in_one_line_where_they_cannot_run():
+    """fft2's ``fold=2`` combines its two rows by a subgroup shuffle and needs H >= 4: without
+    subgroups, at H=2, or where two rows' exchange exceeds workgroup memory, the template
+    says why in one line instead of generating a kernel that would fail on the GPU."""
+    from vajra_tui.engine.events import DeviceInfo
+
+    t = next(t for t in templates("fft2") if t.name == "regs")
+    fold = t.point({"regs": 16, "cols": 4, "ex": 1, "fold": 2})
+    limits = {"max-compute-workgroup-storage-size": 49152, "max-compute-invocations-per-workgroup": 1024,
+              "max-compute-workgroup-size-x": 1024}
+    plain = DeviceInfo(name="no subgroups", limits=limits, subgroups=False)
+    small = DeviceInfo(name="16 KiB", limits={**limits, "max-compute-workgroup-storage-size": 16384},
+                       subgroups=True)
+    for why in (t.check(fold, {"H": 64, "W": 64}, plain), t.check(fold, {"H": 2, "W": 64}, None),
+                t.check(fold, {"H": 64, "W": 4096}, small)):
+        assert why and "\n" not in why
+    assert "subgroups" in t.check(fold, {"H": 64, "W": 64}, plain)
+    assert "H >= 4" in t.check(fold, {"H": 2, "W": 64}, None)
+    assert "two rows" in t.check(fold, {"H": 64, "W": 4096}, small)

@@ -109,7 +109,7 @@ WORKLOAD = Workload(
     atol=lambda s: tolerance(s["H"] * s["W"]),
     rtol=0.0,
     passes=(Pass("rows", grid=lambda s, p: (s["H"] // int(p.get("CR", 1)), 1, 1)),
-            Pass("cols", grid=lambda s, p: (s["W"] // int(p.get("CC", 1)), 1, 1))),
+            Pass("cols", grid=lambda s, p: (s["W"] * int(p.get("FOLD", 1)) // int(p.get("CC", 1)), 1, 1))),
     defines=defines,
     baseline=BASELINE,
     broadcast=("H", "W"),

@@ -18,8 +18,8 @@ from dataclasses import dataclass, replace
 from typing import Callable
 
 from vajra_tui.engine.events import DeviceInfo
-from vajra_tui.engine.sources.library.base import (Emitter, Params, Size, Template, limit, storage_fits,
-                                                    workgroup_fits)
+from vajra_tui.engine.sources.library.base import (Emitter, Params, Size, Template, limit, shuffles_fit,
+                                                    storage_fits, workgroup_fits)
 from vajra_tui.engine.sources.library.fft_gen import (PassSpec, balanced, helpers, lanes, render_pass,
                                                        shared_bytes)
 from vajra_tui.engine.workloads.base import SizeError
@@ -67,6 +67,8 @@ def plan(p: Params, passes: list[PassSpec], d: DeviceInfo | None) -> tuple[bool,
     with ``blk=1`` reads runs of B x that many, so its count need not be the strided read's."""
     vec2 = p.get("ex", 2) == 2 and all(storage_fits(d, shared_bytes(q, 1, True)) is None for q in passes)
     want = [p["cols"]] * len(passes)
+    if p.get("fold", 1) > 1:  # the folded rows pass holds exactly the two rows it combines
+        want[0] = 2
     if p.get("last"):  # the last pass's own count (``last``): its outputs' runs are last x 8 bytes
         want[-1] = p["last"]
     return vec2, [fitted(q, c, vec2, d) for q, c in zip(passes, want)]
@@ -81,6 +83,12 @@ class _Design:
     passes_of: Callable[[Size], list[PassSpec]]
     radix: int
     blocked: Callable[[list[PassSpec], list[int]], list[PassSpec]] | None = None
+    folded: Callable[[list[PassSpec], Size, int], list[PassSpec]] | None = None
+
+    def _passes(self, p: Params, s: Size) -> list[PassSpec]:
+        """The workload's passes at this size, folded when ``fold`` asks (fft2.py)."""
+        passes = self.passes_of(s)
+        return self.folded(passes, s, p["fold"]) if self.folded and p.get("fold", 1) > 1 else passes
 
     def _lanes(self, q: PassSpec, p: Params) -> int:
         if self.radix:
@@ -89,10 +97,12 @@ class _Design:
 
     def check(self, p: Params, s: Size, d: DeviceInfo | None) -> str | None:
         try:
-            passes = self.passes_of(s)
+            passes = self._passes(p, s)
         except SizeError as exc:
             return str(exc)
         vec2, cols = plan(p, passes, d)
+        if p.get("fold", 1) > 1 and (why := _fold_problem(cols, d)):
+            return why
         for q, c in zip(passes, cols):
             tt = self._lanes(q, p)
             # (the register design holds one stage of at most ``regs`` points: its own bound)
@@ -104,7 +114,7 @@ class _Design:
         return None  # with ``last`` each pass has a buffer of its own, and its pipeline holds only that
 
     def render(self, p: Params, s: Size, d: DeviceInfo | None) -> str:
-        passes = self.passes_of(s)
+        passes = self._passes(p, s)
         vec2, cols = plan(p, passes, d)
         if p.get("blk") and self.blocked:
             passes = self.blocked(passes, cols)
@@ -117,6 +127,8 @@ class _Design:
         sizes = [q.length * c for q, c in zip(passes, cols)]
         own = sizes if p.get("last") else None  # a count of its own: a buffer of its own per pass
         helpers(e, max(sizes), vec2, tight=not self.radix, own=own)
+        if p.get("fold", 1) > 1:  # the workload's cols grid reads it: FOLD x W columns of H / FOLD
+            e(f"// tune: FOLD = {p['fold']}", "const FOLD: u32 = {{FOLD}}u;")
         for i, (q, c) in enumerate(zip(passes, cols)):
             e("")
             buf = "sh" if own is None else f"sh{i}"
@@ -127,11 +139,23 @@ class _Design:
         return e.text()
 
 
+def _fold_problem(cols: list[int], d: DeviceInfo | None) -> str | None:
+    """Why the folded rows pass cannot run here: its two rows' exchange, or the shuffle."""
+    if cols[0] != 2:
+        return "fold: the rows pass's two rows do not fit workgroup memory together"
+    return shuffles_fit(d, 2)
+
+
 def templates_for(workload: str, passes_of: Callable[[Size], list[PassSpec]],
-                  blocked_of: Callable[[list[PassSpec], list[int]], list[PassSpec]]) -> list[Template]:
-    regs = _Design(passes_of, 0, blocked_of)
+                  blocked_of: Callable[[list[PassSpec], list[int]], list[PassSpec]],
+                  folded_of: Callable[[list[PassSpec], Size, int], list[PassSpec]] | None = None) -> list[Template]:
+    """The three designs over ``passes_of``'s passes; ``folded_of`` adds the register design's
+    ``fold`` axis (fft2: the columns' first radix-2 done by the rows pass)."""
+    regs = _Design(passes_of, 0, blocked_of, folded_of)
+    axes = {**REGS_AXES, "fold": (1, 2)} if folded_of else dict(REGS_AXES)
+    late = {"ex": 2, "blk": 0, "last": 0, **({"fold": 1} if folded_of else {})}
     out = [Template(workload, "regs", "A", "register sub-FFTs (16-64 points), one exchange per pass",
-                    dict(REGS_AXES), regs.render, regs.check, late={"ex": 2, "blk": 0, "last": 0})]
+                    axes, regs.render, regs.check, late=late)]
     for radix, strategy in ((4, "B"), (8, "C")):
         design = _Design(passes_of, radix)
         out.append(Template(workload, f"radix{radix}", strategy,

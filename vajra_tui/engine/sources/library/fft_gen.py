@@ -46,6 +46,8 @@ class PassSpec:
     oblock: int = 0  # the same for output k
     ojump: int = 0
     twiddle_g: str = "g"  # the WGSL factor of the four-step twiddle W_n^(factor*k)
+    fold_n: int = 0  # > 0: the pass's two sub-FFTs are rows r0, r0 + n/2 of a column FFT of n
+    # points; each output k becomes the first radix-2 of those columns (fft2.py's ``fold``)
 
 
 def address(base: str, i: str, stride: int, block: int = 0, jump: int = 0) -> str:
@@ -213,6 +215,8 @@ def _store(e: Emitter, spec: PassSpec, last: int, tt: int, tight: bool) -> None:
     if spec.twiddle_n and tight:
         e(f"let ws1 = twiddle({spec.twiddle_g} * {step}u, {spec.twiddle_n}u);")
         ws = _powers(e, last, "ws")
+    if spec.fold_n:
+        e(f"let ft = twiddle(wid.x, {spec.fold_n}u);")
     for m in range(length // (last * tt)):
         if spec.twiddle_n and tight:
             e(f"let wb{m} = twiddle({spec.twiddle_g} * (lane + {m * tt}u), {spec.twiddle_n}u);")
@@ -223,7 +227,18 @@ def _store(e: Emitter, spec: PassSpec, last: int, tt: int, tight: bool) -> None:
                 val = f"cmul({val}, {f'cmul(wb{m}, {ws[q]})' if q else f'wb{m}'})"
             elif spec.twiddle_n:
                 val = f"cmul({val}, twiddle({spec.twiddle_g} * {k}, {spec.twiddle_n}u))"
+            if spec.fold_n:
+                val = _folded(e, val, f"f{m}_{q}")
             e(f"{spec.dst}[{address('ob', k, spec.ostride, spec.oblock, spec.ojump)}] = {val};")
+
+
+def _folded(e: Emitter, val: str, name: str) -> str:
+    """The first radix-2 of the columns, across the pass's two rows (sub-FFT c = 0: row r0,
+    c = 1: row r0 + n/2, neighbouring lanes): c = 0 keeps a + b, c = 1 (a - b) * W_n^r0 (``ft``),
+    the partner's value by one shuffle per component. Every lane runs it: uniform control flow."""
+    e(f"let {name} = {val};",
+      f"let {name}p = vec2<f32>(subgroupShuffleXor({name}.x, 1u), subgroupShuffleXor({name}.y, 1u));")
+    return f"select(cmul({name}p - {name}, ft), {name} + {name}p, c == 0u)"
 
 
 def helpers(e: Emitter, shared: int, vec2: bool, tight: bool = False, own: list[int] | None = None) -> None:
