@@ -78,6 +78,7 @@ async def sweep_one(client: GPUClient, name: str, spec: str, args, ceilings: dic
         if ok:
             admitted.append(cand.id)
     batches: dict[str, list[float]] = {}
+    passes: dict[str, list[list[float]]] = {}  # a multi-pass kernel's own pass times, per batch
     for b in range(args.batches):
         ids = admitted[b % max(1, len(admitted)):] + admitted[:b % max(1, len(admitted))]
         await s.time_batch(["baseline", *ids])
@@ -85,6 +86,8 @@ async def sweep_one(client: GPUClient, name: str, spec: str, args, ceilings: dic
             r = s.results[cid]
             if r.status == "verified" and r.median_ms:
                 batches.setdefault(cid, []).append(float(r.median_ms))
+                if r.pass_ms:
+                    passes.setdefault(cid, []).append([float(v) for v in r.pass_ms])
     info = s.info
     for i, row in enumerate(rows):
         cid = f"k{i}"
@@ -95,6 +98,8 @@ async def sweep_one(client: GPUClient, name: str, spec: str, args, ceilings: dic
             row.update(status=r.status, verified=False, reason=r.reason[:300])
             continue
         row.update(_numbers(batches[cid], info, ceilings), status="verified", verified=True)
+        if cid in passes:
+            row["pass_ms"] = passes[cid]
     base = statistics.median(batches["baseline"]) if "baseline" in batches else None
     entry = {"workload": name, "size": size, "size_label": spec, "baseline_ms": base,
              "timing": s.results["baseline"].timing, "configs": rows, "notices": notes[-20:]}
@@ -165,6 +170,8 @@ def table(e: dict, ceilings: dict) -> str:
             rate = f"{f(r['gbps'], 0):>5s} GB/s {f(r.get('pct_copy'), 1):>5s}% copy" if mem else \
                 f"{f(r['tflops'], 2):>6s} TF/s {f(r.get('pct_fma'), 1):>5s}% fma"
             lines.append(f"  {f(r['median_ms'], 4):>9s} ms {rate} x{f(r.get('vs_torch'), 2)} torch  {r['key']}")
+            if r.get("pass_ms"):
+                lines.append("             passes " + " | ".join(" ".join(f"{v:.4f}" for v in b) for b in r["pass_ms"]))
         else:
             lines.append(f"  {r['status']:>9s}    {r['key']}: {(r.get('reason') or '')[:120]}")
     return "\n".join(lines)
