@@ -19,6 +19,7 @@
 # 5 s before each batch (the worker's clock bring-up);
 # "r14h200": on an H200 only, conv1d's row, "seedrows" and the seed tune with the bring-up on;
 # "r14conv": conv1d's W as a uniform (sweep, then the row);
+# "r15h200": r15, then on an H200 "seedrows" and the seed tune;
 # "r15": fft2 folded, the sweep and the library's row (and conv1d's row on an H200);
 # "r14": "clock", then the seed tune with the bring-up off and on, then "seedrows" on an H200;
 # "seed" with TIMELINE=1 keeps each workload's events (tune_all.py --timeline). Results land in $OUT.
@@ -228,6 +229,14 @@ if [ "$part" = r15 ]; then  # 2026-12-06: fft2 folded (sweep, then the library's
     timeout 180 python3 benchmarks/roofline.py --sizes large --workloads conv1d \
       --generations 2 --budget 6 --limits adapter --out "$OUT/rows-conv1d" > "$OUT/rows-conv1d.log" 2>&1
     echo "rc=$? (conv1d row) $(date +%T)" >> "$OUT/r15.log"
+  fi
+fi
+if [ "$part" = r15h200 ]; then  # r15, then on an H200 the seed rows and the seed tune (bring-up on)
+  bash "$0" r15
+  if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
+    bash "$0" seedrows
+    timeout 75 python3 benchmarks/tune_all.py --size seed --out "$OUT/tune-all-seed-r15.json" >> "$OUT/tune_all.log" 2>&1
+    echo "rc=$? (seed tune) $(date +%T)" >> "$OUT/r15.log"
   fi
 fi
 if [ "$part" = seedrows ]; then  # fft's and fft2's seed rows under the envelope timing (first begin to last end)
