@@ -61,6 +61,9 @@ CONFIGS: dict[str, list[tuple[str, str]]] = {
         ("fft2/regs regs=16 cols=4 ex=1 blk=1 last=0 fold=2", "folded, T blocked: the cols pass reads contiguously"),
         ("fft2/regs regs=8 cols=4 ex=1 blk=0 last=0 fold=2", "folded, 8-point stages (1024 lanes a rows workgroup)"),
         ("fft2/regs regs=16 cols=2 ex=1 blk=0 last=0 fold=2", "folded, 2 columns: 16-byte runs again (the control of the runs)"),
+        ("fft2/regs regs=32 cols=4 ex=1 blk=1 last=0 fold=4", "folded by 4: 1024-point columns, 4 a workgroup (16 KB)"),
+        ("fft2/regs regs=32 cols=8 ex=1 blk=1 last=0 fold=4", "folded by 4: 1024-point columns, 8 a workgroup (64-byte runs)"),
+        ("fft2/regs regs=32 cols=4 ex=1 blk=0 last=0 fold=4", "folded by 4, T row-major"),
     ],
     "layernorm": [
         ("layernorm/regs wx=256 sg=1", "prior: row in vec4 registers, subgroup sums"),

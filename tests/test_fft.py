@@ -61,7 +61,8 @@ def test_a_programs_time_runs_from_its_first_pass_to_its_last():
 
 # fft2's columns folded (the first radix-2 in the rows pass): row-major and blocked T, 2 columns
 FOLDED = ({"regs": 16, "cols": 4, "ex": 1, "fold": 2}, {"regs": 16, "cols": 4, "ex": 1, "blk": 1, "fold": 2},
-          {"regs": 8, "cols": 2, "fold": 2})
+          {"regs": 8, "cols": 2, "fold": 2}, {"regs": 32, "cols": 4, "ex": 1, "fold": 4},
+          {"regs": 32, "cols": 8, "ex": 1, "blk": 1, "fold": 4})
 
 
 def _points(t) -> tuple[dict, ...]:
@@ -81,7 +82,7 @@ async def _verify_all(s, picks) -> None:
     lib = LibrarySource(s.device)
     seen: set[str] = set()
     for i, (t, params) in enumerate(picks):
-        if params.get("fold") and s.size.get("H", 0) < 4:  # refused in one line (the test below)
+        if s.size.get("H", 0) < 2 * params.get("fold", 0):  # refused in one line (the test below)
             continue
         cand = lib.instantiate({**params, "template": t.full_name}, s.size, cid=f"v{i}")
         # (``last`` gives each pass a buffer of its own; a pipeline holds only its pass's)
@@ -101,7 +102,7 @@ async def test_library_radices_verify(gpu, spec, size):
 
 @pytest.mark.parametrize("spec,size", [(FFT, "BATCH=2,N=65536"), (FFT, "BATCH=1,N=2097152"),
                                        (FFT, "BATCH=5,N=8"), (FFT2, "H=2,W=2048"), (FFT2, "H=4096,W=4"),
-                                       (FFT2, "H=4,W=2")])
+                                       (FFT2, "H=4,W=2"), (FFT2, "H=8,W=4")])
 async def test_register_design_verifies_at_scaled_shapes(gpu, spec, size):
     """fft/regs at the large preset's shape scaled down (L=256 x 256, 1024 x 2048), three-stage
     lengths (2048 = 8*16*16 at regs=16), one-stage ones (no exchange), a 4096-point column.
@@ -227,8 +228,8 @@ def test_twiddles_are_exact_to_f32_rounding(m):
 
 
 def test_folded_columns_are_refused_in_one_line_where_they_cannot_run():
-    """fft2's ``fold=2`` combines its two rows by a subgroup shuffle and needs H >= 4: without
-    subgroups, at H=2, or where two rows' exchange exceeds workgroup memory, the template
+    """fft2's ``fold`` combines its rows by subgroup shuffles and needs H >= 2 x fold: without
+    subgroups, at H=2 (H=4 for fold=4), or where two rows' exchange exceeds workgroup memory, the template
     says why in one line instead of generating a kernel that would fail on the GPU."""
     from vajra_tui.engine.events import DeviceInfo
 
@@ -244,4 +245,5 @@ def test_folded_columns_are_refused_in_one_line_where_they_cannot_run():
         assert why and "\n" not in why
     assert "subgroups" in t.check(fold, {"H": 64, "W": 64}, plain)
     assert "H >= 4" in t.check(fold, {"H": 2, "W": 64}, None)
+    assert "H >= 8" in t.check(t.point({"regs": 32, "cols": 4, "fold": 4}), {"H": 4, "W": 64}, None)
     assert "two rows" in t.check(fold, {"H": 64, "W": 4096}, small)

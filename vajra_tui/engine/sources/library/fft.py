@@ -152,7 +152,7 @@ def templates_for(workload: str, passes_of: Callable[[Size], list[PassSpec]],
     """The three designs over ``passes_of``'s passes; ``folded_of`` adds the register design's
     ``fold`` axis (fft2: the columns' first radix-2 done by the rows pass)."""
     regs = _Design(passes_of, 0, blocked_of, folded_of)
-    axes = {**REGS_AXES, "fold": (1, 2)} if folded_of else dict(REGS_AXES)
+    axes = {**REGS_AXES, "fold": (1, 2, 4)} if folded_of else dict(REGS_AXES)
     late = {"ex": 2, "blk": 0, "last": 0, **({"fold": 1} if folded_of else {})}
     out = [Template(workload, "regs", "A", "register sub-FFTs (16-64 points), one exchange per pass",
                     axes, regs.render, regs.check, late=late)]

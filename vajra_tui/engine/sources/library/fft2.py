@@ -27,7 +27,7 @@ def blocked(passes: list[PassSpec], cols: list[int]) -> list[PassSpec]:
     """The scratch T in blocks of the cols pass's B columns (``blk=1``): T[(k / B) * B * H +
     row * B + k % B]. A cols workgroup then reads one contiguous block instead of B-column
     runs (16 bytes at B = 2) down the image; a rows workgroup of R rows writes runs of R x B.
-    Folded (``fold=2``), each half image is blocked: row r0 of half c starts at c * H/2 * W."""
+    Folded (``fold``), each image is blocked: row r0 of image c starts at c * H/R * W."""
     rows, columns = passes
     b, h = cols[1], columns.length
     start = f"c * {h * rows.length}u + wid.x * {b}u" if rows.fold_n else f"g * {b}u"
@@ -36,24 +36,25 @@ def blocked(passes: list[PassSpec], cols: list[int]) -> list[PassSpec]:
 
 
 def folded(passes: list[PassSpec], s: Size, fold: int) -> list[PassSpec]:
-    """``fold=2``: the rows pass does rows r0 and r0 + H/2 together (the grid's H / 2 workgroups)
-    and, as it stores, the columns' first radix-2 across them (a shuffle), so T holds two
-    half-height images, k1 = 0 and 1: T[(k1 * H/2 + r0) * W + c]. The cols pass then runs
-    H/2-point columns, twice as many, each into Y's rows 2k + k1. Where 4096-point columns
-    fit two a workgroup (16-byte runs), 2048-point ones fit four: full 32-byte sectors.
-    ``blk=1`` lays each half image out in blocks of the cols pass's B columns, as ``blocked``."""
-    if fold != 2:
-        raise SizeError(f"fold={fold}: only the first radix-2 of the columns is folded (fold=2)")
+    """``fold=R`` (2 or 4): the rows pass does rows r0 + j*H/R, j < R (the grid's H / R
+    workgroups, two rows at a time) and stores the columns' first radix-R step across them
+    (fft_fold.py), so T holds R images of H/R rows: T[(k1 * H/R + r0) * W + c]. The cols pass
+    then runs H/R-point columns, R times as many, each into Y's rows R*k + k1. Where
+    4096-point columns fit two a workgroup (16-byte runs), 2048-point ones fit four: full
+    32-byte sectors; at R = 4, 1024-point ones four in 16 KB, or eight.
+    ``blk=1`` lays each image out in blocks of the cols pass's B columns, as ``blocked``."""
+    if fold not in (2, 4):
+        raise SizeError(f"fold={fold}: the columns' first step folds as radix 2 or 4")
     rows, _ = passes
     h, w = s["H"], s["W"]
-    if h < 4:
-        raise SizeError(f"fold=2 needs H >= 4 (H={h})")
-    half = h // 2
-    return [replace(rows, ibase=f"(wid.x + c * {half}u) * {w}u", obase=f"(c * {half}u + wid.x) * {w}u",
-                    fold_n=h),
-            # 2W columns, but at most W a workgroup: a workgroup (or a block) within one half
-            PassSpec("cols", half, w, "T", "Y", f"(g / {w}u) * {half * w}u + g % {w}u", w,
-                     "g", 2 * w, 0, "CC")]
+    if h < 2 * fold:
+        raise SizeError(f"fold={fold} needs H >= {2 * fold} (H={h})")
+    part = h // fold
+    return [replace(rows, ibase=f"(wid.x + c * {h // 2}u) * {w}u", obase=f"(c * {part}u + wid.x) * {w}u",
+                    fold_n=h, fold_r=fold, fold_jump=part * w),
+            # RW columns, but at most W a workgroup: a workgroup (or a block) within one image
+            PassSpec("cols", part, w, "T", "Y", f"(g / {w}u) * {part * w}u + g % {w}u", w,
+                     "g", fold * w, 0, "CC")]
 
 
 TEMPLATES = templates_for("fft2", specs, blocked, folded)

@@ -24,6 +24,7 @@ import math
 from dataclasses import dataclass
 
 from vajra_tui.engine.sources.library.base import Emitter, f32
+from vajra_tui.engine.sources.library.fft_fold import fold_store
 
 S = "0.7071067811865476"  # sqrt(1/2)
 
@@ -46,8 +47,10 @@ class PassSpec:
     oblock: int = 0  # the same for output k
     ojump: int = 0
     twiddle_g: str = "g"  # the WGSL factor of the four-step twiddle W_n^(factor*k)
-    fold_n: int = 0  # > 0: the pass's two sub-FFTs are rows r0, r0 + n/2 of a column FFT of n
-    # points; each output k becomes the first radix-2 of those columns (fft2.py's ``fold``)
+    fold_n: int = 0  # > 0: the rows pass of fft2's ``fold``: its rows are r0 + j*n/fold_r of
+    # n-point columns, and it stores the columns' first radix-fold_r step (fft_fold.py)
+    fold_r: int = 2
+    fold_jump: int = 0  # elements from one of T's fold_r images to the next (n/fold_r rows)
 
 
 def address(base: str, i: str, stride: int, block: int = 0, jump: int = 0) -> str:
@@ -184,26 +187,50 @@ def render_pass(e: Emitter, spec: PassSpec, radix: int, threads: int, cols: int,
     e(f"// {spec.entry}: {cols} x {length}-point FFTs per workgroup, {tt} lanes each, radix "
       f"{'-'.join(map(str, stages))}, exchange {'vec2' if vec2 else 're/im'}"
       f"{', swizzled' if tight else ''}",
-      f"// tune: {spec.const} = {cols}", f"const {spec.const}: u32 = {{{{{spec.const}}}}}u;",
+      # (a folded rows pass does its rows two at a time: fold_r of them a workgroup)
+      f"// tune: {spec.const} = {spec.fold_r if spec.fold_n else cols}",
+      f"const {spec.const}: u32 = {{{{{spec.const}}}}}u;",
       f"@compute @workgroup_size({tt * cols})")
     e.open(f"fn {spec.entry}(@builtin(workgroup_id) wid: vec3<u32>, "
            "@builtin(local_invocation_id) lid: vec3<u32>) {")
     e(f"let c = lid.x % {cols}u;", f"let lane = lid.x / {cols}u;", f"let g = wid.x * {spec.const} + c;",
       "let b = wid.y;", f"let sub = c * {length}u;", f"let ib = {spec.ibase};", f"let ob = {spec.obase};",
       f"var v: array<vec2<f32>, {length // tt}>;")
-    r0 = stages[0]
-    for m in range(length // (r0 * tt)):
-        for q in range(r0):
-            at = address("ib", f"(lane + {m * tt + q * (length // r0)}u)", spec.istride, spec.iblock, spec.ijump)
-            e(f"v[{m * r0 + q}] = {spec.src}[{at}];")
+    _load(e, spec, stages[0], tt, "v", "ib")
+    if spec.fold_r == 4:  # the second pair of rows, loaded before the first is transformed
+        e(f"let ib2 = ib + {spec.fold_jump}u;", f"var v2: array<vec2<f32>, {length // tt}>;")
+        _load(e, spec, stages[0], tt, "v2", "ib2")
+    _stages(e, spec, stages, tt, vec2, cols if tight else 0, buf)
+    if spec.fold_n:
+        if spec.fold_r == 4:
+            e("let va = v;", "v = v2;")
+            _stages(e, spec, stages, tt, vec2, cols, buf)
+        fold_store(e, spec, stages[-1], tt, lambda base, k: address(base, k, spec.ostride, spec.oblock, spec.ojump))
+    else:
+        _store(e, spec, stages[-1], tt, tight)
+    e.close()
+
+
+def _load(e: Emitter, spec: PassSpec, first: int, tt: int, into: str, base: str) -> None:
+    """The first stage's inputs, element j + q*L/first of the sub-FFT starting at ``base``."""
+    length = spec.length
+    for m in range(length // (first * tt)):
+        for q in range(first):
+            at = address(base, f"(lane + {m * tt + q * (length // first)}u)", spec.istride, spec.iblock,
+                         spec.ijump)
+            e(f"{into}[{m * first + q}] = {spec.src}[{at}];")
+
+
+def _stages(e: Emitter, spec: PassSpec, stages: list[int], tt: int, vec2: bool, tight: int, buf: str) -> None:
+    """Every stage on ``v``, with the exchanges between them (a barrier after the last one's
+    reads, unless ``tight`` and the pass's last: a folded pass runs this twice, and needs it)."""
     ns = 1
     for s, r in enumerate(stages):
         _butterflies(e, spec, r, ns, tt)
         if s + 1 < len(stages):
-            _exchange(e, spec, r, ns, stages[s + 1], tt, vec2, cols if tight else 0, s + 2 == len(stages), buf)
+            final = s + 2 == len(stages) and spec.fold_r != 4
+            _exchange(e, spec, r, ns, stages[s + 1], tt, vec2, tight, final, buf)
         ns *= r
-    _store(e, spec, stages[-1], tt, tight)
-    e.close()
 
 
 def _store(e: Emitter, spec: PassSpec, last: int, tt: int, tight: bool) -> None:
@@ -215,8 +242,6 @@ def _store(e: Emitter, spec: PassSpec, last: int, tt: int, tight: bool) -> None:
     if spec.twiddle_n and tight:
         e(f"let ws1 = twiddle({spec.twiddle_g} * {step}u, {spec.twiddle_n}u);")
         ws = _powers(e, last, "ws")
-    if spec.fold_n:
-        e(f"let ft = twiddle(wid.x, {spec.fold_n}u);")
     for m in range(length // (last * tt)):
         if spec.twiddle_n and tight:
             e(f"let wb{m} = twiddle({spec.twiddle_g} * (lane + {m * tt}u), {spec.twiddle_n}u);")
@@ -227,18 +252,7 @@ def _store(e: Emitter, spec: PassSpec, last: int, tt: int, tight: bool) -> None:
                 val = f"cmul({val}, {f'cmul(wb{m}, {ws[q]})' if q else f'wb{m}'})"
             elif spec.twiddle_n:
                 val = f"cmul({val}, twiddle({spec.twiddle_g} * {k}, {spec.twiddle_n}u))"
-            if spec.fold_n:
-                val = _folded(e, val, f"f{m}_{q}")
             e(f"{spec.dst}[{address('ob', k, spec.ostride, spec.oblock, spec.ojump)}] = {val};")
-
-
-def _folded(e: Emitter, val: str, name: str) -> str:
-    """The first radix-2 of the columns, across the pass's two rows (sub-FFT c = 0: row r0,
-    c = 1: row r0 + n/2, neighbouring lanes): c = 0 keeps a + b, c = 1 (a - b) * W_n^r0 (``ft``),
-    the partner's value by one shuffle per component. Every lane runs it: uniform control flow."""
-    e(f"let {name} = {val};",
-      f"let {name}p = vec2<f32>(subgroupShuffleXor({name}.x, 1u), subgroupShuffleXor({name}.y, 1u));")
-    return f"select(cmul({name}p - {name}, ft), {name} + {name}p, c == 0u)"
 
 
 def helpers(e: Emitter, shared: int, vec2: bool, tight: bool = False, own: list[int] | None = None) -> None:
