@@ -200,3 +200,42 @@ def test_a_session_judges_its_winner_in_the_browser(chromium, tmp_path):
     assert mine.status == "verified", mine.reason
     assert mine.browser == "browser-valid", mine.browser
     assert mine.browser_judge.startswith("Chromium") and mine.browser_adapter
+
+
+def test_folded_fft2_kernels_run_in_chromium(chromium, tmp_path):
+    """fft2's folded register kernels (fold=2 and the radix-4 fold, blocked scratch) combine rows
+    by subgroup shuffles: exported, each is browser-valid where Chromium has subgroups, and
+    refused in one line naming them where it has not."""
+    from vajra_tui.engine.gpu.client import GPUClient
+    from vajra_tui.engine.session import Session
+    from vajra_tui.engine.sources.library import LibrarySource
+    from vajra_tui.settings import TimingSettings
+
+    workload = WORKLOADS["fft2"]
+    size = workload.size("H=16,W=32")
+
+    async def run() -> tuple[Session, list]:
+        client = GPUClient()
+        try:
+            s = Session(workload, size, client, lambda e: None, TimingSettings(warmup=1, reps=3))
+            await s.start()
+            lib, out = LibrarySource(s.device), []
+            for i, p in enumerate(({"regs": 16, "cols": 4, "ex": 1, "fold": 2},
+                                   {"regs": 32, "cols": 4, "ex": 1, "blk": 1, "fold": 4})):
+                cand = lib.instantiate({**p, "template": "fft2/regs"}, s.size, cid=f"fold{i}")
+                assert cand is not None and await s.admit(cand), s.results[f"fold{i}"].reason
+                await s.time_batch([cand.id])
+                out.append(s.results[cand.id])
+            return s, out
+        finally:
+            client.close()
+
+    session, results = asyncio.run(run())
+    for i, result in enumerate(results):
+        folder = tmp_path / str(i)
+        export_winner(result, session.device, session.info, folder)
+        run_, status, reason = judge_folder(chromium, folder, workload, dict(size), session.info, session.seeds[0])
+        if "subgroups" in run_.features:
+            assert status == "browser-valid", reason
+        else:
+            assert status == "browser-refused" and "subgroups" in reason and "\n" not in reason, reason
