@@ -55,15 +55,13 @@ CONFIGS: dict[str, list[tuple[str, str]]] = {
         ("fft/regs regs=32 cols=8 ex=1 blk=1 last=4", "cols pass 8 wide (64-byte reads, 32 KB), rows pass 4 (16 KB)"),
         ("fft/regs regs=16 cols=4 ex=1 blk=1 last=8", "16-point stages, rows pass 8 wide"),
     ],
-    "fft2": [  # issue #27, 4096^2, round 15: the columns' first radix-2 folded into the rows pass (fold=2)
-        ("fft2/regs regs=16 cols=4 ex=1 blk=0 last=0 fold=1", "the row's kernel (0.3857 ms on the H200): 2 columns of 4096"),
-        ("fft2/regs regs=16 cols=4 ex=1 blk=0 last=0 fold=2", "folded: 4 columns of 2048, 32-byte runs both sides"),
-        ("fft2/regs regs=16 cols=4 ex=1 blk=1 last=0 fold=2", "folded, T blocked: the cols pass reads contiguously"),
-        ("fft2/regs regs=8 cols=4 ex=1 blk=0 last=0 fold=2", "folded, 8-point stages (1024 lanes a rows workgroup)"),
-        ("fft2/regs regs=16 cols=2 ex=1 blk=0 last=0 fold=2", "folded, 2 columns: 16-byte runs again (the control of the runs)"),
-        ("fft2/regs regs=32 cols=4 ex=1 blk=1 last=0 fold=4", "folded by 4: 1024-point columns, 4 a workgroup (16 KB)"),
-        ("fft2/regs regs=32 cols=8 ex=1 blk=1 last=0 fold=4", "folded by 4: 1024-point columns, 8 a workgroup (64-byte runs)"),
-        ("fft2/regs regs=32 cols=4 ex=1 blk=0 last=0 fold=4", "folded by 4, T row-major"),
+    "fft2": [  # issue #27, 4096^2, round 17: the folded kernel's scratch in blocks twice as wide (blk=2)
+        ("fft2/regs regs=16 cols=4 ex=1 blk=1 last=0 fold=2", "round 15's best (0.2980 ms on the H100): blocks of 4 columns"),
+        ("fft2/regs regs=16 cols=4 ex=1 blk=2 last=0 fold=2", "blocks of 8: the rows pass writes 64-byte runs"),
+        ("fft2/regs regs=16 cols=4 ex=1 blk=0 last=0 fold=2", "row-major T (0.3048)"),
+        ("fft2/regs regs=32 cols=8 ex=1 blk=2 last=0 fold=4", "fold 4, blocks of 16: 128-byte runs written"),
+        ("fft2/regs regs=32 cols=8 ex=1 blk=1 last=0 fold=4", "fold 4, round 16's best (0.3272)"),
+        ("fft2/regs regs=16 cols=4 ex=1 blk=0 last=0 fold=1", "the H200 row's kernel, unfolded (0.4424)"),
     ],
     "layernorm": [
         ("layernorm/regs wx=256 sg=1", "prior: row in vec4 registers, subgroup sums"),

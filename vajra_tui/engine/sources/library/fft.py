@@ -25,7 +25,7 @@ from vajra_tui.engine.sources.library.fft_gen import (PassSpec, balanced, helper
 from vajra_tui.engine.workloads.base import SizeError
 
 AXES = {"threads": (64, 128, 256), "cols": (1, 2, 4, 8)}
-REGS_AXES = {"regs": (8, 16, 32, 64), "cols": (1, 2, 4, 8, 16), "ex": (2, 1), "blk": (0, 1),
+REGS_AXES = {"regs": (8, 16, 32, 64), "cols": (1, 2, 4, 8, 16), "ex": (2, 1), "blk": (0, 1, 2),
              "last": (0, 1, 2, 4, 8, 16)}
 MAX_REGS = 32  # complex values an invocation holds
 
@@ -116,8 +116,8 @@ class _Design:
     def render(self, p: Params, s: Size, d: DeviceInfo | None) -> str:
         passes = self._passes(p, s)
         vec2, cols = plan(p, passes, d)
-        if p.get("blk") and self.blocked:
-            passes = self.blocked(passes, cols)
+        if p.get("blk") and self.blocked:  # blk=2: blocks twice the pass's width (longer runs written)
+            passes = self.blocked(passes, [min(c * p["blk"], q.count) for c, q in zip(cols, passes)])
         order = " then ".join(q.entry for q in passes)
         e = Emitter()
         if self.radix:

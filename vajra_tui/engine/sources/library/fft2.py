@@ -27,7 +27,9 @@ def blocked(passes: list[PassSpec], cols: list[int]) -> list[PassSpec]:
     """The scratch T in blocks of the cols pass's B columns (``blk=1``): T[(k / B) * B * H +
     row * B + k % B]. A cols workgroup then reads one contiguous block instead of B-column
     runs (16 bytes at B = 2) down the image; a rows workgroup of R rows writes runs of R x B.
-    Folded (``fold``), each image is blocked: row r0 of image c starts at c * H/R * W."""
+    Folded (``fold``), each image is blocked: row r0 of image c starts at c * H/R * W.
+    ``blk=2`` makes B twice the cols pass's count (within W): the rows pass writes runs twice
+    as long, and a cols workgroup reads half of each block's row."""
     rows, columns = passes
     b, h = cols[1], columns.length
     start = f"c * {h * rows.length}u + wid.x * {b}u" if rows.fold_n else f"g * {b}u"
