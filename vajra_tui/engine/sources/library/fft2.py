@@ -64,9 +64,11 @@ TEMPLATES = templates_for("fft2", specs, blocked, folded)
 
 def priors(s: Size, d: DeviceInfo | None) -> dict[str, list[Params]]:
     """fft.py's priors, after the folded register design on a big GPU with subgroups: 4096-point
-    columns fit two a workgroup (16-byte runs), folded 2048-point ones four (NOTES, round 15)."""
+    columns fit two a workgroup (16-byte runs), folded 2048-point ones four. On an H100 the
+    scratch blocked by the cols pass's columns ran 0.298 ms, row-major 0.305, unfolded 0.442,
+    cuFFT 0.259 (NOTES, rounds 15-16)."""
     out = priors_for(s, d)
     if big_gpu(d) and subgroups(d):
         fold = {"regs": 16, "cols": 4, "ex": 1, "fold": 2}
-        out["A"] = [fold, {**fold, "blk": 1}, *out["A"]]
+        out["A"] = [{**fold, "blk": 1}, fold, *out["A"]]
     return out
