@@ -55,12 +55,11 @@ CONFIGS: dict[str, list[tuple[str, str]]] = {
         ("fft/regs regs=32 cols=8 ex=1 blk=1 last=4", "cols pass 8 wide (64-byte reads, 32 KB), rows pass 4 (16 KB)"),
         ("fft/regs regs=16 cols=4 ex=1 blk=1 last=8", "16-point stages, rows pass 8 wide"),
     ],
-    "fft2": [  # issue #27, 4096^2, round 17: the folded kernel's scratch in blocks twice as wide (blk=2)
+    "fft2": [  # issue #27, 4096^2, round 17: the folded kernel's scratch in blocks twice as wide (blk=2: 0.2817 ms
+        # on an H100, the best; xg=2, exchanging 8 columns in two turns, ran 0.393 and is removed: NOTES)
         ("fft2/regs regs=16 cols=4 ex=1 blk=1 last=0 fold=2", "round 15's best (0.2980 ms on the H100): blocks of 4 columns"),
         ("fft2/regs regs=16 cols=4 ex=1 blk=2 last=0 fold=2", "blocks of 8: the rows pass writes 64-byte runs"),
         ("fft2/regs regs=16 cols=4 ex=1 blk=0 last=0 fold=2", "row-major T (0.3048)"),
-        ("fft2/regs regs=16 cols=8 ex=1 blk=1 last=0 fold=2 xg=2", "8 columns of 2048 exchanged 4 at a time: 64-byte runs"),
-        ("fft2/regs regs=16 cols=8 ex=1 blk=2 last=0 fold=2 xg=2", "the same, blocks of 16 columns"),
         ("fft2/regs regs=32 cols=8 ex=1 blk=2 last=0 fold=4", "fold 4, blocks of 16: 128-byte runs written"),
         ("fft2/regs regs=32 cols=8 ex=1 blk=1 last=0 fold=4", "fold 4, round 16's best (0.3272)"),
         ("fft2/regs regs=16 cols=4 ex=1 blk=0 last=0 fold=1", "the H200 row's kernel, unfolded (0.4424)"),

@@ -62,8 +62,7 @@ def test_a_programs_time_runs_from_its_first_pass_to_its_last():
 # fft2's columns folded (the first radix-2 in the rows pass): row-major and blocked T, 2 columns
 FOLDED = ({"regs": 16, "cols": 4, "ex": 1, "fold": 2}, {"regs": 16, "cols": 4, "ex": 1, "blk": 1, "fold": 2},
           {"regs": 8, "cols": 2, "fold": 2}, {"regs": 32, "cols": 4, "ex": 1, "fold": 4},
-          {"regs": 32, "cols": 8, "ex": 1, "blk": 1, "fold": 4}, {"regs": 16, "cols": 4, "ex": 1, "blk": 2, "fold": 2},
-          {"regs": 16, "cols": 8, "ex": 1, "blk": 1, "fold": 2, "xg": 2})
+          {"regs": 32, "cols": 8, "ex": 1, "blk": 1, "fold": 4}, {"regs": 16, "cols": 4, "ex": 1, "blk": 2, "fold": 2})
 
 
 def _points(t) -> tuple[dict, ...]:
@@ -73,7 +72,7 @@ def _points(t) -> tuple[dict, ...]:
     if "regs" in t.axes:
         return ({"regs": 16, "cols": 4}, {"regs": 64, "cols": 1}, {"regs": 32, "cols": 2},
                 {"regs": 32, "cols": 8, "ex": 1}, {"regs": 32, "cols": 4, "ex": 1, "blk": 1},
-                {"regs": 16, "cols": 1, "blk": 1}, {"regs": 32, "cols": 4, "ex": 1, "blk": 2}, {"regs": 32, "cols": 8, "ex": 1, "xg": 2}, {"regs": 32, "cols": 2, "ex": 1, "blk": 1, "last": 4},
+                {"regs": 16, "cols": 1, "blk": 1}, {"regs": 32, "cols": 4, "ex": 1, "blk": 2}, {"regs": 32, "cols": 2, "ex": 1, "blk": 1, "last": 4},
                 {"regs": 16, "cols": 4, "ex": 1, "blk": 1, "last": 2}, {"regs": 32, "cols": 1, "ex": 1, "last": 4},
                 *(FOLDED if "fold" in t.axes else ()))
     return ({"threads": 64, "cols": 4}, {"threads": 256, "cols": 1})

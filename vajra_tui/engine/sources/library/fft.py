@@ -25,7 +25,7 @@ from vajra_tui.engine.sources.library.fft_gen import (PassSpec, balanced, helper
 from vajra_tui.engine.workloads.base import SizeError
 
 AXES = {"threads": (64, 128, 256), "cols": (1, 2, 4, 8)}
-REGS_AXES = {"regs": (8, 16, 32, 64), "cols": (1, 2, 4, 8, 16), "ex": (2, 1), "blk": (0, 1, 2), "xg": (1, 2),
+REGS_AXES = {"regs": (8, 16, 32, 64), "cols": (1, 2, 4, 8, 16), "ex": (2, 1), "blk": (0, 1, 2),
              "last": (0, 1, 2, 4, 8, 16)}
 MAX_REGS = 32  # complex values an invocation holds
 
@@ -50,15 +50,10 @@ def blocked(passes: list[PassSpec], cols: list[int]) -> list[PassSpec]:
             replace(second, ibase=f"b * N + g * {b}u", istride=1, iblock=b, ijump=b * n2)]
 
 
-def exchanged(cols: int, groups: int) -> int:
-    """Sub-FFTs in workgroup memory at once: a workgroup's ``cols`` in ``groups`` turns (``xg``)."""
-    return max(1, cols // max(1, min(groups, cols)))
-
-
-def fitted(spec: PassSpec, cols: int, vec2: bool, d: DeviceInfo | None, groups: int = 1) -> int:
+def fitted(spec: PassSpec, cols: int, vec2: bool, d: DeviceInfo | None) -> int:
     """The largest power of two <= cols sub-FFTs whose exchange fits workgroup memory."""
     c = max(1, min(cols, spec.count))
-    while c > 1 and storage_fits(d, shared_bytes(spec, exchanged(c, groups), vec2)) is not None:
+    while c > 1 and storage_fits(d, shared_bytes(spec, c, vec2)) is not None:
         c //= 2
     return c
 
@@ -76,7 +71,7 @@ def plan(p: Params, passes: list[PassSpec], d: DeviceInfo | None) -> tuple[bool,
         want[0] = 2
     if p.get("last"):  # the last pass's own count (``last``): its outputs' runs are last x 8 bytes
         want[-1] = p["last"]
-    return vec2, [fitted(q, c, vec2, d, p.get("xg", 1)) for q, c in zip(passes, want)]
+    return vec2, [fitted(q, c, vec2, d) for q, c in zip(passes, want)]
 
 
 @dataclass(frozen=True)
@@ -113,8 +108,7 @@ class _Design:
             # (the register design holds one stage of at most ``regs`` points: its own bound)
             if self.radix and q.length // tt > MAX_REGS:
                 return f"{q.entry}: {q.length // tt} registers of complex per invocation"
-            problem = (workgroup_fits(d, tt * c)
-                       or storage_fits(d, shared_bytes(q, exchanged(c, p.get("xg", 1)), vec2)))
+            problem = (workgroup_fits(d, tt * c) or storage_fits(d, shared_bytes(q, c, vec2)))
             if problem:
                 return problem
         return None  # with ``last`` each pass has a buffer of its own, and its pipeline holds only that
@@ -130,7 +124,7 @@ class _Design:
             e(f"// FFT, Stockham radix-{self.radix} stages in registers, {order}.")
         else:
             e(f"// FFT, register sub-FFTs of at most {p['regs']} points, one exchange per pair of stages, {order}.")
-        sizes = [q.length * exchanged(c, p.get("xg", 1)) for q, c in zip(passes, cols)]
+        sizes = [q.length * c for q, c in zip(passes, cols)]
         own = sizes if p.get("last") else None  # a count of its own: a buffer of its own per pass
         helpers(e, max(sizes), vec2, tight=not self.radix, own=own)
         if p.get("fold", 1) > 1:  # the workload's cols grid reads it: FOLD x W columns of H / FOLD
@@ -141,8 +135,7 @@ class _Design:
             if self.radix:
                 render_pass(e, q, self.radix, p["threads"], c, vec2, buf=buf)
             else:
-                render_pass(e, q, 0, 0, c, vec2, balanced(q.length, p["regs"]), buf,
-                            c // exchanged(c, p.get("xg", 1)))
+                render_pass(e, q, 0, 0, c, vec2, balanced(q.length, p["regs"]), buf)
         return e.text()
 
 
@@ -160,7 +153,7 @@ def templates_for(workload: str, passes_of: Callable[[Size], list[PassSpec]],
     ``fold`` axis (fft2: the columns' first radix-2 done by the rows pass)."""
     regs = _Design(passes_of, 0, blocked_of, folded_of)
     axes = {**REGS_AXES, "fold": (1, 2, 4)} if folded_of else dict(REGS_AXES)
-    late = {"ex": 2, "blk": 0, "last": 0, "xg": 1, **({"fold": 1} if folded_of else {})}
+    late = {"ex": 2, "blk": 0, "last": 0, **({"fold": 1} if folded_of else {})}
     out = [Template(workload, "regs", "A", "register sub-FFTs (16-64 points), one exchange per pass",
                     axes, regs.render, regs.check, late=late)]
     for radix, strategy in ((4, "B"), (8, "C")):

@@ -65,10 +65,10 @@ TEMPLATES = templates_for("fft2", specs, blocked, folded)
 def priors(s: Size, d: DeviceInfo | None) -> dict[str, list[Params]]:
     """fft.py's priors, after the folded register design on a big GPU with subgroups: 4096-point
     columns fit two a workgroup (16-byte runs), folded 2048-point ones four. On an H100 the
-    scratch blocked by the cols pass's columns ran 0.298 ms, row-major 0.305, unfolded 0.442,
-    cuFFT 0.259 (NOTES, rounds 15-16)."""
+    scratch in blocks of 8 columns ran 0.282 ms, of 4 0.297, row-major 0.304, unfolded 0.444,
+    beside cuFFT's 0.262 (NOTES, rounds 15-17)."""
     out = priors_for(s, d)
     if big_gpu(d) and subgroups(d):
         fold = {"regs": 16, "cols": 4, "ex": 1, "fold": 2}
-        out["A"] = [{**fold, "blk": 1}, fold, *out["A"]]
+        out["A"] = [{**fold, "blk": 2}, {**fold, "blk": 1}, fold, *out["A"]]
     return out

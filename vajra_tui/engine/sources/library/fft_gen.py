@@ -153,43 +153,30 @@ def _butterflies(e: Emitter, spec: PassSpec, r: int, ns: int, tt: int) -> None:
 
 
 def _exchange(e: Emitter, spec: PassSpec, r: int, ns: int, nxt: int, tt: int, vec2: bool,
-              tight: int = 0, final: bool = False, buf: str = "sh", groups: int = 1) -> None:
+              tight: int = 0, final: bool = False, buf: str = "sh") -> None:
     """Stage outputs (index (j/ns)*ns*r + j%ns + q*ns) to the next stage's owners (j' + q'*L/nxt).
     ``tight`` (the pass's C): element i of sub-FFT c at sw(i)*C + c, so neighbouring invocations
     (neighbouring c, then lanes) touch neighbouring banks, and no barrier after the ``final``
-    exchange's reads (nothing writes workgroup memory after them). ``groups`` > 1 (``xg``): the
-    C sub-FFTs go through memory C / groups at a time, in turns (the barriers stay uniform)."""
+    exchange's reads (nothing writes workgroup memory after them)."""
     length = spec.length
-    per = tight // groups if tight else 0
-    at = (lambda i: f"sw({i}) * {per}u + c{f' % {per}u' if groups > 1 else ''}") if tight else \
-        (lambda i: f"sub + {i}")
+    at = (lambda i: f"sw({i}) * {tight}u + c") if tight else (lambda i: f"sub + {i}")
     parts = [""] if vec2 else [".x", ".y"]
     for n, part in enumerate(parts):
-        for h in range(groups):
-            turn = f"if (c / {per}u == {h}u) {{" if groups > 1 else ""
-            if turn:
-                e.open(turn)
-            for m in range(length // (r * tt)):
-                j = f"(lane + {m * tt}u)"
-                idx = f"(({j} / {ns}u) * {ns * r}u + ({j} & {ns - 1}u))"
-                for q in range(r):
-                    e(f"{buf}[{at(f'{idx} + {q * ns}u')}] = v[{m * r + q}]{part};")
-            if turn:
-                e.close()
+        for m in range(length // (r * tt)):
+            j = f"(lane + {m * tt}u)"
+            idx = f"(({j} / {ns}u) * {ns * r}u + ({j} & {ns - 1}u))"
+            for q in range(r):
+                e(f"{buf}[{at(f'{idx} + {q * ns}u')}] = v[{m * r + q}]{part};")
+        e("workgroupBarrier();")
+        for m in range(length // (nxt * tt)):
+            for q in range(nxt):
+                e(f"v[{m * nxt + q}]{part} = {buf}[{at(f'lane + {m * tt + q * (length // nxt)}u')}];")
+        if not (tight and final and n + 1 == len(parts)):
             e("workgroupBarrier();")
-            if turn:
-                e.open(turn)
-            for m in range(length // (nxt * tt)):
-                for q in range(nxt):
-                    e(f"v[{m * nxt + q}]{part} = {buf}[{at(f'lane + {m * tt + q * (length // nxt)}u')}];")
-            if turn:
-                e.close()
-            if not (tight and final and n + 1 == len(parts) and h + 1 == groups):
-                e("workgroupBarrier();")
 
 
 def render_pass(e: Emitter, spec: PassSpec, radix: int, threads: int, cols: int, vec2: bool,
-                stages: list[int] | None = None, buf: str = "sh", groups: int = 1) -> None:
+                stages: list[int] | None = None, buf: str = "sh") -> None:
     """The entry point of one pass (module-level helpers come from ``helpers``). Given
     ``stages`` (from ``balanced``) it is the tight form: lanes = L / the widest stage. ``buf``:
     the workgroup array it exchanges through (``helpers``' ``own`` gives each pass one)."""
@@ -213,11 +200,11 @@ def render_pass(e: Emitter, spec: PassSpec, radix: int, threads: int, cols: int,
     if spec.fold_r == 4:  # the second pair of rows, loaded before the first is transformed
         e(f"let ib2 = ib + {spec.fold_jump}u;", f"var v2: array<vec2<f32>, {length // tt}>;")
         _load(e, spec, stages[0], tt, "v2", "ib2")
-    _stages(e, spec, stages, tt, vec2, cols if tight else 0, buf, groups)
+    _stages(e, spec, stages, tt, vec2, cols if tight else 0, buf)
     if spec.fold_n:
         if spec.fold_r == 4:
             e("let va = v;", "v = v2;")
-            _stages(e, spec, stages, tt, vec2, cols, buf, groups)
+            _stages(e, spec, stages, tt, vec2, cols, buf)
         fold_store(e, spec, stages[-1], tt, lambda base, k: address(base, k, spec.ostride, spec.oblock, spec.ojump))
     else:
         _store(e, spec, stages[-1], tt, tight)
@@ -234,8 +221,7 @@ def _load(e: Emitter, spec: PassSpec, first: int, tt: int, into: str, base: str)
             e(f"{into}[{m * first + q}] = {spec.src}[{at}];")
 
 
-def _stages(e: Emitter, spec: PassSpec, stages: list[int], tt: int, vec2: bool, tight: int, buf: str,
-            groups: int = 1) -> None:
+def _stages(e: Emitter, spec: PassSpec, stages: list[int], tt: int, vec2: bool, tight: int, buf: str) -> None:
     """Every stage on ``v``, with the exchanges between them (a barrier after the last one's
     reads, unless ``tight`` and the pass's last: a folded pass runs this twice, and needs it)."""
     ns = 1
@@ -243,7 +229,7 @@ def _stages(e: Emitter, spec: PassSpec, stages: list[int], tt: int, vec2: bool, 
         _butterflies(e, spec, r, ns, tt)
         if s + 1 < len(stages):
             final = s + 2 == len(stages) and spec.fold_r != 4
-            _exchange(e, spec, r, ns, stages[s + 1], tt, vec2, tight, final, buf, groups)
+            _exchange(e, spec, r, ns, stages[s + 1], tt, vec2, tight, final, buf)
         ns *= r
 
 
