@@ -19,6 +19,7 @@
 # 5 s before each batch (the worker's clock bring-up);
 # "r14h200": on an H200 only, conv1d's row, "seedrows" and the seed tune with the bring-up on;
 # "r14conv": conv1d's W as a uniform (sweep, then the row);
+# "r17rows": on an H200 only, fft2's and conv1d's rows;
 # "r15h200": r15, then on an H200 "seedrows" and the seed tune;
 # "r15": fft2 folded, the sweep and the library's row (and conv1d's row on an H200);
 # "r14": "clock", then the seed tune with the bring-up off and on, then "seedrows" on an H200;
@@ -229,6 +230,17 @@ if [ "$part" = r15 ]; then  # 2026-12-06: fft2 folded (sweep, then the library's
     timeout 180 python3 benchmarks/roofline.py --sizes large --workloads conv1d \
       --generations 2 --budget 6 --limits adapter --out "$OUT/rows-conv1d" > "$OUT/rows-conv1d.log" 2>&1
     echo "rc=$? (conv1d row) $(date +%T)" >> "$OUT/r15.log"
+  fi
+fi
+if [ "$part" = r17rows ]; then  # on an H200 only: fft2's row (folded, blocks of 8) and conv1d's row
+  nvidia-smi --query-gpu=name --format=csv,noheader > "$OUT/r17rows.log" 2>&1
+  if grep -q H200 "$OUT/r17rows.log"; then
+    timeout 80 python3 benchmarks/roofline.py --sizes large --workloads fft2 \
+      --generations 2 --budget 6 --limits adapter --out "$OUT/rows-fft2" > "$OUT/rows-fft2.log" 2>&1
+    echo "rc=$? (fft2 row) $(date +%T)" >> "$OUT/r17rows.log"
+    timeout 100 python3 benchmarks/roofline.py --sizes large --workloads conv1d \
+      --generations 2 --budget 6 --limits adapter --out "$OUT/rows-conv1d" > "$OUT/rows-conv1d.log" 2>&1
+    echo "rc=$? (conv1d row) $(date +%T)" >> "$OUT/r17rows.log"
   fi
 fi
 if [ "$part" = r15h200 ]; then  # r15, then on an H200 the seed rows and the seed tune (bring-up on)
