@@ -6,6 +6,11 @@ scratch buffer T; pass ``cols`` does an H-point FFT down each of T's columns int
 use fft.py's workgroup FFT (radix-2 Stockham in registers, exchanged through 16 KB of
 workgroup memory), so H and W are powers of two from 2 to 4096; others are refused in
 one line. The tolerance is fft's, over H*W points.
+
+The grids read a kernel's template values: ``CR`` rows a rows workgroup, ``CC`` columns a cols
+workgroup, and ``FOLD`` (default 1). A kernel that does the columns' first radix-R step in its
+rows pass (the library's ``fold``) declares ``FOLD = R``: its cols pass then runs R x W columns
+of H/R points.
 """
 
 from __future__ import annotations
