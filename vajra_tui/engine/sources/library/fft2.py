@@ -1,6 +1,7 @@
 """2-D FFT templates: the row pass and the column pass as register sub-FFTs (A), Stockham
 radix-4 (B) and radix-8 (C) stages, from fft.py's generator (several columns per workgroup coalesce the
-strided column pass)."""
+strided column pass). ``fold`` moves the columns' first radix-2 (or 4) step into the rows
+pass, so the column pass holds columns half as long (a quarter, folded by 4), and more of them fit a workgroup."""
 
 from __future__ import annotations
 

@@ -17,12 +17,15 @@ every lane runs it, so control flow stays uniform.
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from vajra_tui.engine.sources.library.base import Emitter
 
+if TYPE_CHECKING:  # fft_gen imports this module
+    from vajra_tui.engine.sources.library.fft_gen import PassSpec
 
-def fold_store(e: Emitter, spec, last: int, tt: int, at: Callable[[str, str], str]) -> None:
+
+def fold_store(e: Emitter, spec: PassSpec, last: int, tt: int, at: Callable[[str, str], str]) -> None:
     """Output k = lane + m*TT + q*L/last of the pass's rows, folded, to T. ``at(base, k)`` is
     output k's index from the image start ``base`` (the pass's own layout, blocked or not)."""
     length, step, r = spec.length, spec.length // last, spec.fold_r
