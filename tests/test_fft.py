@@ -67,12 +67,14 @@ FOLDED = ({"regs": 16, "cols": 4, "ex": 1, "fold": 2}, {"regs": 16, "cols": 4, "
 
 def _points(t) -> tuple[dict, ...]:
     """Two or three corners of a template's space (regs's axes differ from the radices'); regs
-    also with the scratch blocked by columns (``blk=1``), at 4 columns and at 1, and with the
+    also with the scratch blocked by columns (``blk=1``, and blocks twice as wide, ``blk=2``),
+    at 4 columns and at 1, fft2's folded columns (FOLDED), and with the
     last pass's own count of sub-FFTs (``last``) above and below the first's."""
     if "regs" in t.axes:
         return ({"regs": 16, "cols": 4}, {"regs": 64, "cols": 1}, {"regs": 32, "cols": 2},
                 {"regs": 32, "cols": 8, "ex": 1}, {"regs": 32, "cols": 4, "ex": 1, "blk": 1},
-                {"regs": 16, "cols": 1, "blk": 1}, {"regs": 32, "cols": 4, "ex": 1, "blk": 2}, {"regs": 32, "cols": 2, "ex": 1, "blk": 1, "last": 4},
+                {"regs": 16, "cols": 1, "blk": 1}, {"regs": 32, "cols": 4, "ex": 1, "blk": 2},
+                {"regs": 32, "cols": 2, "ex": 1, "blk": 1, "last": 4},
                 {"regs": 16, "cols": 4, "ex": 1, "blk": 1, "last": 2}, {"regs": 32, "cols": 1, "ex": 1, "last": 4},
                 *(FOLDED if "fold" in t.axes else ()))
     return ({"threads": 64, "cols": 4}, {"threads": 256, "cols": 1})
