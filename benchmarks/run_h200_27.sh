@@ -304,7 +304,7 @@ if [ "$part" = recordings ]; then  # the shipped H200 recordings, on today's sch
   mkdir -p "$OUT/rec" && cp vajra_tui/recordings/nvidia-h200-*.jsonl "$OUT/rec/"
 fi
 if [ "$part" = ablate ]; then  # where an FFT pass spends its time (2026-12-06)
-  timeout 200 python3 benchmarks/fft_pass_ablation.py --size large --batches 3 --out "$OUT/fft-ablation.json" > "$OUT/ablate.log" 2>&1
+  timeout 330 python3 benchmarks/fft_pass_ablation.py --size large --batches 2 --out "$OUT/fft-ablation.json" > "$OUT/ablate.log" 2>&1
   echo "rc=$?" >> "$OUT/ablate.log"
 fi
 if [ "$part" = r18 ]; then  # 2026-12-06: the ablation; on an H200 the rows #27 still lacks there (fft2 folded, conv1d wsrc=3); elsewhere the clock check
