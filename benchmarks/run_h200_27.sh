@@ -21,7 +21,7 @@
 # "r14conv": conv1d's W as a uniform (sweep, then the row);
 # "r17rows": on an H200 only, fft2's and conv1d's rows;
 # "ablate": fft's and fft2's passes with their butterflies, exchanges or both taken out (fft_pass_ablation.py);
-# "r18": "ablate", then on an H200 fft2's and conv1d's rows ("r17rows"), elsewhere "clock";
+# "r18": "ablate", then on an H200 fft2's and conv1d's rows ("r17rows");
 # "r15h200": r15, then on an H200 "seedrows" and the seed tune;
 # "r15": fft2 folded, the sweep and the library's row (and conv1d's row on an H200);
 # "r14": "clock", then the seed tune with the bring-up off and on, then "seedrows" on an H200;
@@ -307,15 +307,12 @@ if [ "$part" = ablate ]; then  # where an FFT pass spends its time (2026-12-06)
   timeout 330 python3 benchmarks/fft_pass_ablation.py --size large --batches 2 --out "$OUT/fft-ablation.json" > "$OUT/ablate.log" 2>&1
   echo "rc=$?" >> "$OUT/ablate.log"
 fi
-if [ "$part" = r18 ]; then  # 2026-12-06: the ablation; on an H200 the rows #27 still lacks there (fft2 folded, conv1d wsrc=3); elsewhere the clock check
+if [ "$part" = r18 ]; then  # 2026-12-06: the ablation; on an H200 the rows #27 still lacks there (fft2 folded, conv1d wsrc=3)
   nvidia-smi --query-gpu=name,clocks.max.sm,clocks.max.mem --format=csv > "$OUT/r18.log" 2>&1
   bash "$0" ablate
   echo "ablate done $(date +%T)" >> "$OUT/r18.log"
   if grep -q H200 "$OUT/r18.log"; then
     bash "$0" r17rows
     echo "rows done $(date +%T)" >> "$OUT/r18.log"
-  else
-    bash "$0" clock
-    echo "clock done $(date +%T)" >> "$OUT/r18.log"
   fi
 fi
