@@ -22,6 +22,7 @@
 # "r17rows": on an H200 only, fft2's and conv1d's rows;
 # "ablate": fft's and fft2's passes with their butterflies, exchanges or both taken out (fft_pass_ablation.py);
 # "r18": "ablate", then on an H200 fft2's and conv1d's rows ("r17rows");
+# "r19": fft's and fft2's groups streamed through a workgroup (seq; the sweep), then on an H200 "r17rows";
 # "r15h200": r15, then on an H200 "seedrows" and the seed tune;
 # "r15": fft2 folded, the sweep and the library's row (and conv1d's row on an H200);
 # "r14": "clock", then the seed tune with the bring-up off and on, then "seedrows" on an H200;
@@ -314,5 +315,15 @@ if [ "$part" = r18 ]; then  # 2026-12-06: the ablation; on an H200 the rows #27 
   if grep -q H200 "$OUT/r18.log"; then
     bash "$0" r17rows
     echo "rows done $(date +%T)" >> "$OUT/r18.log"
+  fi
+fi
+if [ "$part" = r19 ]; then  # 2026-12-06: seq, the next group's loads in flight while a workgroup transforms one
+  nvidia-smi --query-gpu=name,clocks.max.sm,clocks.max.mem --format=csv > "$OUT/r19.log" 2>&1
+  timeout 200 python3 benchmarks/sweep.py --workloads fft,fft2 --sizes large --budget-s 80 \
+    --out "$OUT/sweep-r19-fft.json" >> "$OUT/r19.log" 2>&1
+  echo "rc=$? (sweep) $(date +%T)" >> "$OUT/r19.log"
+  if grep -q H200 "$OUT/r19.log"; then
+    bash "$0" r17rows
+    echo "rows done $(date +%T)" >> "$OUT/r19.log"
   fi
 fi

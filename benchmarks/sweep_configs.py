@@ -48,21 +48,19 @@ CONFIGS: dict[str, list[tuple[str, str]]] = {
         (f"{A} wy=32 tm=8 tn=4 kv=1 sg=1 un=128 gl=1 ks=1 qo=0 pf=1", "one key block in flight: V staged, K prefetched"),
         (f"{A} wy=32 tm=8 tn=4 kv=2 sg=1 un=128 gl=1 ks=1 qo=0 pf=0", "round 11's control (2.44 ms full)"),
     ],
-    "fft": [  # issue #27, 16 x 2^20, round 7: round 6 again, each pass now holding only its own buffer
-        ("fft/regs regs=32 cols=4 ex=1 blk=1 last=0", "the best: 4 sub-FFTs in both passes (0.208 ms)"),
-        ("fft/regs regs=32 cols=4 ex=1 blk=1 last=8", "rows pass 8 wide, 32 KB; cols pass 16 KB"),
-        ("fft/regs regs=32 cols=4 ex=1 blk=1 last=2", "rows pass 2 wide, 8 KB (16-byte output runs)"),
-        ("fft/regs regs=32 cols=8 ex=1 blk=1 last=4", "cols pass 8 wide (64-byte reads, 32 KB), rows pass 4 (16 KB)"),
-        ("fft/regs regs=16 cols=4 ex=1 blk=1 last=8", "16-point stages, rows pass 8 wide"),
+    "fft": [  # issue #27, 16 x 2^20, round 18: each workgroup streams seq groups, the next one's loads in flight
+        ("fft/regs regs=32 cols=4 ex=1 blk=1 last=0 seq=1", "the best since round 3 (0.2532 ms on the H100)"),
+        ("fft/regs regs=32 cols=4 ex=1 blk=1 last=0 seq=2", "two groups a workgroup, the second's loads in flight"),
+        ("fft/regs regs=32 cols=4 ex=1 blk=1 last=0 seq=4", "four groups a workgroup"),
+        ("fft/regs regs=16 cols=4 ex=1 blk=1 last=0 seq=2", "16-point stages (fewer registers to double), two groups"),
+        ("fft/regs regs=16 cols=4 ex=1 blk=1 last=0 seq=1", "16-point stages, the control"),
     ],
-    "fft2": [  # issue #27, 4096^2, round 17: the folded kernel's scratch in blocks twice as wide (blk=2: 0.2817 ms
-        # on an H100, the best; xg=2, exchanging 8 columns in two turns, ran 0.393 and is removed: NOTES)
-        ("fft2/regs regs=16 cols=4 ex=1 blk=1 last=0 fold=2", "round 15's best (0.2980 ms on the H100): blocks of 4 columns"),
-        ("fft2/regs regs=16 cols=4 ex=1 blk=2 last=0 fold=2", "blocks of 8: the rows pass writes 64-byte runs"),
-        ("fft2/regs regs=16 cols=4 ex=1 blk=0 last=0 fold=2", "row-major T (0.3048)"),
-        ("fft2/regs regs=32 cols=8 ex=1 blk=2 last=0 fold=4", "fold 4, blocks of 16: 128-byte runs written"),
-        ("fft2/regs regs=32 cols=8 ex=1 blk=1 last=0 fold=4", "fold 4, round 16's best (0.3272)"),
-        ("fft2/regs regs=16 cols=4 ex=1 blk=0 last=0 fold=1", "the H200 row's kernel, unfolded (0.4424)"),
+    "fft2": [  # issue #27, 4096^2, round 18: streamed groups (seq) on round 17's best (fold=2 blk=2: 0.2813 ms on the H100)
+        ("fft2/regs regs=16 cols=4 ex=1 blk=2 last=0 seq=1 fold=2", "round 17's best, the control"),
+        ("fft2/regs regs=16 cols=4 ex=1 blk=2 last=0 seq=2 fold=2", "two groups a workgroup, the second's loads in flight"),
+        ("fft2/regs regs=16 cols=4 ex=1 blk=2 last=0 seq=4 fold=2", "four groups a workgroup"),
+        ("fft2/regs regs=8 cols=4 ex=1 blk=2 last=0 seq=2 fold=2", "8-point stages (fewer registers to double), two groups"),
+        ("fft2/regs regs=16 cols=4 ex=1 blk=1 last=0 seq=2 fold=2", "blocks of 4, two groups"),
     ],
     "layernorm": [
         ("layernorm/regs wx=256 sg=1", "prior: row in vec4 registers, subgroup sums"),
