@@ -22,7 +22,7 @@
 # "r17rows": on an H200 only, fft2's and conv1d's rows;
 # "ablate": fft's and fft2's passes with their butterflies, exchanges or both taken out (fft_pass_ablation.py);
 # "r18": "ablate", then on an H200 fft2's and conv1d's rows ("r17rows");
-# "r19": fft's and fft2's groups streamed through a workgroup (seq; the sweep), then on an H200 "r17rows";
+# "r19": fft's and fft2's sweep (round 18 streamed groups, since removed; now the best configurations), then on an H200 "r17rows";
 # "r15h200": r15, then on an H200 "seedrows" and the seed tune;
 # "r15": fft2 folded, the sweep and the library's row (and conv1d's row on an H200);
 # "r14": "clock", then the seed tune with the bring-up off and on, then "seedrows" on an H200;

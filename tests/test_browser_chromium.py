@@ -203,9 +203,9 @@ def test_a_session_judges_its_winner_in_the_browser(chromium, tmp_path):
 
 
 def test_folded_fft2_kernels_run_in_chromium(chromium, tmp_path):
-    """fft2's folded register kernels (fold=2 streaming two groups a workgroup, its barriers in a
-    loop, and the radix-4 fold, blocked scratch) combine rows by subgroup shuffles: exported, each
-    is browser-valid where Chromium has subgroups, and refused in one line naming them where it has not."""
+    """fft2's folded register kernels (fold=2 and the radix-4 fold, blocked scratch) combine rows
+    by subgroup shuffles: exported, each is browser-valid where Chromium has subgroups, and
+    refused in one line naming them where it has not."""
     from vajra_tui.engine.gpu.client import GPUClient
     from vajra_tui.engine.session import Session
     from vajra_tui.engine.sources.library import LibrarySource
@@ -220,7 +220,7 @@ def test_folded_fft2_kernels_run_in_chromium(chromium, tmp_path):
             s = Session(workload, size, client, lambda e: None, TimingSettings(warmup=1, reps=3))
             await s.start()
             lib, out = LibrarySource(s.device), []
-            for i, p in enumerate(({"regs": 16, "cols": 4, "ex": 1, "fold": 2, "seq": 2},
+            for i, p in enumerate(({"regs": 16, "cols": 4, "ex": 1, "fold": 2},
                                    {"regs": 32, "cols": 4, "ex": 1, "blk": 1, "fold": 4})):
                 cand = lib.instantiate({**p, "template": "fft2/regs"}, s.size, cid=f"fold{i}")
                 assert cand is not None and await s.admit(cand), s.results[f"fold{i}"].reason

@@ -62,23 +62,20 @@ def test_a_programs_time_runs_from_its_first_pass_to_its_last():
 # fft2's columns folded (the first radix-2 in the rows pass): row-major and blocked T, 2 columns
 FOLDED = ({"regs": 16, "cols": 4, "ex": 1, "fold": 2}, {"regs": 16, "cols": 4, "ex": 1, "blk": 1, "fold": 2},
           {"regs": 8, "cols": 2, "fold": 2}, {"regs": 32, "cols": 4, "ex": 1, "fold": 4},
-          {"regs": 32, "cols": 8, "ex": 1, "blk": 1, "fold": 4}, {"regs": 16, "cols": 4, "ex": 1, "blk": 2, "fold": 2},
-          {"regs": 16, "cols": 4, "ex": 1, "blk": 2, "fold": 2, "seq": 2}, {"regs": 16, "cols": 4, "ex": 1, "fold": 2, "seq": 4})
+          {"regs": 32, "cols": 8, "ex": 1, "blk": 1, "fold": 4}, {"regs": 16, "cols": 4, "ex": 1, "blk": 2, "fold": 2})
 
 
 def _points(t) -> tuple[dict, ...]:
     """Two or three corners of a template's space (regs's axes differ from the radices'); regs
     also with the scratch blocked by columns (``blk=1``, and blocks twice as wide, ``blk=2``),
-    at 4 columns and at 1, fft2's folded columns (FOLDED), with the
-    last pass's own count of sub-FFTs (``last``) above and below the first's, and with groups
-    streamed through a workgroup (``seq``: where a pass has fewer workgroups, it takes fewer)."""
+    at 4 columns and at 1, fft2's folded columns (FOLDED), and with the
+    last pass's own count of sub-FFTs (``last``) above and below the first's."""
     if "regs" in t.axes:
         return ({"regs": 16, "cols": 4}, {"regs": 64, "cols": 1}, {"regs": 32, "cols": 2},
                 {"regs": 32, "cols": 8, "ex": 1}, {"regs": 32, "cols": 4, "ex": 1, "blk": 1},
                 {"regs": 16, "cols": 1, "blk": 1}, {"regs": 32, "cols": 4, "ex": 1, "blk": 2},
                 {"regs": 32, "cols": 2, "ex": 1, "blk": 1, "last": 4},
                 {"regs": 16, "cols": 4, "ex": 1, "blk": 1, "last": 2}, {"regs": 32, "cols": 1, "ex": 1, "last": 4},
-                {"regs": 32, "cols": 4, "ex": 1, "blk": 1, "seq": 2}, {"regs": 16, "cols": 1, "seq": 4},
                 *(FOLDED if "fold" in t.axes else ()))
     return ({"threads": 64, "cols": 4}, {"threads": 256, "cols": 1})
 
@@ -252,6 +249,3 @@ def test_folded_columns_are_refused_in_one_line_where_they_cannot_run():
     assert "H >= 4" in t.check(fold, {"H": 2, "W": 64}, None)
     assert "H >= 8" in t.check(t.point({"regs": 32, "cols": 4, "fold": 4}), {"H": 4, "W": 64}, None)
     assert "two rows" in t.check(fold, {"H": 64, "W": 4096}, small)
-    shuffles = DeviceInfo(name="subgroups", limits=limits, subgroups=True)
-    four = t.check(t.point({"regs": 32, "cols": 4, "fold": 4, "seq": 2}), {"H": 64, "W": 64}, shuffles)
-    assert four and "\n" not in four and "seq" in four

@@ -22,12 +22,11 @@ from vajra_tui.engine.sources.library.base import (Emitter, Params, Size, Templa
                                                     storage_fits, workgroup_fits)
 from vajra_tui.engine.sources.library.fft_gen import (PassSpec, balanced, helpers, lanes, render_pass,
                                                        shared_bytes)
-from vajra_tui.engine.sources.library.fft_stream import turns
 from vajra_tui.engine.workloads.base import SizeError
 
 AXES = {"threads": (64, 128, 256), "cols": (1, 2, 4, 8)}
 REGS_AXES = {"regs": (8, 16, 32, 64), "cols": (1, 2, 4, 8, 16), "ex": (2, 1), "blk": (0, 1, 2),
-             "last": (0, 1, 2, 4, 8, 16), "seq": (1, 2, 4)}
+             "last": (0, 1, 2, 4, 8, 16)}
 MAX_REGS = 32  # complex values an invocation holds
 
 
@@ -104,8 +103,6 @@ class _Design:
         vec2, cols = plan(p, passes, d)
         if p.get("fold", 1) > 1 and (why := _fold_problem(cols, d)):
             return why
-        if p.get("seq", 1) > 1 and p.get("fold", 1) == 4:
-            return "seq streams groups of one or two rows: fold=4 holds four, so it takes seq=1"
         for q, c in zip(passes, cols):
             tt = self._lanes(q, p)
             # (the register design holds one stage of at most ``regs`` points: its own bound)
@@ -138,8 +135,7 @@ class _Design:
             if self.radix:
                 render_pass(e, q, self.radix, p["threads"], c, vec2, buf=buf)
             else:
-                seq = turns(p.get("seq", 1), q.count // c)
-                render_pass(e, q, 0, 0, c, vec2, balanced(q.length, p["regs"]), buf, seq)
+                render_pass(e, q, 0, 0, c, vec2, balanced(q.length, p["regs"]), buf)
         return e.text()
 
 
@@ -157,7 +153,7 @@ def templates_for(workload: str, passes_of: Callable[[Size], list[PassSpec]],
     ``fold`` axis (fft2: the columns' first radix-2 done by the rows pass)."""
     regs = _Design(passes_of, 0, blocked_of, folded_of)
     axes = {**REGS_AXES, "fold": (1, 2, 4)} if folded_of else dict(REGS_AXES)
-    late = {"ex": 2, "blk": 0, "last": 0, "seq": 1, **({"fold": 1} if folded_of else {})}
+    late = {"ex": 2, "blk": 0, "last": 0, **({"fold": 1} if folded_of else {})}
     out = [Template(workload, "regs", "A", "register sub-FFTs (16-64 points), one exchange per pass",
                     axes, regs.render, regs.check, late=late)]
     for radix, strategy in ((4, "B"), (8, "C")):

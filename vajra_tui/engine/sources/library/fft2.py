@@ -33,7 +33,7 @@ def blocked(passes: list[PassSpec], cols: list[int]) -> list[PassSpec]:
     as long, and a cols workgroup reads half of each block's row."""
     rows, columns = passes
     b, h = cols[1], columns.length
-    start = f"c * {h * rows.length}u + wx * {b}u" if rows.fold_n else f"g * {b}u"
+    start = f"c * {h * rows.length}u + wid.x * {b}u" if rows.fold_n else f"g * {b}u"
     return [replace(rows, obase=start, ostride=1, oblock=b, ojump=b * h),
             replace(columns, ibase=f"(g / {b}u) * {b * h}u + g % {b}u", istride=b)]
 
@@ -53,7 +53,7 @@ def folded(passes: list[PassSpec], s: Size, fold: int) -> list[PassSpec]:
     if h < 2 * fold:
         raise SizeError(f"fold={fold} needs H >= {2 * fold} (H={h})")
     part = h // fold
-    return [replace(rows, ibase=f"(wx + c * {h // 2}u) * {w}u", obase=f"(c * {part}u + wx) * {w}u",
+    return [replace(rows, ibase=f"(wid.x + c * {h // 2}u) * {w}u", obase=f"(c * {part}u + wid.x) * {w}u",
                     fold_n=h, fold_r=fold, fold_jump=part * w),
             # RW columns, but at most W a workgroup: a workgroup (or a block) within one image
             PassSpec("cols", part, w, "T", "Y", f"(g / {w}u) * {part * w}u + g % {w}u", w,

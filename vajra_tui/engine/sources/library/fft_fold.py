@@ -29,7 +29,7 @@ def fold_store(e: Emitter, spec: PassSpec, last: int, tt: int, at: Callable[[str
     """Output k = lane + m*TT + q*L/last of the pass's rows, folded, to T. ``at(base, k)`` is
     output k's index from the image start ``base`` (the pass's own layout, blocked or not)."""
     length, step, r = spec.length, spec.length // last, spec.fold_r
-    e(f"let ft = twiddle(wx, {spec.fold_n}u);")  # W_H^r0
+    e(f"let ft = twiddle(wid.x, {spec.fold_n}u);")  # W_H^r0
     if r == 4:  # lane c writes images c (lo) and c + 2 (hi): twiddles W^0, W^2r0 or W^r0, W^3r0
         e("let ft2 = cmul(ft, ft);", "let ftl = select(ft, vec2<f32>(1.0, 0.0), c == 0u);",
           "let fth = select(cmul(ft2, ft), ft2, c == 0u);", f"let ob2 = ob + {2 * spec.fold_jump}u;")

@@ -25,7 +25,6 @@ from dataclasses import dataclass
 
 from vajra_tui.engine.sources.library.base import Emitter, f32
 from vajra_tui.engine.sources.library.fft_fold import fold_store
-from vajra_tui.engine.sources.library.fft_stream import group, streamed
 
 S = "0.7071067811865476"  # sqrt(1/2)
 
@@ -177,12 +176,10 @@ def _exchange(e: Emitter, spec: PassSpec, r: int, ns: int, nxt: int, tt: int, ve
 
 
 def render_pass(e: Emitter, spec: PassSpec, radix: int, threads: int, cols: int, vec2: bool,
-                stages: list[int] | None = None, buf: str = "sh", seq: int = 1) -> None:
+                stages: list[int] | None = None, buf: str = "sh") -> None:
     """The entry point of one pass (module-level helpers come from ``helpers``). Given
     ``stages`` (from ``balanced``) it is the tight form: lanes = L / the widest stage. ``buf``:
-    the workgroup array it exchanges through (``helpers``' ``own`` gives each pass one).
-    ``seq`` > 1: each workgroup does that many groups in turn, the next one's loads in flight
-    (fft_stream.py)."""
+    the workgroup array it exchanges through (``helpers``' ``own`` gives each pass one)."""
     tight = stages is not None
     length = spec.length
     stages = stages or radices(spec.length, radix)
@@ -191,42 +188,27 @@ def render_pass(e: Emitter, spec: PassSpec, radix: int, threads: int, cols: int,
       f"{'-'.join(map(str, stages))}, exchange {'vec2' if vec2 else 're/im'}"
       f"{', swizzled' if tight else ''}",
       # (a folded rows pass does its rows two at a time: fold_r of them a workgroup)
-      f"// tune: {spec.const} = {(spec.fold_r if spec.fold_n else cols) * seq}",
+      f"// tune: {spec.const} = {spec.fold_r if spec.fold_n else cols}",
       f"const {spec.const}: u32 = {{{{{spec.const}}}}}u;",
       f"@compute @workgroup_size({tt * cols})")
     e.open(f"fn {spec.entry}(@builtin(workgroup_id) wid: vec3<u32>, "
            "@builtin(local_invocation_id) lid: vec3<u32>) {")
-    e(f"let c = lid.x % {cols}u;", f"let lane = lid.x / {cols}u;", "let b = wid.y;", f"let sub = c * {length}u;",
+    e(f"let c = lid.x % {cols}u;", f"let lane = lid.x / {cols}u;", f"let g = wid.x * {spec.const} + c;",
+      "let b = wid.y;", f"let sub = c * {length}u;", f"let ib = {spec.ibase};", f"let ob = {spec.obase};",
       f"var v: array<vec2<f32>, {length // tt}>;")
-
-    def load(into: str) -> None:
-        _load(e, spec, stages[0], tt, into, "ib")
-
-    def transform() -> None:
-        _transform(e, spec, stages, tt, vec2, cols if tight else 0, buf)
-
-    if seq > 1:
-        streamed(e, spec, cols, seq, length // tt, load, transform)
-    else:
-        group(e, spec, cols, "wid.x")
-        load("v")
-        transform()
-    e.close()
-
-
-def _transform(e: Emitter, spec: PassSpec, stages: list[int], tt: int, vec2: bool, tight: int, buf: str) -> None:
-    """The loaded group's stages and its store (a folded rows pass's, fft_fold.py)."""
+    _load(e, spec, stages[0], tt, "v", "ib")
     if spec.fold_r == 4:  # the second pair of rows, loaded before the first is transformed
-        e(f"let ib2 = ib + {spec.fold_jump}u;", f"var v2: array<vec2<f32>, {spec.length // tt}>;")
+        e(f"let ib2 = ib + {spec.fold_jump}u;", f"var v2: array<vec2<f32>, {length // tt}>;")
         _load(e, spec, stages[0], tt, "v2", "ib2")
-    _stages(e, spec, stages, tt, vec2, tight, buf)
+    _stages(e, spec, stages, tt, vec2, cols if tight else 0, buf)
     if spec.fold_n:
         if spec.fold_r == 4:
             e("let va = v;", "v = v2;")
-            _stages(e, spec, stages, tt, vec2, tight, buf)
+            _stages(e, spec, stages, tt, vec2, cols, buf)
         fold_store(e, spec, stages[-1], tt, lambda base, k: address(base, k, spec.ostride, spec.oblock, spec.ojump))
     else:
-        _store(e, spec, stages[-1], tt, bool(tight))
+        _store(e, spec, stages[-1], tt, tight)
+    e.close()
 
 
 def _load(e: Emitter, spec: PassSpec, first: int, tt: int, into: str, base: str) -> None:
