@@ -317,7 +317,7 @@ if [ "$part" = r18 ]; then  # 2026-12-06: the ablation; on an H200 the rows #27 
     echo "rows done $(date +%T)" >> "$OUT/r18.log"
   fi
 fi
-if [ "$part" = r19 ]; then  # 2026-12-06: fft and fft2 swept (round 18 timed seq here, since removed), then on an H200 their rows
+if [ "$part" = r19 ]; then  # 2026-12-06: fft and fft2 swept (round 18 timed seq here, since removed), then on an H200 fft2's and conv1d's rows
   nvidia-smi --query-gpu=name,clocks.max.sm,clocks.max.mem --format=csv > "$OUT/r19.log" 2>&1
   timeout 200 python3 benchmarks/sweep.py --workloads fft,fft2 --sizes large --budget-s 80 \
     --out "$OUT/sweep-r19-fft.json" >> "$OUT/r19.log" 2>&1
