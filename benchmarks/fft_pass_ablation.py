@@ -7,10 +7,9 @@ whole and with parts of every pass taken out, pass by pass, in one process:
 - ``memory-only``: loads and stores alone (with what a store computes: a folded pass's
   shuffles, the 1-D fft's four-step twiddle).
 
-The ablated kernels compute nothing useful, so they fail verification (the table prints them BAD, as
-expected); they are compiled
-through the same admission as the control (same prelude, grid and bindings), and their
-pipelines are timed in the same batches with the worker's ``TimeStream`` request. If
+The ablated kernels compute nothing useful, so they fail verification (the table prints them
+BAD, as expected); they are compiled through the same admission as the control (same prelude,
+grid and bindings), and their pipelines are timed in the same batches with the worker's ``TimeStream`` request. If
 ``memory-only`` is as slow as ``full``, a pass is bound by its access pattern and its
 residency, and rewriting its arithmetic cannot help; if it is much faster, the difference is
 split between the exchanges and the butterflies.
@@ -26,8 +25,8 @@ import contextlib
 import statistics
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
+from unittest import mock
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -54,17 +53,12 @@ ABLATIONS = {"full": (), "no-butterflies": ("_butterflies",), "no-exchanges": ("
              "memory-only": ("_butterflies", "_exchange")}
 
 
-@contextlib.contextmanager
-def without(parts: tuple[str, ...]) -> Iterator[None]:
+def without(parts: tuple[str, ...]) -> contextlib.ExitStack:
     """fft_gen with the named emitters writing nothing, while a kernel is rendered."""
-    saved = {name: getattr(fft_gen, name) for name in parts}
-    try:
-        for name in parts:
-            setattr(fft_gen, name, lambda *a, **k: None)
-        yield
-    finally:
-        for name, fn in saved.items():
-            setattr(fft_gen, name, fn)
+    stack = contextlib.ExitStack()
+    for name in parts:
+        stack.enter_context(mock.patch.object(fft_gen, name, lambda *a, **k: None))
+    return stack
 
 
 def candidates(lib: LibrarySource, name: str, size: dict) -> list[Candidate]:
@@ -79,9 +73,11 @@ def candidates(lib: LibrarySource, name: str, size: dict) -> list[Candidate]:
     return out
 
 
-async def timed(client: GPUClient, name: str, size: dict, timing: TimingSettings, batches: int) -> list[dict]:
+async def timed(client: GPUClient, name: str, size: dict, timing: TimingSettings, batches: int,
+                torch_ms: float | None) -> list[dict]:
     """Compile every candidate (the ablated ones fail verification, which is expected), then time
-    the compiled ones in ``batches`` rotated batches after the naive baseline."""
+    the compiled ones in ``batches`` rotated batches after the naive baseline; each beside
+    ``torch_ms``, torch's time for this workload."""
     s = Session(WORKLOADS[name], size, client, lambda e: None, timing)
     await s.start(calibrate=True)
     if not await s.admit(s.baseline_candidate()):
@@ -95,7 +91,7 @@ async def timed(client: GPUClient, name: str, size: dict, timing: TimingSettings
         r = s.results[cand.id]
         compiled = ok or r.status == "rejected"
         rows.append({"id": cand.id, "key": cand.name, "verified": bool(ok), "compiled": compiled,
-                     "reason": r.reason[:300], "hypothesis": "ablation"})
+                     "reason": r.reason[:300]})
         if compiled:
             ids.append(cand.id)
     got: dict[str, list[float]] = {}
@@ -114,6 +110,8 @@ async def timed(client: GPUClient, name: str, size: dict, timing: TimingSettings
             row["median_ms"] = statistics.median(got[row["id"]])
             row["batch_ms"] = got[row["id"]]
             row["pass_ms"] = passes.get(row["id"])
+            if torch_ms:
+                row["vs_torch"] = torch_ms / row["median_ms"]
     return rows
 
 
@@ -129,11 +127,13 @@ async def main(args) -> dict:
     rows = []
     for name in args.workloads.split(","):
         size = WORKLOADS[name].size(args.size)
-        report[name] = await timed(client, name, size, timing, args.batches)
-        report[f"{name}_torch_ms"] = torch_ceiling(torch, name, size) if torch is not None else None
+        report[f"{name}_torch_ms"] = torch_ms = torch_ceiling(torch, name, size) if torch is not None else None
+        report[name] = await timed(client, name, size, timing, args.batches, torch_ms)
         rows += report[name]
-    print(f"{time.perf_counter() - began:7.1f} s  torch and the probe done", flush=True)
-    finish(report, rows, report.get("fft2_torch_ms"), began, client, args.out, "torch.fft.fft2")
+    torch_ms = {n: report[f"{n}_torch_ms"] for n in args.workloads.split(",")}
+    print(f"{time.perf_counter() - began:7.1f} s  torch and the probe done: torch ms {torch_ms}", flush=True)
+    # each row is already beside its own workload's torch time (fft's cuFFT is not fft2's)
+    finish(report, rows, None, began, client, args.out, "torch: each row beside its own workload's;")
     return report
 
 
