@@ -61,3 +61,26 @@ def test_across_batches_the_speedup_over_each_batchs_baseline_decides():
     d = _result("D", _noisy(0.60, 0.01, seed=13), 2.0, batch=2)  # 3.3x against a 2.0 ms baseline
     ranking = rank([a, d], baseline_id="baseline")
     assert ranking.winner is d
+
+
+def test_one_stalled_sample_of_five_leaves_the_crown_undecided_and_says_why():
+    # Found in CI on a loaded 2-core machine: the best kernel ran 8.6x the naive one, but one of
+    # its five dispatches stalled past the baseline's median, so the bootstrap's interval of the
+    # ratio held 1.0. Nothing may be crowned then, but the verdict must not read as if the
+    # kernel were slower: it names the kernel, its median ratio and what would settle it.
+    base = _result("baseline", [25.0, 24.6, 25.3, 24.9, 25.1], 25.0)
+    fast = _result("C", [2.9, 3.0, 30.0, 2.9, 2.8], base.median_ms)
+    ranking = rank([base, fast])
+    assert ranking.winner is None and ranking.baseline_won and ranking.undecided is fast
+    assert ranking.headline == ("no candidate beat the baseline beyond noise (C's median is 8.62x the"
+                                " baseline's, inside the noise of 5 reps: more reps can tell)")
+    # the same stall among fifteen reps no longer hides an 8x kernel
+    many = _result("C", [2.9, 3.0, 30.0, 2.9, 2.8] * 3, base.median_ms)
+    base15 = _result("baseline", [25.0, 24.6, 25.3, 24.9, 25.1] * 3, 25.0)
+    assert rank([base15, many]).winner is many
+
+
+def test_a_baseline_faster_by_median_is_not_called_undecided():
+    base = _result("baseline", _noisy(1.0, 0.01, seed=1), 1.0)
+    slow = _result("slow", _noisy(1.43, 0.01, seed=2), base.median_ms)
+    assert rank([slow, base]).undecided is None

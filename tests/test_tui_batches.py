@@ -158,3 +158,23 @@ async def test_export_with_nothing_crowned_says_why():
         said = [n.message for n in app._notifications]
         assert said == ["nothing to export: no candidate beat the baseline, so none is crowned (r: the report)"]
         assert not app.screen_stack[-1].__class__.__name__ == "ExportScreen"
+
+
+# ---- 5b. the report says why a faster median was not crowned -----------------------------
+async def test_report_names_the_kernel_the_noise_left_uncrowned():
+    _, events = read_recording(SGEMM)
+    events = list(events)
+    last = max(i for i, e in enumerate(events) if isinstance(e, RankingReady))
+    fast = events[last].winner_id
+    events[last] = events[last].model_copy(update={"winner_id": None, "baseline_won": True,
+                                                   "undecided_id": fast})
+    app = replay(events)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await on_variants(pilot)
+        await pilot.press("r")
+        await wait_for(pilot, lambda: app.current == "report", "the report")
+        await pilot.pause(0.2)
+        said = str(app.screen.query_one("#report-winner", Static).render())
+        view = app.state.candidates[fast]
+        assert said.startswith("No candidate beat the baseline: nothing is crowned.")
+        assert f"{view.label}'s median is" in said and "more reps can tell" in said, said

@@ -347,7 +347,8 @@ class Session:
             baseline_median_ms=self.results["baseline"].median_ms if "baseline" in self.results else None,
             baseline_won=ranking.baseline_won, tie_ids=[r.id for r in ranking.ties],
             batch=batches.pop() if len(batches) == 1 else None, final=final, headline=ranking.headline,
-            fastest_id=ranking.fastest.id if ranking.fastest else None))
+            fastest_id=ranking.fastest.id if ranking.fastest else None,
+            undecided_id=ranking.undecided.id if ranking.undecided else None))
         return ranking
 
     def rank(self, generation: int) -> list[CandidateResult]:

@@ -43,6 +43,8 @@ class RankingReady(BaseEvent):
     headline: str = ""
     # The fastest verified kernel here when it is not the winner (it breaks the portable limits).
     fastest_id: str | None = None
+    # With baseline_won: the kernel whose median beat the baseline's inside the noise.
+    undecided_id: str | None = None
 
 
 class LaneInfo(Model):

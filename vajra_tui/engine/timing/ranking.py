@@ -32,6 +32,10 @@ class Ranking:
     # The fastest kernel here when it could not be crowned (over WebGPU's default limits):
     # the report shows it beside the winner.
     fastest: CandidateResult | None = None
+    # The kernel whose median beat the baseline's when the bootstrap could not tell them apart:
+    # a stalled sample or two among few reps does that, and "nothing beat the baseline" alone
+    # would read as if it were slower.
+    undecided: CandidateResult | None = None
 
     @property
     def headline(self) -> str:
@@ -39,13 +43,22 @@ class Ranking:
 
     def _verdict(self) -> str:
         if self.baseline_won:
-            return "no portable candidate beat the baseline" if self.fastest else "no candidate beat the baseline"
+            head = "no portable candidate beat the baseline" if self.fastest else "no candidate beat the baseline"
+            return head + self._undecided_note()
         if self.winner is None:
             return "no portable kernel verified" if self.fastest else "no kernel verified"
         if self.ties:
             names = ", ".join(r.name for r in [self.winner, *self.ties])
             return f"tie: {names} are within noise of each other"
         return f"{self.winner.name} wins" + (" (the fastest portable kernel)" if self.fastest else "")
+
+    def _undecided_note(self) -> str:
+        """' beyond noise (X's median is 8.6x the baseline's, inside the noise of 5 reps: more reps can tell)'."""
+        u = self.undecided
+        if u is None or not u.speedup:
+            return ""
+        return (f" beyond noise ({u.name}'s median is {u.speedup:.2f}x the baseline's, inside the noise"
+                f" of {len(u.times_ms)} reps: more reps can tell)")
 
     def _fastest_note(self) -> str:
         """'; fastest here: X (2.1x), not portable: why' when the fastest kernel was not crowned."""
@@ -119,6 +132,7 @@ def rank(results: list[CandidateResult], baseline_id: str = "baseline",
     best = allowed[0]
     baseline = next((r for r in verified if r.id == baseline_id), None)
     if baseline is not None and within_noise(best, baseline):
-        return Ranking(verified, None, baseline_won=True, fastest=barred)
+        undecided = best if (best.speedup or 0.0) > 1.0 else None  # it ranked above the baseline
+        return Ranking(verified, None, baseline_won=True, fastest=barred, undecided=undecided)
     ties = [r for r in allowed[1:] if r.id != baseline_id and within_noise(best, r)]
     return Ranking(verified, best, ties, fastest=barred)

@@ -180,6 +180,15 @@ class ReportScreen(ListScreen):
             self.vapp.selected_id = str(event.row_key.value)
 
 
+def undecided_note(state: RunState) -> str:
+    """Why a kernel with the faster median was not crowned: its samples overlap the baseline's."""
+    view = state.candidates.get(state.ranking.undecided_id or "") if state.ranking else None
+    if view is None or view.result is None or not view.result.speedup:
+        return ""
+    return (f" {view.label}'s median is {fmt.speedup(view.result.speedup)} the baseline's, but inside"
+            f" the noise of {len(view.result.times_ms)} reps: more reps can tell.")
+
+
 def headline(state: RunState, unit: str) -> Text:
     """The crown (or why there is none), its numbers in ``unit``, its browser verdict, the batch."""
     winner = state.winner
@@ -189,6 +198,7 @@ def headline(state: RunState, unit: str) -> Text:
         if state.ranking.baseline_won:
             which = "portable candidate" if state.ranking.fastest_id else "candidate"
             text = Text(f"No {which} beat the baseline: nothing is crowned.", style="bold yellow")
+            text.append(undecided_note(state))
     if winner is not None and winner.result is not None:
         tie = state.ranking is not None and bool(state.ranking.tie_ids)
         text = Text.assemble((f"{CROWN} {winner.label}", "bold"),
