@@ -30,21 +30,24 @@ from vajra_tui.engine.workloads import WORKLOADS, get_workload  # noqa: E402
 from vajra_tui.settings import TimingSettings  # noqa: E402
 
 FIRST = get_workload(str(ROOT / "benchmarks" / "experiments" / "fft2_cols_first.py") + ":WORKLOAD")
-# the H200 rows' winners (#27); commit 04df8de also timed the strided pass in rounds (``rnd``,
-# 1.1-2x slower: removed from the library, NOTES round 13b)
-BUILT_IN = {"fft2": ["fft2/regs regs=16 cols=4 ex=1 blk=0", "fft2/regs regs=16 cols=4 ex=1 blk=1"],
-            "fft": ["fft/regs regs=32 cols=4 ex=1 blk=1"]}
-# (regs, cols, blk) of the columns-first kernels (re and im exchanged apart), each with its question
+# the library's best fft2 (NOTES round 17) and fft (the H200 row's and the H100's)
+BUILT_IN = {"fft2": ["fft2/regs regs=16 cols=4 ex=1 fold=2 blk=2", "fft2/regs regs=16 cols=4 ex=1 fold=2 blk=1"],
+            "fft": ["fft/regs regs=32 cols=4 ex=1 blk=1", "fft/regs regs=16 cols=4 ex=1 blk=1"]}
+# the columns-first kernels (re and im exchanged apart), each with its question (NOTES round 19;
+# round 13 timed the unfolded ones: 1.1-1.5x slower than the built-in's fold=1)
 FIRST_CONFIGS = [
-    ((16, 4, 1), "the winner's stages, T blocked: one strided access, a 16-byte-run read of X"),
-    ((16, 4, 0), "T transposed: across reads 16-byte runs of T as well"),
+    ({"regs": 16, "cols": 4, "fold": 2, "blk": 0}, "folded at the end, T row-major: down writes 32-byte runs"),
+    ({"regs": 16, "cols": 4, "fold": 2, "blk": 1}, "folded, T in blocks of 4: every write contiguous, "
+                                                   "across reads 32-byte runs"),
+    ({"regs": 16, "cols": 4, "fold": 2, "blk": 2}, "folded, blocks of 8: across reads 64-byte runs"),
+    ({"regs": 16, "cols": 4, "fold": 1, "blk": 1}, "unfolded (round 13's best columns-first), the control"),
 ]
 
 
-def _first(i: int, regs: int, cols: int, blk: int, size: dict) -> Candidate:
-    name = f"fft2_cols_first regs={regs} cols={cols} ex=1 blk={blk}"
+def _first(i: int, params: dict, size: dict) -> Candidate:
+    name = "fft2_cols_first " + " ".join(f"{k}={v}" for k, v in {**params, "ex": 1}.items())
     return Candidate(id=f"f{i}", name=name, strategy="A", generation=1, params={}, origin="probe",
-                     source=kernel({"regs": regs, "cols": cols, "ex": 1, "blk": blk}, size))
+                     source=kernel({**params, "ex": 1}, size))
 
 
 async def _built_in(client, lib, name: str, size: dict, timing, batches: int) -> list[dict]:
@@ -64,7 +67,7 @@ async def main(args) -> dict:
     report = {"device": device.model_dump(), "size": size,
               "built_in": await _built_in(client, lib, "fft2", size, timing, args.batches),
               "cols_first": await _timed(client, FIRST, size, timing,
-                                         [(_first(i, *c, size), why) for i, (c, why) in enumerate(FIRST_CONFIGS)],
+                                         [(_first(i, c, size), why) for i, (c, why) in enumerate(FIRST_CONFIGS)],
                                          args.batches, warm=True)}
     fft_size = WORKLOADS["fft"].size(args.size)
     report["fft"] = await _built_in(client, lib, "fft", fft_size, timing, args.batches)

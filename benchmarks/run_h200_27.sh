@@ -23,6 +23,7 @@
 # "ablate": fft's and fft2's passes with their butterflies, exchanges or both taken out (fft_pass_ablation.py);
 # "r18": "ablate", then on an H200 fft2's and conv1d's rows ("r17rows");
 # "r19": fft's and fft2's sweep (round 18 streamed groups, since removed; now the best configurations), then on an H200 "r17rows";
+# "r20": fft2 columns first, folded at the end (fft2_order_probe.py), then on an H200 "r17rows";
 # "r15h200": r15, then on an H200 "seedrows" and the seed tune;
 # "r15": fft2 folded, the sweep and the library's row (and conv1d's row on an H200);
 # "r14": "clock", then the seed tune with the bring-up off and on, then "seedrows" on an H200;
@@ -325,5 +326,14 @@ if [ "$part" = r19 ]; then  # 2026-12-06: fft and fft2 swept (round 18 timed seq
   if grep -q H200 "$OUT/r19.log"; then
     bash "$0" r17rows
     echo "rows done $(date +%T)" >> "$OUT/r19.log"
+  fi
+fi
+if [ "$part" = r20 ]; then  # 2026-12-06 (fourth session): fft2's columns first, folded at the end, beside the library's best and cuFFT; on an H200 then the rows #27 lacks
+  nvidia-smi --query-gpu=name,clocks.max.sm,clocks.max.mem --format=csv > "$OUT/r20.log" 2>&1
+  timeout 150 python3 benchmarks/fft2_order_probe.py --size large --batches 3 --out "$OUT/fft2-order-r20.json" >> "$OUT/r20.log" 2>&1
+  echo "rc=$? (fft2 order) $(date +%T)" >> "$OUT/r20.log"
+  if grep -q H200 "$OUT/r20.log"; then
+    bash "$0" r17rows
+    echo "rows done $(date +%T)" >> "$OUT/r20.log"
   fi
 fi

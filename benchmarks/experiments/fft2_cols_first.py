@@ -12,6 +12,10 @@ workgroup, T[(r / B) * B * W + c * B + r % B], so ``down`` writes runs of its co
 and ``across`` reads one contiguous block; with ``blk=0`` T is X's transpose (``down``
 writes whole columns contiguously, ``across`` reads runs of its rows). The kernels are the
 library's register design (sources/library/fft_gen.py).
+
+``fold=2`` (``folded``) is the built-in's fold the other way round, by decimation in time:
+``down`` runs 2048-point columns of the even rows and of the odd rows, four to a workgroup
+(32-byte runs of X read), and ``across`` combines the two halves as it stores whole rows of Y.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from vajra_tui import Binding, Pass, Workload
 from vajra_tui.engine.sources.library.fft import templates_for
 from vajra_tui.engine.sources.library.fft_gen import PassSpec
 from vajra_tui.engine.workloads import fft2
+from vajra_tui.engine.workloads.base import SizeError
 from vajra_tui.engine.workloads.fft import CORE
 
 
@@ -33,20 +38,46 @@ def specs(s: dict[str, int]) -> list[PassSpec]:
             PassSpec("across", w, h, "T", "Y", "g", h, f"g * {w}u", 1, 0, "CX")]
 
 
+def folded(passes: list[PassSpec], s: dict[str, int], fold: int) -> list[PassSpec]:
+    """``fold=2``, by decimation in time: ``down`` runs the H/2-point FFTs of the even rows' and
+    the odd rows' columns (sub-FFT g = parity * W + column: element i at X[g + i * 2W]) into two
+    half-height images E and O of T (row-major); ``across`` holds row k of E and of O in
+    neighbouring lanes, transforms both, and stores E + W_H^k O and E - W_H^k O as rows k and
+    k + H/2 of Y, whole rows: every write of both passes is contiguous."""
+    if fold != 2:
+        raise SizeError(f"fold={fold}: columns first folds as radix 2 only")
+    h, w = s["H"], s["W"]
+    if h < 4:
+        raise SizeError(f"fold=2 needs H >= 4 (H={h})")
+    part = h // 2
+    return [PassSpec("down", part, 2 * w, "X", "T", "g", 2 * w, f"(g / {w}u) * {part * w}u + g % {w}u", w, 0, "CD"),
+            PassSpec("across", w, h, "T", "Y", f"(c * {part}u + wid.x) * {w}u", 1,
+                     f"(wid.x + c * {part}u) * {w}u", 1, 0, "CX", fold_n=h, fold_r=2, fold_jump=part * w,
+                     fold_dit=True)]
+
+
 def blocked(passes: list[PassSpec], cols: list[int]) -> list[PassSpec]:
     """T in blocks of B = across's rows a workgroup: (column c, row r) at (r / B) * B * W +
-    c * B + r % B."""
+    c * B + r % B. Folded, each image in blocks of B = down's columns a workgroup (times
+    ``blk``): ``down`` writes a contiguous block (B columns x H/2), ``across`` reads its rows in
+    runs of B."""
     down, across = passes
+    if across.fold_dit:
+        part, w = down.length, across.length
+        b = min(cols[0], w)  # a block within one image's width (down's count is 2W)
+        return [replace(down, obase=f"(g / {w}u) * {part * w}u + ((g % {w}u) / {b}u) * {b * part}u + g % {b}u",
+                        ostride=b),
+                replace(across, ibase=f"c * {part * w}u + wid.x * {b}u", istride=1, iblock=b, ijump=b * part)]
     b, w = cols[1], across.length
     return [replace(down, obase=f"g * {b}u", ostride=1, oblock=b, ojump=b * w),
             replace(across, ibase=f"(g / {b}u) * {b * w}u + g % {b}u", istride=b)]
 
 
-REGS = templates_for("fft2_cols_first", specs, blocked)[0]
+REGS = templates_for("fft2_cols_first", specs, blocked, folded)[0]
 
 
 def kernel(params: dict, size: dict[str, int]) -> str:
-    """The columns-first kernel at ``params`` (regs, cols, ex, blk, last), for any adapter's 48 KB."""
+    """The columns-first kernel at ``params`` (regs, cols, ex, blk, last, fold), for any adapter's 48 KB."""
     return REGS.render(params, size, None)
 
 
@@ -109,7 +140,7 @@ WORKLOAD = Workload(
     flops=fft2.WORKLOAD.flops,
     atol=fft2.WORKLOAD.atol,
     rtol=0.0,
-    passes=(Pass("down", grid=lambda s, p: (s["W"] // int(p.get("CD", 1)), 1, 1)),
+    passes=(Pass("down", grid=lambda s, p: (s["W"] * int(p.get("FOLD", 1)) // int(p.get("CD", 1)), 1, 1)),
             Pass("across", grid=lambda s, p: (s["H"] // int(p.get("CX", 1)), 1, 1))),
     defines=fft2.defines,
     baseline=BASELINE,

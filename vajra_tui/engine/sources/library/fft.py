@@ -66,9 +66,8 @@ def plan(p: Params, passes: list[PassSpec], d: DeviceInfo | None) -> tuple[bool,
     > 0 gives the last pass its own count: fft's rows pass writes runs of that many outputs, and
     with ``blk=1`` reads runs of B x that many, so its count need not be the strided read's."""
     vec2 = p.get("ex", 2) == 2 and all(storage_fits(d, shared_bytes(q, 1, True)) is None for q in passes)
-    want = [p["cols"]] * len(passes)
-    if p.get("fold", 1) > 1:  # the folded rows pass holds exactly the two rows it combines
-        want[0] = 2
+    # a folding pass (fft2's rows pass, or a columns-first kernel's second) holds exactly the two rows it combines
+    want = [2 if q.fold_n else p["cols"] for q in passes]
     if p.get("last"):  # the last pass's own count (``last``): its outputs' runs are last x 8 bytes
         want[-1] = p["last"]
     return vec2, [fitted(q, c, vec2, d) for q, c in zip(passes, want)]
@@ -101,7 +100,7 @@ class _Design:
         except SizeError as exc:
             return str(exc)
         vec2, cols = plan(p, passes, d)
-        if p.get("fold", 1) > 1 and (why := _fold_problem(cols, d)):
+        if p.get("fold", 1) > 1 and (why := _fold_problem(passes, cols, d)):
             return why
         for q, c in zip(passes, cols):
             tt = self._lanes(q, p)
@@ -139,10 +138,10 @@ class _Design:
         return e.text()
 
 
-def _fold_problem(cols: list[int], d: DeviceInfo | None) -> str | None:
-    """Why the folded rows pass cannot run here: its two rows' exchange, or the shuffle."""
-    if cols[0] != 2:
-        return "fold: the rows pass's two rows do not fit workgroup memory together"
+def _fold_problem(passes: list[PassSpec], cols: list[int], d: DeviceInfo | None) -> str | None:
+    """Why the folding pass cannot run here: its two rows' exchange, or the shuffle."""
+    if any(q.fold_n and c != 2 for q, c in zip(passes, cols)):
+        return f"fold: the {next(q.entry for q in passes if q.fold_n)} pass's two rows do not fit workgroup memory together"
     return shuffles_fit(d, 2)
 
 

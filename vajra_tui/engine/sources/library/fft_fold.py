@@ -13,6 +13,10 @@ The workgroup holds two rows at a time (sub-FFTs c = 0 and 1 in neighbouring lan
 and r0 + H/2. With R = 4 it transforms a second pair, r0 + H/4 and r0 + 3H/4, after the first
 (kept in ``va``). Across the pair the partner's value comes by one shuffle per component:
 every lane runs it, so control flow stays uniform.
+
+The same step by decimation in time (``fold_dit``, benchmarks/experiments/fft2_cols_first.py)
+is the second pass of a kernel that does the columns first: its two rows are row k of the
+even rows' and of the odd rows' column transforms, and it stores rows k and k + H/2.
 """
 
 from __future__ import annotations
@@ -38,7 +42,8 @@ def fold_store(e: Emitter, spec: PassSpec, last: int, tt: int, at: Callable[[str
             k = f"(lane + {m * tt + q * step}u)"
             name = f"f{m}_{q}"
             if r == 2:
-                e(f"{spec.dst}[{at('ob', k)}] = {_pair(e, f'v[{m * last + q}]', name)};")
+                pair = _pair_dit if spec.fold_dit else _pair
+                e(f"{spec.dst}[{at('ob', k)}] = {pair(e, f'v[{m * last + q}]', name)};")
                 continue
             even = _pair(e, f"va[{m * last + q}]", name + "a", twiddled=False)  # x0 +- x2
             odd = _pair(e, f"v[{m * last + q}]", name + "b", twiddled=False)  # x1 +- x3
@@ -56,3 +61,13 @@ def _pair(e: Emitter, val: str, name: str, twiddled: bool = True) -> str:
       f"let {name}p = vec2<f32>(subgroupShuffleXor({name}.x, 1u), subgroupShuffleXor({name}.y, 1u));")
     diff = f"cmul({name}p - {name}, ft)" if twiddled else f"{name}p - {name}"
     return f"select({diff}, {name} + {name}p, c == 0u)"
+
+
+def _pair_dit(e: Emitter, val: str, name: str) -> str:
+    """Decimation in time (``fold_dit``): c = 0 holds E (the even rows' transform), c = 1 holds O.
+    Output row k (c = 0) is E + W_H^k * O, row k + H/2 (c = 1) is E - W_H^k * O: one product a lane."""
+    e(f"let {name} = {val};",
+      f"let {name}p = vec2<f32>(subgroupShuffleXor({name}.x, 1u), subgroupShuffleXor({name}.y, 1u));",
+      f"let {name}e = select({name}p, {name}, c == 0u);",
+      f"let {name}t = cmul(select({name}, {name}p, c == 0u), ft);")
+    return f"select({name}e - {name}t, {name}e + {name}t, c == 0u)"

@@ -51,6 +51,8 @@ class PassSpec:
     # n-point columns, and it stores the columns' first radix-fold_r step (fft_fold.py)
     fold_r: int = 2
     fold_jump: int = 0  # elements from one of T's fold_r images to the next (n/fold_r rows)
+    fold_dit: bool = False  # the fold by decimation in time (radix 2): the pass's two rows are the
+    # n/2-point column FFTs of the even and the odd rows, and it stores rows k and k + n/2 of the result
 
 
 def address(base: str, i: str, stride: int, block: int = 0, jump: int = 0) -> str:
