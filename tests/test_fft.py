@@ -6,6 +6,7 @@ in one line."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -249,3 +250,28 @@ def test_folded_columns_are_refused_in_one_line_where_they_cannot_run():
     assert "H >= 4" in t.check(fold, {"H": 2, "W": 64}, None)
     assert "H >= 8" in t.check(t.point({"regs": 32, "cols": 4, "fold": 4}), {"H": 4, "W": 64}, None)
     assert "two rows" in t.check(fold, {"H": 64, "W": 4096}, small)
+
+
+COLS_FIRST = Path(__file__).resolve().parent.parent / "benchmarks" / "experiments" / "fft2_cols_first.py"
+
+
+@pytest.mark.parametrize("size", ["H=256,W=256", "H=512,W=128", "H=8,W=2048", "H=4,W=4"])
+async def test_columns_first_folded_by_decimation_in_time_verifies(gpu, size):
+    """The experiment's ``fold=2`` (fft_fold.py's ``fold_dit``): the even and the odd rows'
+    columns first, then row pairs combined as E + W_H^k O and E - W_H^k O into rows k and
+    k + H/2. Row-major and blocked T (blocks of 4 and of 8, cut to W), at square, tall, short
+    and 4 x 4 images; a wrong combination (the twiddle's row, the half each lane writes) fails."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("fft2_cols_first", COLS_FIRST)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    s = await _session(gpu, f"{COLS_FIRST}:WORKLOAD", size, seeds=(1,))
+    seen: set[str] = set()
+    for blk in (0, 1, 2):
+        source = module.kernel({"regs": 16, "cols": 4, "ex": 1, "fold": 2, "blk": blk}, s.size)
+        assert "subgroupShuffleXor" in source
+        if source not in seen:
+            seen.add(source)
+            ok, why = await _admit(s, _candidate(source, f"cf{blk}"))
+            assert ok, f"blk={blk} at {s.size}: {why}"
