@@ -44,10 +44,10 @@ FIRST_CONFIGS = [
 ]
 
 
-def _first(i: int, params: dict, size: dict) -> Candidate:
+def _first(i: int, params: dict, size: dict, device) -> Candidate:
     name = "fft2_cols_first " + " ".join(f"{k}={v}" for k, v in {**params, "ex": 1}.items())
     return Candidate(id=f"f{i}", name=name, strategy="A", generation=1, params={}, origin="probe",
-                     source=kernel({**params, "ex": 1}, size))
+                     source=kernel({**params, "ex": 1}, size, device))
 
 
 async def _built_in(client, lib, name: str, size: dict, timing, batches: int) -> list[dict]:
@@ -67,7 +67,7 @@ async def main(args) -> dict:
     report = {"device": device.model_dump(), "size": size,
               "built_in": await _built_in(client, lib, "fft2", size, timing, args.batches),
               "cols_first": await _timed(client, FIRST, size, timing,
-                                         [(_first(i, c, size), why) for i, (c, why) in enumerate(FIRST_CONFIGS)],
+                                         [(_first(i, c, size, client.device), why) for i, (c, why) in enumerate(FIRST_CONFIGS)],
                                          args.batches, warm=True)}
     fft_size = WORKLOADS["fft"].size(args.size)
     report["fft"] = await _built_in(client, lib, "fft", fft_size, timing, args.batches)

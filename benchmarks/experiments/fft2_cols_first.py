@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from vajra_tui import Binding, Pass, Workload
+from vajra_tui.engine.events import DeviceInfo
 from vajra_tui.engine.sources.library.fft import templates_for
 from vajra_tui.engine.sources.library.fft_gen import PassSpec
 from vajra_tui.engine.workloads import fft2
@@ -76,9 +77,14 @@ def blocked(passes: list[PassSpec], cols: list[int]) -> list[PassSpec]:
 REGS = templates_for("fft2_cols_first", specs, blocked, folded)[0]
 
 
-def kernel(params: dict, size: dict[str, int]) -> str:
-    """The columns-first kernel at ``params`` (regs, cols, ex, blk, last, fold), for any adapter's 48 KB."""
-    return REGS.render(params, size, None)
+def kernel(params: dict, size: dict[str, int], device: DeviceInfo | None = None) -> str:
+    """The columns-first kernel at ``params`` (regs, cols, ex, blk, last, fold) for ``device``'s
+    limits (None: WebGPU's defaults, 16 KB of workgroup memory); a kernel that cannot run there
+    is refused with the template's reason, not rendered with its folding pass cut to one row."""
+    point = REGS.point(params)
+    if why := REGS.check(point, size, device):
+        raise SizeError(f"fft2_cols_first {params}: {why}")
+    return REGS.render(point, size, device)
 
 
 BASELINE = """\
