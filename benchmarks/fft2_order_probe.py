@@ -67,7 +67,8 @@ async def main(args) -> dict:
     report = {"device": device.model_dump(), "size": size,
               "built_in": await _built_in(client, lib, "fft2", size, timing, args.batches),
               "cols_first": await _timed(client, FIRST, size, timing,
-                                         [(_first(i, c, size, client.device), why) for i, (c, why) in enumerate(FIRST_CONFIGS)],
+                                         [(_first(i, c, size, client.device), why)
+                                          for i, (c, why) in enumerate(FIRST_CONFIGS)],
                                          args.batches, warm=True)}
     fft_size = WORKLOADS["fft"].size(args.size)
     report["fft"] = await _built_in(client, lib, "fft", fft_size, timing, args.batches)

@@ -140,8 +140,9 @@ class _Design:
 
 def _fold_problem(passes: list[PassSpec], cols: list[int], d: DeviceInfo | None) -> str | None:
     """Why the folding pass cannot run here: its two rows' exchange, or the shuffle."""
-    if any(q.fold_n and c != 2 for q, c in zip(passes, cols)):
-        return f"fold: the {next(q.entry for q in passes if q.fold_n)} pass's two rows do not fit workgroup memory together"
+    for q, c in zip(passes, cols):
+        if q.fold_n and c != 2:
+            return f"fold: the {q.entry} pass's two rows do not fit workgroup memory together"
     return shuffles_fit(d, 2)
 
 
