@@ -23,7 +23,7 @@
 # "ablate": fft's and fft2's passes with their butterflies, exchanges or both taken out (fft_pass_ablation.py);
 # "r18": "ablate", then on an H200 fft2's and conv1d's rows ("r17rows");
 # "r19": fft's and fft2's sweep (round 18 streamed groups, since removed; now the best configurations), then on an H200 "r17rows";
-# "r20": fft2 columns first, folded at the end (fft2_order_probe.py), then on an H200 "r17rows";
+# "r20": fft2 columns first, folded at the end (fft2_order_probe.py), then on an H200 "r17rows", on another card the probe again;
 # "r15h200": r15, then on an H200 "seedrows" and the seed tune;
 # "r15": fft2 folded, the sweep and the library's row (and conv1d's row on an H200);
 # "r14": "clock", then the seed tune with the bring-up off and on, then "seedrows" on an H200;
@@ -335,5 +335,8 @@ if [ "$part" = r20 ]; then  # 2026-12-06 (fourth session): fft2's columns first,
   if grep -q H200 "$OUT/r20.log"; then
     bash "$0" r17rows
     echo "rows done $(date +%T)" >> "$OUT/r20.log"
+  else  # on another card, a second process: the 5% decision should hold across processes
+    timeout 150 python3 benchmarks/fft2_order_probe.py --size large --batches 3 --out "$OUT/fft2-order-r20b.json" >> "$OUT/r20.log" 2>&1
+    echo "rc=$? (fft2 order, second process) $(date +%T)" >> "$OUT/r20.log"
   fi
 fi
