@@ -24,6 +24,7 @@
 # "r18": "ablate", then on an H200 fft2's and conv1d's rows ("r17rows");
 # "r19": fft's and fft2's sweep (round 18 streamed groups, since removed; now the best configurations), then on an H200 "r17rows";
 # "r20": fft2 columns first, folded at the end (fft2_order_probe.py), then on an H200 "r17rows", on another card the probe again;
+# "r21": on an H200 "r17rows", then on any card attention's round 20 (128-lane workgroups and their memory; sweeps);
 # "r15h200": r15, then on an H200 "seedrows" and the seed tune;
 # "r15": fft2 folded, the sweep and the library's row (and conv1d's row on an H200);
 # "r14": "clock", then the seed tune with the bring-up off and on, then "seedrows" on an H200;
@@ -339,4 +340,16 @@ if [ "$part" = r20 ]; then  # 2026-12-06 (fourth session): fft2's columns first,
     timeout 150 python3 benchmarks/fft2_order_probe.py --size large --batches 3 --out "$OUT/fft2-order-r20b.json" >> "$OUT/r20.log" 2>&1
     echo "rc=$? (fft2 order, second process) $(date +%T)" >> "$OUT/r20.log"
   fi
+fi
+if [ "$part" = r21 ]; then  # 2026-12-07: on an H200 the rows #27 lacks; then attention's round 20 on any card
+  nvidia-smi --query-gpu=name,clocks.max.sm,clocks.max.mem --format=csv > "$OUT/r21.log" 2>&1
+  if grep -q H200 "$OUT/r21.log"; then
+    bash "$0" r17rows
+    echo "rows done $(date +%T)" >> "$OUT/r21.log"
+  fi
+  for spec in "B=1,H=16,S=4096,D=64,MASK=1" "B=1,H=16,S=4096,D=64,MASK=2"; do
+    timeout 150 python3 benchmarks/sweep.py --workloads attention --sizes "$spec" --budget-s 80 \
+      --out "$OUT/sweep-r20-attention-$(echo "$spec" | tr -d '=,').json" >> "$OUT/r21.log" 2>&1
+    echo "rc=$? ($spec) $(date +%T)" >> "$OUT/r21.log"
+  done
 fi

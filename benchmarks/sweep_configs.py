@@ -39,14 +39,14 @@ CONFIGS: dict[str, list[tuple[str, str]]] = {
         (f"{R} wg=128 groups=1 v4out=1 run=3 wsrc=3 seq=4 lay=0 pd=1", "uniform W: the freed registers as outputs"),
         (f"{R} wg=128 groups=1 v4out=1 run=2 wsrc=3 seq=4 lay=0 pd=2", "uniform W: two windows in flight"),
     ],
-    "attention": [  # issue #27, D=64, round 12: around round 11's winner (pf=1, 2.21 ms full; rounds 5-11: r5 ... r11 files)
-        (f"{A} wy=32 tm=8 tn=4 kv=2 sg=1 un=128 gl=1 ks=1 qo=0 pf=1", "round 11's best (2.21 ms full, 1.19 causal)"),
-        (f"{A} wy=32 tm=8 tn=4 kv=2 sg=1 un=16 gl=1 ks=1 qo=0 pf=1", "the loops unrolled by 16 (fewer live registers)"),
-        (f"{A} wy=32 tm=8 tn=4 kv=2 sg=1 un=128 gl=2 ks=1 qo=1 pf=1", "Q and V from the storage buffer, Q a row at a time"),
-        (f"{A} wy=16 tm=8 tn=4 kv=2 sg=1 un=128 gl=1 ks=1 qo=0 pf=1", "128 rows on 128 lanes (two workgroups a SM)"),
-        (f"{A} wy=64 tm=4 tn=4 kv=2 sg=1 un=128 gl=1 ks=1 qo=0 pf=1", "256 rows on 512 lanes, 4x4 scores"),
-        (f"{A} wy=32 tm=8 tn=4 kv=1 sg=1 un=128 gl=1 ks=1 qo=0 pf=1", "one key block in flight: V staged, K prefetched"),
-        (f"{A} wy=32 tm=8 tn=4 kv=2 sg=1 un=128 gl=1 ks=1 qo=0 pf=0", "round 11's control (2.44 ms full)"),
+    "attention": [  # issue #27, D=64, round 20: does a 128-lane workgroup get an SM to itself? (round 12: 4.13 ms)
+        (f"{A} wy=32 tm=8 tn=4 kv=2 sg=1 un=128 gl=1 ks=1 qo=0 pf=1", "the row's kernel: 256 rows on 256 lanes, 48 KB"),
+        (f"{A} wy=16 tm=8 tn=4 kv=2 sg=1 un=128 gl=1 ks=1 qo=0 pf=1", "128 rows on 128 lanes, 32 KB (round 12: 4.13 ms)"),
+        (f"{A} wy=16 tm=8 tn=4 kv=1 sg=1 un=128 gl=1 ks=1 qo=0 pf=1", "128 lanes, V through K's memory: 24 KB"),
+        (f"{A} wy=16 tm=8 tn=4 kv=2 sg=1 un=128 gl=2 ks=1 qo=0 pf=1", "128 lanes, V from the storage buffer: 24 KB"),
+        (f"{A} wy=16 tm=8 tn=4 kv=2 sg=1 un=128 gl=2 ks=1 qo=1 pf=1", "the same, Q a row at a time (fewer registers)"),
+        (f"{A} wy=8 tm=8 tn=4 kv=2 sg=1 un=128 gl=1 ks=1 qo=0 pf=1", "64 rows on 64 lanes: 24 KB"),
+        (f"{A} wy=16 tm=8 tn=4 kv=2 sg=1 un=128 gl=1 ks=1 qo=0 pf=0", "128 lanes, 32 KB, no prefetch (16 registers fewer)"),
     ],
     "fft": [  # issue #27, 16 x 2^20; round 18's seq (groups streamed through a workgroup) lost and is removed
         # (NOTES; commit 90a0086 has it): the two register designs measured best (H100 and H200)
