@@ -1,6 +1,7 @@
 """What the CLI tells about a run must not depend on how it was asked, through main([...])
 on the real adapter: ``-q`` hides progress, never a finding about the result (an
-over-dispatched kernel); ``--show-source`` shows a rejected baseline's source; ``--json``
+over-dispatched kernel); ``--show-source`` shows a rejected baseline's source; a workload
+file whose own baseline cannot build is a broken file (exit 2, the file named); ``--json``
 always leaves one JSON document on stdout, a failure's too; and ``new-workload`` never
 guesses a grid from the order of the dims.
 """
@@ -158,3 +159,30 @@ def test_the_scaffold_grid_follows_the_output_guards_or_fails_loudly(tmp_path, c
     workload = runpy.run_path(str(tmp_path / "tiled.py"))["WORKLOAD"]
     with pytest.raises(NotImplementedError, match="TODO: grid= of entry main"):
         workload.grid({"M": 40, "K": 3, "N": 16}, {})
+
+
+@pytest.mark.parametrize("baseline, grid, said", [
+    # a template value no one gives: the template's own line, not the parser tripping on `{{`
+    (PLAIN.replace("x[g.x] + 1.0", "x[g.x] + {{ONE}}"), OUTPUT_GRID,
+     "baseline: compile_error: template: {{ONE}} on line 4 has no value"),
+    # the workload's grid returns floats (the user wrote / for //)
+    (PLAIN, 'grid=lambda s, p: (s["N"] / 64, 1, 1)', "workload grid: returned (64.0, 1, 1)"),
+    # a plain WGSL error in the file's own baseline
+    (PLAIN.replace("+ 1.0;", "+ 1.0"), OUTPUT_GRID, "baseline: compile_error: 4:42: expected `;`"),
+])
+def test_a_workload_files_baseline_that_cannot_build_is_a_broken_file(tmp_path, capsys, baseline, grid, said):
+    """It exited 1 as a failed run, and a missing template value read as the compiler's
+    'expected `;`, found "<"' at the unexpanded placeholder."""
+    w = _workload(tmp_path, baseline, grid=grid)
+    assert main(["bench", "-w", str(w), "-q", *FAST]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("vajra-tui: ") and "mine.py: baseline: compile_error" in err[-1], err
+    assert said in err[-1], err
+
+
+def test_a_written_input_names_the_inout_binding_that_allows_it(tmp_path, capsys):
+    w = _workload(tmp_path, PLAIN.replace("{ y[g.x] = x[g.x] + 1.0; }", "{ x[g.x] = 0.0; y[g.x] = 1.0; }")
+                  .replace("@compute", "@group(0) @binding(0) var<storage, read_write> x: array<f32>;\n@compute"))
+    assert main(["bench", "-w", str(w), "-q", *FAST]) == 2
+    assert "inputs must be read-only (a kernel that writes one needs the workload to bind it 'inout')" \
+        in capsys.readouterr().err

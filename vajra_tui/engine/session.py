@@ -300,6 +300,9 @@ class Session:
     async def run_baseline(self, time: bool = True) -> CandidateResult:
         if not await self.admit(self.baseline_candidate()):
             failed = self.results["baseline"]
+            if failed.status == "compile_error" and self.provenance.origin != "built-in":
+                # the user's own baseline does not build: the workload file is broken (exit 2)
+                raise WorkloadError("baseline", f"compile_error: {failed.reason}", self.provenance.where)
             raise BaselineError(f"baseline {failed.status}: {failed.reason}")
         if time:
             await self.time_batch(["baseline"])

@@ -197,7 +197,12 @@ class Admission:
                                           workgroup_size=result.workgroup_size, grid=result.grid))
 
     async def _contract_failed(self, result: CandidateResult, broken: Diagnostic, source: str) -> bool:
-        """Syntax errors come first: ask the compiler before blaming the contract."""
+        """Syntax errors come first: ask the compiler before blaming the contract. A template
+        that cannot be expanded is the exception: the compiler would only trip over its
+        unexpanded ``{{NAME}}``, where the template's own line names the missing value."""
+        if broken.message.startswith("template:"):
+            result.diagnostics = [self._to_original(broken, source, result)]
+            return self.session.fail(result, "compile_error", broken.message)
         probe = parse_only_source(self.workload, self.size, source)
         try:
             error = (await self.client.request(Parse(source=probe.source), COMPILE_TIMEOUT_S)).error

@@ -51,7 +51,8 @@ def check_bindings(workload: Workload, body: str, fail: ContractFail) -> set[Slo
                        "read-only input may also be read as var<uniform>)", decl.line)
         if want.access == "read" and decl.access not in ("read", ""):
             raise fail(f"input binding {decl.binding} `{want.name}` is declared {decl.access}; "
-                       "inputs must be read-only", decl.line)
+                       "inputs must be read-only (a kernel that writes one needs the workload to bind it "
+                       "'inout')", decl.line)
         declared.add(slot)
     return declared
 

@@ -154,7 +154,8 @@ def pack(binding_name: str, fields: Sequence[Field], values: Mapping[str, Any]) 
                            f"not {type(values).__name__}")
     names = [m[0] for m in members]
     if extra := [k for k in values if k not in names]:
-        raise UniformError(f"{prefix}: field {extra[0]!r}: given a value but not a member of the struct")
+        raise UniformError(f"{prefix}: values gives {extra[0]!r}, which is not one of its fields "
+                           f"({', '.join(names)}): a misspelt name in fields= or in values=?")
     buf = bytearray(-(-size // 16) * 16)
     for name, _, t, offset in members:
         if name not in values:
