@@ -73,7 +73,8 @@ class Session:
                  timing: TimingSettings | None = None, seeds: tuple[int, ...] = (1, 2),
                  source_mode: str = "library", grounding: bool = False,
                  results_cache: Path | None = None, resume: bool = False,
-                 limits: str = "portable", features: tuple[str, ...] = ()) -> None:
+                 limits: str = "portable", features: tuple[str, ...] = (),
+                 fresh: int | None = None) -> None:
         if limits not in LIMITS:
             raise ValueError(f"limits {limits!r}: choose {' or '.join(LIMITS)}")
         self.workload, self.size, self.client = workload, size, client
@@ -84,9 +85,10 @@ class Session:
         self._announced: set[str] = set()
         self.timing = timing or TimingSettings()
         self.seeds = seeds
-        # Drawn for this run alone and never published before the run: a kernel that keeps
-        # outputs for the fixed seeds cannot know it. The finalists of every shoot-out verify on it.
-        self.fresh_seed = fresh_seed(seeds)
+        # Drawn for this run alone (``fresh``: a lane's, shared by the run's other lanes): a kernel
+        # that keeps outputs for the fixed seeds cannot know it. Every kernel is timed on its
+        # inputs, and the finalists of every shoot-out verify on it.
+        self.fresh_seed = fresh if fresh is not None else fresh_seed(seeds)
         self.source_mode, self.grounding = source_mode, grounding
         self.device: DeviceInfo | None = None
         self.calibration: Calibration | None = None
@@ -107,7 +109,7 @@ class Session:
         self.info = workload.info(size)
         self.info.origin, self.info.definition_sha256 = self.provenance.origin, self.provenance.digest
         self.admission = Admission(self, client, workload, size, self.provenance.spec, seeds, resume)
-        self.batch_timing = BatchTiming(self, client, self.timing, seeds, self.info)
+        self.batch_timing = BatchTiming(self, client, self.timing, self.fresh_seed, self.info)
 
     def emit(self, event: Event) -> None:
         """Every event of the session passes here; sources may emit through it too."""

@@ -110,7 +110,7 @@ class SessionStarted(BaseEvent):
     warmup: int = 5
     reps: int = 9
     seeds: list[int] = Field(default_factory=list)
-    fresh_seed: int | None = None  # drawn for this run: what a kernel must verify on before a crown
+    fresh_seed: int | None = None  # drawn for this run: the inputs kernels are timed on; a crown verifies on it
     # The limits a crowned kernel must fit: WebGPU's defaults ("portable") or this adapter's
     # (None: a recording made before the choice existed, when it was always the adapter's).
     limits: Literal["portable", "adapter"] | None = None

@@ -93,7 +93,7 @@ class LaneTuner(Tuner):
         return Session(primary.workload, primary.size, self.lanes[k], emit, primary.timing,
                        seeds=primary.seeds, source_mode=primary.source_mode,
                        grounding=primary.grounding, results_cache=primary.results_cache,
-                       resume=primary.resume)
+                       resume=primary.resume, fresh=primary.fresh_seed)
 
     # ---- start: every lane calibrated, prepared and with a baseline ---------------
     async def start(self):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import statistics
 
 from dataclasses import dataclass, field
-from typing import Protocol, Sequence
+from typing import Protocol
 
 from vajra_tui.engine.admission.admit import COMPILE_TIMEOUT_S
 from vajra_tui.engine.events import (
@@ -72,12 +72,15 @@ class BatchTiming:
     """Time a batch of admitted kernels and score what verified."""
 
     def __init__(self, session: TimingSession, client: Lane, timing: TimingSettings,
-                 seeds: Sequence[int], info: WorkloadInfo) -> None:
+                 seed: int, info: WorkloadInfo) -> None:
         """``timing``: warm-ups, reps, method and cache state (read at each batch, so a caller
-        may change them between batches); ``seeds[0]`` is the seed kernels are timed on;
-        ``info``: the workload's flops and bytes that place a result on the roofline."""
+        may change them between batches); ``seed``: the inputs kernels are timed on, the run's
+        fresh seed, so that no kernel can carry the answers for them (a kernel that recognises
+        the fixed seeds' inputs and returns stored outputs would otherwise be timed on its
+        shortcut, and checked against the very outputs it stored); ``info``: the workload's
+        flops and bytes that place a result on the roofline."""
         self.session, self.client, self.timing = session, client, timing
-        self.seeds, self.info = tuple(seeds), info
+        self.seed, self.info = seed, info
 
     async def time_batch(self, ids: list[str], batch: int) -> list[CandidateResult]:
         """Warm up, then time all ids in rotating rounds; the baseline, if listed, is the reference.
@@ -102,7 +105,7 @@ class BatchTiming:
         timeout = per * (self.timing.warmup + self.timing.reps) + COMPILE_TIMEOUT_S
         try:
             reply = await self.client.request(TimeStream(cids=ids, warmup=self.timing.warmup, reps=self.timing.reps,
-                                                         seed=self.seeds[0], cache=self.timing.cache,
+                                                         seed=self.seed, cache=self.timing.cache,
                                                          bring_up=self.timing.clock_bring_up), timeout)
         except (WorkerTimeout, WorkerCrashed, WorkerError) as exc:
             self.session.emit(Notice(level="warning", message=f"batched timing failed ({exc}); "
@@ -130,7 +133,7 @@ class BatchTiming:
 
     async def _time_rounds(self, runs: dict[str, _Timed]) -> None:
         ids = list(runs)
-        seed = self.seeds[0]
+        seed = self.seed
         for cid in ids:
             self.session.emit(StageChanged(id=cid, stage="warmup"))
             await self._time_one(runs[cid], self.timing.warmup, seed, warmup=True, check=False)
@@ -174,7 +177,7 @@ class BatchTiming:
     def _timed_verdict(self, run: _Timed, verdict: Checked) -> None:
         """The output of the last timed dispatch must verify too."""
         result = self.session.results[run.cid]
-        self.session.emit(VerificationFinished(id=run.cid, seed=self.seeds[0], passed=verdict.passed,
+        self.session.emit(VerificationFinished(id=run.cid, seed=self.seed, passed=verdict.passed,
                                                max_rel_error=verdict.max_rel_error, worst_index=verdict.worst_index,
                                                reason=verdict.reason, phase="timed", judged_by=verdict.judged_by))
         if not verdict.passed:
