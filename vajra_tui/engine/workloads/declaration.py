@@ -9,7 +9,9 @@ in ``returns.py``, at the size that runs.
 
 from __future__ import annotations
 
+import difflib
 import math
+import numbers
 import re
 from typing import TYPE_CHECKING, Any, Mapping
 
@@ -41,6 +43,9 @@ def check_declaration(w: Workload) -> None:
     if not isinstance(w.presets, Mapping) or "seed" not in w.presets:
         raise WorkloadError("presets", "want a dict with a 'seed' size (and optionally 'large')")
     for key, size in w.presets.items():
+        for d in size if isinstance(size, Mapping) else ():
+            if d not in dims:  # {"N": 1 << 20, "K": 3}, dims ("N",): K titles the run, sizes nothing
+                raise WorkloadError("presets", f"{key!r} gives {d!r}, which is not in dims{_near(d, dims)}")
         if not isinstance(size, Mapping) or any(not isinstance(size.get(d), int) or size[d] < 1 for d in dims):
             raise WorkloadError("presets", f"{key!r} must give every dim ({', '.join(dims)}) a positive int")
     _check_bindings(w.bindings, set(dims))
@@ -57,9 +62,40 @@ def check_declaration(w: Workload) -> None:
         raise WorkloadError("atol", f"{w.atol!r}: want a non-negative number or a function of the size")
     if isinstance(w.rtol, bool) or not isinstance(w.rtol, (int, float)) or not 0 <= w.rtol < 1:
         raise WorkloadError("rtol", f"{w.rtol!r}: want a number in [0, 1)")
-    for name in ("broadcast",):
-        if any(d not in dims for d in getattr(w, name)):
-            raise WorkloadError(name, f"names a dim that is not in dims ({', '.join(dims)})")
+    _check_broadcast(w.broadcast, dims)
+    _check_defaults(w.defaults, dims)
+
+
+def _near(name: Any, dims: Any) -> str:
+    """`` (H, W)``, with a did-you-mean when ``name`` is close to one of them (``'w'`` for ``W``)."""
+    listed = f" ({', '.join(dims)})"
+    if not isinstance(name, str):
+        return listed
+    near = [d for d in dims if d.upper() == name.upper()] or difflib.get_close_matches(name, dims, 1)
+    return f"{listed}; did you mean {near[0]!r}?" if near else listed
+
+
+def _check_broadcast(broadcast: Any, dims: Any) -> None:
+    """Dims one bare ``--size`` number sets together: a tuple of dim names ("HW" would be H and W)."""
+    if isinstance(broadcast, str) or not isinstance(broadcast, (tuple, list)):
+        shown = f"{broadcast!r} is a string" if isinstance(broadcast, str) else f"{broadcast!r}"
+        raise WorkloadError("broadcast", f"{shown}: want a tuple of dim names, such as "
+                            f"{tuple(dims[:2])!r} (or leave it out)")
+    for d in broadcast:
+        if d not in dims:
+            raise WorkloadError("broadcast", f"{d!r} is not in dims{_near(d, dims)}")
+
+
+def _check_defaults(defaults: Any, dims: Any) -> None:
+    """``{dim: value}``: the values a shorter ``--size`` leaves those dims at."""
+    if not isinstance(defaults, Mapping):
+        raise WorkloadError("defaults", f"{defaults!r}: want a dict of dim values, such as "
+                            f"{{{dims[-1]!r}: 64}} (a shorter --size leaves those dims at them)")
+    for d, value in defaults.items():
+        if d not in dims:
+            raise WorkloadError("defaults", f"{d!r} is not in dims{_near(d, dims)}")
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+            raise WorkloadError("defaults", f"{d!r} is {value!r}: want a positive integer")
 
 
 def _check_dispatch(w: Workload) -> None:

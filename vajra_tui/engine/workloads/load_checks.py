@@ -4,12 +4,14 @@ A workload's declaration is checked when it is built (``declaration.py``); here 
 a loader adds: that the name it was looked up by holds a ``Workload`` at all
 (:func:`as_workload`), that its cheap functions answer at the seed size
 (:func:`static_check`), and that whatever importing a file raised becomes one line at
-the file's own line (:func:`import_error`: ``mine.py:12: flops: missing``). Split from
+the file's own line (:func:`import_error`: ``mine.py:12: flops: missing``), a field's own
+keyword line when it has one (``mine.py:31: rtoll: is no Workload field``). Split from
 ``loader.py``, whose registry and file loaders both use them.
 """
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import difflib
 import re
@@ -74,12 +76,13 @@ def _value(field_name: str, fn: Callable[[Any], Any], size: dict[str, int]) -> A
 def import_error(exc: BaseException, path: Path, shown: str) -> WorkloadError:
     """One line for whatever importing the file raised, at the file's own line when known
     (``mine.py:12: flops: missing``)."""
-    if isinstance(exc, WorkloadError):
-        return exc.located(shown)
     if isinstance(exc, SyntaxError):
         return WorkloadError("", f"syntax error: {exc.msg}", f"{shown}:{exc.lineno}")
     line = next((f.lineno for f in reversed(traceback.extract_tb(exc.__traceback__))
                  if Path(f.filename).resolve() == path), None)
+    if isinstance(exc, WorkloadError):  # a declaration check: at the field's own keyword when it has one
+        line = keyword_line(path, line, exc.field) or line
+        return exc.located(f"{shown}:{line}" if line else shown)
     where = f"{shown}:{line}" if line else shown
     if isinstance(exc, TypeError):
         text = str(exc)
@@ -94,5 +97,28 @@ def import_error(exc: BaseException, path: Path, shown: str) -> WorkloadError:
         if unknown:
             near = difflib.get_close_matches(unknown.group(1), FIELDS, 1)
             hint = f" (did you mean {near[0]!r}?)" if near else ""
+            line = keyword_line(path, line, unknown.group(1)) or line  # the misspelt keyword's own line
+            where = f"{shown}:{line}" if line else shown
             return WorkloadError(unknown.group(1), f"is no Workload field{hint}", where)
     return WorkloadError("", f"importing it {raised(exc)}", where)
+
+
+def keyword_line(path: Path, line: int | None, name: str) -> int | None:
+    """The line of keyword ``name=`` in the call that spans ``line`` (where the traceback put a
+    multi-line ``Workload(...)``: its first line), the innermost such call; None when none has it."""
+    if not line or not name:
+        return None
+    try:
+        tree = ast.parse(path.read_bytes(), str(path))
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    best: tuple[int, int] | None = None  # (the call's span in lines, the keyword's line)
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or not node.lineno <= line <= (node.end_lineno or node.lineno):
+            continue
+        for kw in node.keywords:
+            if kw.arg == name:
+                span = (node.end_lineno or node.lineno) - node.lineno
+                if best is None or span < best[0]:
+                    best = (span, kw.lineno)
+    return best[1] if best else None

@@ -70,7 +70,8 @@ def checked_inputs(w: Workload, size: Size, rng: np.random.Generator) -> dict[st
 
 
 def checked_references(w: Workload, size: Size, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """``reference``: a float64 (or integer) array per output, of its ``buffer_len``."""
+    """``reference``: a float64 array per output (an integer one for an integer output), of its
+    ``buffer_len``, every value finite."""
     lengths = w.checked_lengths(size)
     got = call("reference", w.reference, size, inputs)
     outs = [b.name for b in w.outputs]
@@ -84,15 +85,39 @@ def checked_references(w: Workload, size: Size, inputs: dict[str, np.ndarray]) -
             raise WorkloadError("reference", f"returns {name!r}, which is no output "
                                 f"(outputs: {', '.join(outs)})")
     refs = {}
-    for name in outs:
+    for b in w.outputs:
+        name = b.name
         if name not in got:
             raise WorkloadError("reference", f"returns no array for output {name!r}")
         arr = np.asarray(got[name])
-        if not (arr.dtype == np.float64 or np.issubdtype(arr.dtype, np.integer)):
-            raise WorkloadError("reference", f"{name!r} is {arr.dtype}: compute it in float64 "
-                                "(more exact than the kernel it judges)")
+        integer_output = np.issubdtype(b.numpy_dtype, np.integer)
+        # an integer array is an integer output's exact answer; for a float output it is a
+        # rounded one (a float32 one too coarse), which the kernel would be judged against
+        if not (arr.dtype == np.float64 or (integer_output and np.issubdtype(arr.dtype, np.integer))):
+            want = (f"float64 or an integer array (binding {name} is {b.dtype})" if integer_output
+                    else f"float64 (more exact than the kernel it judges; binding {name} is {b.dtype})")
+            raise WorkloadError("reference", f"{name!r} is {arr.dtype}: compute it in {want}")
         if arr.size != lengths[name]:
             raise WorkloadError("reference", f"{name!r} has {arr.size} elements (shape "
                                 f"{arr.shape}); buffer_len says {lengths[name]}")
-        refs[name] = np.ascontiguousarray(arr, dtype=np.float64).ravel()
+        ref = np.ascontiguousarray(arr, dtype=np.float64).ravel()
+        if arr.dtype == np.float64:
+            _check_finite(name, ref)
+        refs[name] = ref
     return refs
+
+
+_CHUNK = 1 << 20  # elements scanned at once: an 8192² reference needs no 64 MiB mask
+
+
+def _check_finite(name: str, ref: np.ndarray) -> None:
+    """A NaN or inf in the reference (np.log of a negative, say) would make every kernel wrong
+    there, or none: refused, naming the output and the first such element."""
+    for start in range(0, ref.size, _CHUNK):
+        bad = ~np.isfinite(ref[start : start + _CHUNK])
+        if bad.any():
+            i = start + int(np.argmax(bad))
+            value = float(ref[i])
+            what = "NaN" if np.isnan(value) else ("inf" if value > 0 else "-inf")
+            raise WorkloadError("reference", f"output {name!r} holds {what} at {i} "
+                                "(non-finite values cannot be verified)")
