@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from vajra_tui.engine.admission import dispatch as dispatch_plan
 from vajra_tui.engine.admission.passes import (  # noqa: F401 - prelude_consts is imported from here
-    overrides, overrides_from_size, own_passes, pass_binds, plan_pass, prelude_consts,
+    override_defaults, overrides, overrides_from_size, own_passes, pass_binds, plan_pass, prelude_consts,
 )
 from vajra_tui.engine.admission.refusal import ContractError
 from vajra_tui.engine.admission.resources import check_bindings as resource_check
@@ -221,7 +221,7 @@ def stitch(workload: Workload, size: Size, body: str, max_dim: int = 65535,
     consts.update({k: int(v) for k, v in constants.items() if isinstance(v, int) and not isinstance(v, bool)})
     check_workgroup_memory(rest, consts, max_workgroup_bytes)
     check_uniform_sizes(workload, size, rest, consts, lambda message, line: ContractError(message, line))
-    params = {**filled, **constants}
+    params = {**override_defaults(rest, consts), **filled, **constants}
     plans: list = []
     for index, entry in own:  # later passes are checked against the first's tile constants
         plans.append(plan_pass(workload, size, rest, index, entry, consts, params, constants, max_dim, tile,

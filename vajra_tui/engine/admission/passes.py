@@ -90,6 +90,18 @@ def overrides_from_size(workload: Workload, size: Size, rest: str) -> dict[str, 
     return {n: known[n] for n in names if isinstance(known.get(n), (int, float, bool))}
 
 
+def override_defaults(rest: str, given: dict[str, int]) -> dict[str, int]:
+    """The integer values the kernel's ``override``s take where nothing sets them: their declared
+    defaults. The workload's ``grid``, uniform ``values`` and pass ``constants`` read them in
+    ``params``, so a kernel benched as written (``override PER: u32 = 4;``) is dispatched for
+    the PER it runs with, not for the grid function's own fallback."""
+    try:
+        names = set(override_names(rest))
+        return {n: v for n, v in module_consts(rest, given).items() if n in names and n not in given}
+    except Exception:  # noqa: BLE001 - the compiler will say what is wrong with the text
+        return {}
+
+
 def own_passes(workload: Workload, rest: str) -> list[tuple[int, str]]:
     """(pass index, entry point) of the passes this module defines, in order.
 
