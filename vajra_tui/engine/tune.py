@@ -12,6 +12,7 @@ import string
 from typing import Sequence
 
 from vajra_tui.engine.admission.contract import prelude
+from vajra_tui.engine.browser.crown import crown_in_browser
 from vajra_tui.engine.candidate import Candidate, GenerationContext
 from vajra_tui.engine.events import CandidateResult, GenerationStarted, Notice
 from vajra_tui.engine.session import Session
@@ -144,9 +145,8 @@ class Tuner:
         sample; a provisional one (no shoot-out) inside :meth:`run` with ``shootouts="last"``."""
         if self._provisional:
             return self.session.rank(generation)
-        ranking = await self.session.shootout(generation)
+        ranking = await crown_in_browser(self.session, await self.session.shootout(generation), generation)
         if ranking.winner is not None:
-            await self.session.check_browser(ranking.winner.id)
             return winner_first(ranking)
         return []
 
