@@ -3,16 +3,19 @@
 pydantic-settings reads the file itself, but its errors are tracebacks of 20 to
 60 lines that name neither the file nor the line, and it ignores keys it does
 not know (a typo such as ``rep = 3`` silently did nothing). So the file is
-read and checked here first: unreadable, not UTF-8, malformed TOML, an unknown
+read and checked here first: not a regular file (a FIFO, /dev/zero), over a megabyte,
+unreadable, not UTF-8 (a leading byte order mark is dropped), malformed TOML, an unknown
 key (with the nearest known one), or a value of the wrong type or range. Then
 the environment is applied, and its mistakes name the variable that holds them.
 """
 
 from __future__ import annotations
 
+import codecs
 import difflib
 import os
 import re
+import stat
 import sys
 from pathlib import Path
 from typing import Any, NoReturn
@@ -31,6 +34,9 @@ else:  # Python 3.10: the same parser, from PyPI (a declared dependency there)
 # config.toml nests two levels ([timing] reps, [keys] name); deeper is a mistake or an attack,
 # refused before validation and the messages' repr() walk it (a deep array raised RecursionError).
 MAX_CONFIG_DEPTH = 8
+# config.toml is a few hundred bytes; past a megabyte it is not a settings file (and a path
+# pointed at a huge file must not be read into memory before anything is said).
+MAX_CONFIG_BYTES = 1_000_000
 
 
 class ConfigError(UsageError):
@@ -61,14 +67,56 @@ def key_lines(text: str) -> dict[str, int]:
     return lines
 
 
-def read_config(path: Path) -> tuple[dict[str, Any], dict[str, int]]:
-    """The file's data and key lines; ``({}, {})`` when there is no file."""
+def _read_bytes(path: Path) -> bytes | None:
+    """The file's bytes (None when there is none), at most :data:`MAX_CONFIG_BYTES` of them.
+
+    Only a regular file is read: a config path that is (or links to) /dev/zero, a FIFO or a
+    terminal made ``config show`` and every command hang. It is opened without blocking (a
+    FIFO's open() waits for a writer otherwise) and asked what it is through the descriptor
+    it was opened as, so nothing can be swapped in between the check and the read."""
     try:
-        raw = path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
     except FileNotFoundError:
-        return {}, {}
+        return None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read the config file: {exc.strerror or exc}") from None
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise ConfigError(f"{path}: cannot read the config file: it is a directory, not a file")
+        if not stat.S_ISREG(info.st_mode):
+            raise ConfigError(f"{path}: cannot read the config file: not a regular file (a device, "
+                              "FIFO or socket); point it at a TOML file")
+        if info.st_size > MAX_CONFIG_BYTES:
+            raise ConfigError(_too_big(path))
+        with os.fdopen(fd, "rb") as handle:
+            fd = -1  # the file object closes it now
+            raw = handle.read(MAX_CONFIG_BYTES + 1)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the config file: {exc.strerror or exc}") from None
+    finally:
+        if fd >= 0:
+            os.close(fd)
+    if len(raw) > MAX_CONFIG_BYTES:  # grown since fstat
+        raise ConfigError(_too_big(path))
+    return raw
+
+
+def _too_big(path: Path) -> str:
+    return (f"{path}: the config file is larger than {MAX_CONFIG_BYTES // 1_000_000} MB "
+            "(a settings file is a few hundred bytes); not read")
+
+
+def read_config(path: Path) -> tuple[dict[str, Any], dict[str, int]]:
+    """The file's data and key lines; ``({}, {})`` when there is no file.
+
+    A UTF-8 byte order mark (as Windows editors write) is dropped: TOML has none, but the
+    file is what the user meant."""
+    raw = _read_bytes(Path(path))
+    if raw is None:
+        return {}, {}
+    if raw.startswith(codecs.BOM_UTF8):
+        raw = raw[len(codecs.BOM_UTF8):]
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

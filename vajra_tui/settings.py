@@ -70,6 +70,9 @@ class _KeyEnv(BaseModel):
         return SecretStr(value) if value else None
 
 
+MAX_TOKENS = 1_000_000  # the largest [llm] max_tokens accepted
+
+
 class LLMSettings(_KeyEnv):
     base_url: str = "https://api.tokenfactory.nebius.com/v1/"
     model: str = "nvidia/Llama-3_3-Nemotron-Super-49B-v1_5"
@@ -78,8 +81,11 @@ class LLMSettings(_KeyEnv):
     timeout_s: float = 120.0
     first_token_timeout_s: float = 60.0
     max_retries: int = 2
-    max_tokens: int = 4096
-    temperature: float = 0.4
+    # The token limit of one reply: a positive count, at most MAX_TOKENS (no model streams a
+    # million tokens in one answer; 1e23 was taken and sent to the server as it was).
+    max_tokens: int = Field(4096, ge=1, le=MAX_TOKENS)
+    # The sampling temperature the OpenAI-compatible APIs take: 0 to 2 (-1 was accepted).
+    temperature: float = Field(0.4, ge=0.0, le=2.0)
 
 
 class TavilySettings(_KeyEnv):
@@ -90,12 +96,20 @@ class TavilySettings(_KeyEnv):
 
 
 PREPARE_DEADLINE_S = 300.0  # the default of TimingSettings.prepare_deadline_s (see there)
+# The most warm-up and timed dispatches per kernel (--warmup, --reps, [timing] warmup and reps,
+# VAJRA_TIMING__REPS ...). 1000 timed dispatches give a median far past any noise (the default
+# is 9) and still fit one timestamp query set (WebGPU allows 4096 queries, two per dispatch:
+# --reps 10000 fell back to timing one dispatch at a time, after a validation error); more
+# only kept the GPU busy for hours, and --reps 10000 ended in "OverflowError: timeout is too
+# large" from a deadline past what poll() takes.
+MAX_REPS = 1_000
+MAX_WARMUP = 1_000
 
 
 class TimingSettings(BaseModel):
     # The same limits as the CLI flags: a config or VAJRA_REPS=0 used to "crash" the baseline
-    warmup: int = Field(5, ge=0)
-    reps: int = Field(9, ge=1)
+    warmup: int = Field(5, ge=0, le=MAX_WARMUP)
+    reps: int = Field(9, ge=1, le=MAX_REPS)
     method: Literal["auto", "wall"] = "auto"  # auto: device timestamps where the adapter has them
     deadline_s: float | None = None  # None: max(10 s, or 30 s on software; 20x the baseline median)
     # warm: caches keep what the previous dispatch left (as a real pipeline sees it);
@@ -148,8 +162,19 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        toml = TomlConfigSettingsSource(settings_cls, toml_file=config_path())
+        toml = _ConfigFile(settings_cls, toml_file=config_path())
         return (init_settings, _FlatEnvOverrides(settings_cls), env_settings, toml)
+
+
+class _ConfigFile(TomlConfigSettingsSource):
+    """config.toml, read as ``config_file.read_config`` reads it (and as ``check_file`` checked
+    it): a regular file of at most a megabyte, a UTF-8 byte order mark dropped. pydantic-settings'
+    own reader took the BOM for malformed TOML and blocked on a FIFO or /dev/zero."""
+
+    def _read_file(self, file_path):  # type: ignore[no-untyped-def,override]
+        from vajra_tui.config_file import read_config
+
+        return read_config(Path(file_path))[0]
 
 
 class _FlatEnvOverrides(PydanticBaseSettingsSource):

@@ -112,13 +112,16 @@ def _number(text: str, kind: Callable[[str], float]) -> float:
             f"{text!r} is not {'a whole number' if kind is int else 'a number'}") from None
 
 
-def int_at_least(low: int) -> Callable[[str], int]:
+def int_at_least(low: int, high: int | None = None) -> Callable[[str], int]:
+    """A whole number of at least ``low`` and, when given, at most ``high`` (the limit named)."""
     def parse(text: str) -> int:
         value = int(_number(text, int))
         if value < low:
             raise argparse.ArgumentTypeError(f"{value} is less than {low}")
+        if high is not None and value > high:
+            raise argparse.ArgumentTypeError(f"{value} is more than the limit of {high}")
         return value
-    parse.__name__ = f"integer >= {low}"
+    parse.__name__ = f"integer >= {low}" if high is None else f"integer from {low} to {high}"
     return parse
 
 

@@ -15,6 +15,7 @@ from typing import Any, Callable
 
 from vajra_tui.cli.args import UsageError, int_at_least, positive_seconds
 from vajra_tui.safe_text import clean, one_line
+from vajra_tui.settings import MAX_REPS, MAX_WARMUP
 
 RAY_HELP = ("a Ray cluster: auto (the running one), HOST:PORT, ray://HOST:PORT, or local (start one "
             "here); one worker per adapter of every node, each pinned to its node")
@@ -34,8 +35,9 @@ def add_fleet_parser(sub: Any) -> None:
                                      "one merged lockfile and a side-by-side table")
     p.add_argument("--workload", "-w", required=True, help="as for tune")
     p.add_argument("--size", help="as for tune (default: seed)")
-    p.add_argument("--warmup", type=int_at_least(0), help="warm-up dispatches per kernel")
-    p.add_argument("--reps", type=int_at_least(1), help="timed dispatches per kernel")
+    p.add_argument("--warmup", type=int_at_least(0, MAX_WARMUP),
+                   help=f"warm-up dispatches per kernel (at most {MAX_WARMUP})")
+    p.add_argument("--reps", type=int_at_least(1, MAX_REPS), help=f"timed dispatches per kernel (at most {MAX_REPS})")
     p.add_argument("--deadline", type=positive_seconds, help="seconds a dispatch may run before it is killed")
     p.add_argument("--source", choices=["library", "llm", "auto"], default="library")
     p.add_argument("--generations", type=int_at_least(0), default=2, help="evolution rounds after A/B/C")

@@ -14,7 +14,7 @@ from vajra_tui import __version__
 from vajra_tui.cli.args import OneLineParser, UsageError, int_at_least, positive_seconds, speed
 from vajra_tui.safe_text import clean, one_line
 from vajra_tui.engine.workloads import timed_import
-from vajra_tui.settings import Settings, config_path, load_settings
+from vajra_tui.settings import MAX_REPS, MAX_WARMUP, Settings, config_path, load_settings
 
 EXIT_USAGE = 2
 EXIT_PIPE = 141  # what a shell reports for a program its reader left (128 + SIGPIPE)
@@ -34,8 +34,10 @@ def _workload_help() -> str:
 def _timing_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--workload", "-w", required=True, help=_workload_help())
     p.add_argument("--size", help="seed (default), large, or e.g. 2048 / 4096x1024 / M=64,N=32,K=16")
-    p.add_argument("--warmup", type=int_at_least(0), help="warm-up dispatches per kernel (default 5)")
-    p.add_argument("--reps", type=int_at_least(1), help="timed dispatches per kernel (default 9)")
+    p.add_argument("--warmup", type=int_at_least(0, MAX_WARMUP),
+                   help=f"warm-up dispatches per kernel (default 5, at most {MAX_WARMUP})")
+    p.add_argument("--reps", type=int_at_least(1, MAX_REPS),
+                   help=f"timed dispatches per kernel (default 9, at most {MAX_REPS})")
     p.add_argument("--deadline", type=positive_seconds,
                    help="seconds a dispatch may run before it is killed (default: the larger of 10 s "
                         "and 20x the baseline)")
@@ -139,10 +141,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     lock = sub.add_parser("lock", help="lockfiles")
     lock_sub = lock.add_subparsers(dest="lock_command", required=True)
-    merge = lock_sub.add_parser("merge", help="merge lockfiles from several machines")
-    merge.add_argument("files", nargs="+", type=Path)
-    merge.add_argument("--out", "-o", type=Path, default=Path("vajra.lock.json"))
-    merge.add_argument("--force", action="store_true")
+    from vajra_tui.cli.lock_merge import add_merge_parser
+    add_merge_parser(lock_sub)
     diff = lock_sub.add_parser("diff", help="two lockfiles side by side: two devices, or two runs")
     diff.add_argument("a", type=Path, help="the first lockfile (A)")
     diff.add_argument("b", type=Path, help="the second lockfile (B)")
@@ -311,6 +311,9 @@ def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
     if args.command == "lock" and args.lock_command == "diff":
         from vajra_tui.cli.lock_diff import lock_diff
         return lock_diff(args)
+    if args.command == "lock" and args.lock_command == "merge":
+        from vajra_tui.cli.lock_merge import lock_merge
+        return lock_merge(args)
     handler = getattr(commands, args.command)
     result = handler(args, settings)
     return asyncio.run(result) if asyncio.iscoroutine(result) else result

@@ -11,7 +11,7 @@ from typing import Iterator
 
 from vajra_tui.cli.args import UsageError
 from vajra_tui.engine.gpu.adapters import AdapterChoiceError
-from vajra_tui.settings import Settings, TimingSettings
+from vajra_tui.settings import MAX_REPS, MAX_WARMUP, Settings, TimingSettings
 
 
 def timing_for(args: argparse.Namespace, settings: Settings) -> TimingSettings:
@@ -22,6 +22,9 @@ def timing_for(args: argparse.Namespace, settings: Settings) -> TimingSettings:
         if value is not None:
             if value < (1 if name == "reps" else 0):
                 raise UsageError(f"--{name} must be {'at least 1' if name == 'reps' else 'non-negative'}")
+            high = {"reps": MAX_REPS, "warmup": MAX_WARMUP}.get(name)
+            if high is not None and value > high:
+                raise UsageError(f"--{name} must be at most {high}")
             setattr(t, field, value)
     if getattr(args, "timing", None):
         t.method = args.timing

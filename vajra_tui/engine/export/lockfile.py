@@ -9,7 +9,10 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import re
+import stat
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -28,6 +31,9 @@ LOCK_SCHEMA_VERSION = 1
 # A lockfile nests about six levels (lock > entries > entry > kernel > params > value); deeper
 # is damage or an attack, refused before validation, sorting or printing walk it recursively.
 MAX_LOCK_DEPTH = 32
+# A lockfile entry is about 2 KB: 256 MiB is a hundred thousand of them and more. A larger file
+# (or a device that never ends) is not read into memory.
+MAX_LOCK_BYTES = 256 << 20
 
 _TIMING_FIELDS = ("median_ms", "iqr_ms", "p25_ms", "p75_ms", "min_ms", "max_ms")
 _DEVICE_FIELDS = ("vendor", "name", "driver", "backend", "adapter_type", "software",
@@ -231,7 +237,11 @@ def _median_problem(median: Any) -> str | None:
         finite = math.isfinite(float(median))
     except OverflowError:  # an integer past a float's range
         finite = False
-    return None if finite else "has a 'timing.median_ms' that is not a finite number"
+    if not finite:
+        return f"has a 'timing.median_ms' that is not a finite number (got {_shown(median)})"
+    if median <= 0:  # no kernel runs in no time: a negative or zero median is damage or a forgery
+        return f"has a 'timing.median_ms' of {_shown(median)}: a time must be greater than 0 ms"
+    return None
 
 
 def _entry_problem(entry: Any) -> str | None:
@@ -254,13 +264,23 @@ def _entry_problem(entry: Any) -> str | None:
     for f in ("vendor_id", "device_id"):
         if not isinstance(entry["device"].get(f, 0), int):
             return f"has a 'device.{f}' that is not an integer"
-    median = _median_problem(entry["timing"].get("median_ms"))
-    if median:
-        return median
     sha = entry["kernel"]["sha256"]
     if not isinstance(sha, str) or not re.fullmatch(r"[0-9a-f]{64}", sha):
         return "has a 'kernel.sha256' that is not a sha256"
+    median = _median_problem(entry["timing"].get("median_ms"))
+    if median:
+        return f"({shown_key(entry)}) {median}"
     return None
+
+
+def shown_key(entry: dict[str, Any]) -> str:
+    """An entry's slot as a user reads it: device, workload, size and the kernel (its name and
+    the first 12 digits of its sha256), on one line."""
+    kernel = entry["kernel"]
+    name = kernel.get("name") if isinstance(kernel.get("name"), str) else ""
+    return one_line(f"{entry['device'].get('name', '?')} / {entry['workload']['name']} / "
+                    f"{size_label(entry['workload']['size'])} / kernel {name + ' ' if name else ''}"
+                    f"{str(kernel['sha256'])[:12]}", 200)
 
 
 def _parse(path: Path, text: str) -> Any:
@@ -281,13 +301,36 @@ def _parse(path: Path, text: str) -> Any:
     return data
 
 
+def _read_text(path: Path) -> str:
+    """The lockfile's text: a regular file (a FIFO or /dev/zero named by mistake would block
+    or never end) of at most :data:`MAX_LOCK_BYTES`, opened without blocking and checked
+    through the descriptor it was opened as."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    except OSError as exc:
+        raise ValueError(_one_line(f"{path}: cannot read lockfile: {exc.strerror or exc}")) from None
+    try:
+        with os.fdopen(fd, "rb") as handle:
+            mode = os.fstat(handle.fileno()).st_mode
+            if stat.S_ISDIR(mode):
+                raise ValueError(f"{path}: is a directory, not a lockfile")
+            if not stat.S_ISREG(mode):
+                raise ValueError(f"{path}: not a regular file (a device, FIFO or socket), not a lockfile")
+            raw = handle.read(MAX_LOCK_BYTES + 1)
+    except OSError as exc:
+        raise ValueError(_one_line(f"{path}: cannot read lockfile: {exc.strerror or exc}")) from None
+    if len(raw) > MAX_LOCK_BYTES:
+        raise ValueError(f"{path}: larger than {MAX_LOCK_BYTES // (1 << 20)} MiB: not a Vajra lockfile")
+    try:
+        return raw.decode("utf-8").removeprefix("\ufeff")  # a BOM, as Windows editors write
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: cannot read lockfile: not UTF-8 text (byte {exc.start + 1})") from None
+
+
 def load_lock(path: Path) -> dict[str, Any]:
     """Read and validate a lockfile; any problem is a one-line ValueError naming the file."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ValueError(_one_line(f"{path}: cannot read lockfile: {exc}")) from None
+    text = _read_text(path)
     data = _parse(path, text)
     if not isinstance(data, dict) or data.get("schema") != LOCK_SCHEMA:
         raise ValueError(f"{path}: not a Vajra lockfile (no \"schema\": \"{LOCK_SCHEMA}\")")
@@ -307,17 +350,88 @@ def load_lock(path: Path) -> dict[str, Any]:
     return data
 
 
-def merge_locks(paths: list[Path]) -> dict[str, Any]:
+MERGE_RULES = ("newest", "fastest", "refuse")
+
+
+@dataclass(frozen=True)
+class MergeConflict:
+    """One measurement slot two lockfiles timed differently, and which of them the merge kept."""
+
+    key: str  # the slot, as :func:`shown_key` writes it
+    kept: str  # the file whose entry was kept
+    kept_ms: float | None
+    dropped: str  # the file whose entry was left out
+    dropped_ms: float | None
+    rule: str  # "newest" or "fastest"
+
+    def message(self) -> str:
+        """One line: ``lock merge: <slot>: kept a.json (1.2 ms), not b.json (1.5 ms): the newest``."""
+        why = ("the newest export" if self.rule == "newest" else "the fastest median")
+        return one_line(f"{self.key} measured differently: kept {self.kept} ({_ms(self.kept_ms)}), "
+                        f"not {self.dropped} ({_ms(self.dropped_ms)}): {why}")
+
+
+def _ms(value: float | None) -> str:
+    return "no median" if value is None else f"{value:.4g} ms"
+
+
+def _median(entry: dict[str, Any]) -> float | None:
+    value = entry["timing"].get("median_ms")
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _wins(new: dict[str, Any], old: dict[str, Any], rule: str) -> bool:
+    """Whether ``new`` (from a later file) takes the slot from ``old`` under ``rule``."""
+    newer = str(new.get("exported_at", "")) >= str(old.get("exported_at", ""))  # a tie: the later file
+    if rule == "fastest":
+        a, b = _median(new), _median(old)
+        if a is not None and (b is None or a < b):
+            return True
+        if b is not None and (a is None or b < a):
+            return False
+    return newer
+
+
+def merge_locks(paths: list[Path], on_conflict: str = "newest",
+                conflicts: list[MergeConflict] | None = None) -> dict[str, Any]:
     """Combine lockfiles from several machines into one.
 
-    Entries with the same (device, workload, size, sha256) are one measurement
-    slot: the most recently exported one is kept. The same kernel measured on
-    different devices keeps one entry per device; ``kernels`` lists, per sha256,
-    every device that measured it and the fastest.
+    Entries with the same (device, workload, size, sha256) are one measurement slot. When
+    two files time one slot differently, ``on_conflict`` says which is kept: "newest" (the most
+    recently exported; on a tie, the later file), "fastest" (the lower median), or "refuse"
+    (a one-line ValueError naming the slot and both files, and nothing is merged). Each
+    such choice is appended to ``conflicts`` when it is given, for the caller to tell the
+    user. Entries that agree (the same file named twice) are one entry, and no conflict.
+    The same kernel measured on different devices keeps one entry per device; ``kernels``
+    lists, per sha256, every device that measured it and the fastest.
     """
-    entries: list[dict[str, Any]] = []
+    if on_conflict not in MERGE_RULES:
+        raise ValueError(f"on_conflict must be one of {', '.join(MERGE_RULES)} (got {_shown(on_conflict)})")
+    chosen: dict[str, tuple[dict[str, Any], str]] = {}
     for path in paths:
-        entries.extend(load_lock(Path(path))["entries"])
-    return build_lock(entries)
-
-
+        shown = one_line(Path(path), 120)
+        for entry in load_lock(Path(path))["entries"]:
+            key = entry_key(entry)
+            old = chosen.get(key)
+            if old is None:
+                chosen[key] = (entry, shown)
+                continue
+            old_entry, old_path = old
+            if old_entry["timing"] == entry["timing"]:  # the same measurement: nothing to choose
+                if _wins(entry, old_entry, "newest"):
+                    chosen[key] = (entry, shown)
+                continue
+            if on_conflict == "refuse":
+                raise ValueError(one_line(
+                    f"{shown_key(entry)} is measured differently in {old_path} "
+                    f"({_ms(_median(old_entry))}) and {shown} ({_ms(_median(entry))}); "
+                    "pass --on-conflict newest or --on-conflict fastest to choose which is kept"))
+            if _wins(entry, old_entry, on_conflict):
+                kept, dropped = (entry, shown), (old_entry, old_path)
+            else:
+                kept, dropped = (old_entry, old_path), (entry, shown)
+            chosen[key] = kept
+            if conflicts is not None:
+                conflicts.append(MergeConflict(shown_key(entry), kept[1], _median(kept[0]),
+                                               dropped[1], _median(dropped[0]), on_conflict))
+    return build_lock([entry for entry, _ in chosen.values()])

@@ -15,11 +15,32 @@ from typing import Callable
 from vajra_tui.engine.gpu.protocol import R, Failure, Prepare, Request, WorkerCrashed, WorkerTimeout
 
 STARTUP_TIMEOUT_S = 120.0
+# The longest one exchange is waited for. A timeout is a product (a dispatch's deadline times
+# the warm-up and timed dispatches of every kernel of a batch) and may grow past what the
+# operating system's poll() takes (2**31 ms, about 24.8 days): ``--reps 10000`` with a 30 s
+# deadline ended in "OverflowError: timeout is too large". Reps are bounded now
+# (settings.MAX_REPS), but a product of deadlines is not. A day is far past any real request,
+# and still a bound: a hung worker is killed at last rather than waited on forever.
+MAX_EXCHANGE_TIMEOUT_S = 86_400.0
+
+
+def bounded_timeout(timeout: float) -> float:
+    """``timeout`` in seconds, at most :data:`MAX_EXCHANGE_TIMEOUT_S` (an infinite or NaN one
+    too, which poll() would refuse or never end on), and never below zero."""
+    try:
+        value = float(timeout)
+    except (TypeError, ValueError, OverflowError):
+        return MAX_EXCHANGE_TIMEOUT_S
+    if value != value or value > MAX_EXCHANGE_TIMEOUT_S:  # NaN, inf, or merely huge
+        return MAX_EXCHANGE_TIMEOUT_S
+    return max(value, 0.0)
 
 
 def exchange(conn: Connection, request: Request[R], timeout: float) -> R:
     """One request and its reply; raises, but cleans nothing up: the caller owns the process.
-    A failure the worker sent back is raised as its own type (WorkloadError, WorkerError)."""
+    A failure the worker sent back is raised as its own type (WorkloadError, WorkerError).
+    The wait is bounded by :func:`bounded_timeout` (a day at most)."""
+    timeout = bounded_timeout(timeout)
     try:
         conn.send(request)
     except OSError:  # the worker is gone (killed, crashed, device lost)

@@ -65,7 +65,7 @@ def check_new_file(path: Path, what: str = "recording", flag: str = "--record",
                    folder_must_exist: bool = False) -> None:
     """A new file can be written at ``path`` and none is there to be overwritten.
 
-    ``folder_must_exist``: a file beside the user's others (``--csv``) goes into a folder
+    ``folder_must_exist``: a file beside the user's others (``--csv``, ``lock merge -o``) goes into a folder
     that is there already; a typo in its folder would otherwise create that folder, and
     the file would land where nobody looks. A recording's folder is created (``--record``
     names a place of its own, as ``--export`` does)."""
@@ -79,7 +79,7 @@ def check_new_file(path: Path, what: str = "recording", flag: str = "--record",
         base = _existing_ancestor(folder.absolute())
         if base.is_dir():  # a file on the way is said by check_writable_folder
             raise OutputPathError(f"{flag} {one_line(path)}: the folder {one_line(folder)} does not exist "
-                                  "(create it first; nothing is created for a CSV file)")
+                                  f"(create it first; no folder is created for {flag})")
     check_writable_folder(folder, what)
 
 
