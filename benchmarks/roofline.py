@@ -23,6 +23,7 @@ sys.path.insert(0, str(ROOT))
 
 from vajra_tui.engine.gpu.client import GPUClient  # noqa: E402
 from vajra_tui.engine.gpu.protocol import Drop  # noqa: E402
+from vajra_tui.engine.events import ReportTail, SessionFinished  # noqa: E402
 from vajra_tui.engine.store.record import Recorder  # noqa: E402
 from vajra_tui.engine.sources.library import LibrarySource, template  # noqa: E402
 from vajra_tui.engine.session import Session  # noqa: E402
@@ -86,12 +87,14 @@ async def bench_one(client, name: str, spec: str, args, torch) -> dict:
     t0 = time.perf_counter()
     await tuner.start()
     t1 = time.perf_counter()
-    await tuner.first_generation()
+    ranked = await tuner.first_generation()
     gens = args.generations + (args.extra_sgemm if name == "sgemm" else 0)
     for _ in range(gens):
-        await tuner.evolve()
+        ranked = await tuner.evolve()
     t2 = time.perf_counter()
-    if recorder is not None:
+    if recorder is not None:  # a run's recording ends with its end, or replay calls it cut off
+        recorder(SessionFinished(ok=True, report=ReportTail(generations=tuner.generation,
+                                                            ranking=[r.name for r in ranked])))
         recorder.close()
     results = [r for r in s.results.values() if r.id != "baseline"]
     # every verified kernel passed three checks (two seeds before timing, the last timed

@@ -79,14 +79,16 @@ def hostile_recording(path: Path, text: str = ONE) -> Path:
                       notes=[text])
     kernel = f"// {text}\nfn main() {{}}\n"
     good = CandidateResult(id="good", name=f"good {NAME}", status="verified", origin=f"file: {text}",
-                           strategy="A", params={text: text}, median_ms=0.5, iqr_ms=0.01, p25_ms=0.49,
-                           p75_ms=0.51, min_ms=0.48, max_ms=0.52, times_ms=[0.5, 0.5, 0.5], timing="wall",
+                           strategy="A", params={text: text}, median_ms=0.5, iqr_ms=0.02, p25_ms=0.49,
+                           p75_ms=0.51, min_ms=0.48, max_ms=0.52, times_ms=[0.48, 0.49, 0.5, 0.51, 0.52], timing="wall",
                            gflops=1.0, gbps=1.0, intensity=1.0, pct_of_roofline=10.0, regime="memory",
                            speedup=2.0, workgroup_size=[16, 16, 1], grid=[4, 4, 1],
                            source=kernel, stitched_source=kernel,
                            source_sha256=hashlib.sha256(kernel.encode()).hexdigest(), batch=1, warmup=1, browser=text,
                            browser_invalid=text)
     base = good.model_copy(update={"id": "baseline", "name": "baseline", "speedup": 1.0, "median_ms": 1.0,
+                                   "times_ms": [1.0, 1.0, 1.0], "iqr_ms": 0.0, "p25_ms": 1.0, "p75_ms": 1.0,
+                                   "min_ms": 1.0, "max_ms": 1.0,  # every number agrees (store/consistency.py)
                                    "browser": "", "browser_invalid": "", "strategy": "baseline"})
     bad = CandidateResult(id="bad", name=NAME, status="compile_error", reason=f"3:29: {text}", origin=text,
                           strategy="user", diagnostics=[diag], source=source, raw_reply=text,

@@ -350,7 +350,8 @@ def run_app(settings: Settings, *, workload: str | None = None, size: str | None
         if replay is not None:
             # read once to refuse a bad file here; the replay streams it again (memory stays flat)
             events = Recording(Path(replay)).check()
-            label = Path(replay).name + (f" (cut at line {events.cut})" if events.cut else "")
+            label = Path(replay).name + (f" (cut at line {events.cut})" if events.cut else
+                                         " (interrupted: no end of run recorded)" if events.interrupted else "")
         elif workload is not None:
             get_workload(workload).size(size)
         if record is not None and Path(record).exists():

@@ -338,6 +338,9 @@ class ReplayDriver:
         cut = getattr(self.events, "cut_note", "")
         if cut:  # a recording of an interrupted run: say where it stopped
             self.app.post_message(EngineEvent(Notice(level="warning", message=f"recording {cut}")))
+        elif getattr(self.events, "interrupted_note", ""):  # no end of run: its last crown is not final
+            self.app.post_message(EngineEvent(Notice(level="warning",
+                                                     message=f"recording: {self.events.interrupted_note}")))
         self.done = True
 
     def evolve(self) -> str | None:

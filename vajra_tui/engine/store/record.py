@@ -20,6 +20,7 @@ from pydantic import ValidationError
 
 from vajra_tui.engine.errors import UsageError
 from vajra_tui.engine.store import damage
+from vajra_tui.engine.store.consistency import Audit, Inconsistent
 from vajra_tui.engine.store.atomic import sync
 from vajra_tui import __version__
 from vajra_tui.safe_text import one_line
@@ -188,6 +189,11 @@ def _event_error(exc: Exception) -> str:
     return f"{event}: {where}: {one_line(first.get('msg', ''), 80)}{got}{more}"
 
 
+# When runs began to end their recordings with ``session_finished`` (2026-12-03 08:46 UTC,
+# 542a94b): an older recording without one is not an interrupted one.
+ENDS_RECORDED_SINCE = 1796287561.0
+
+
 class Recording:
     """A recording on disk, read as a stream: memory does not grow with its length.
 
@@ -204,6 +210,7 @@ class Recording:
         self.shown = one_line(self.path)
         self.cut: int | None = None  # the line number of a cut last line
         self.events_before_cut = 0
+        self.audit: Audit | None = None  # of the last complete reading: how the run ended
         self.header = self._read_header()
 
     def _open(self):
@@ -253,7 +260,10 @@ class Recording:
         return header
 
     def __iter__(self) -> Iterator[Event]:
+        """Each event, checked against the ones before it (engine/store/consistency.py): a
+        recording whose numbers disagree is refused naming the line, a damaged line too."""
         count = 0
+        audit = Audit(ends_unrecorded=not self._expects_end())
         with self._open() as handle:
             lines = self._lines(handle)
             next(lines, None)  # the header, read when opened
@@ -274,12 +284,21 @@ class Recording:
                     raise RecordingError(f"{self.shown}: no session in this recording "
                                          f"(line {number} is a {event.type} event)")
                 count += 1
+                self._audit(audit.see, number, event)
                 yield event
             if pending is not None:  # the last line: where an interrupted run stopped writing
                 self.cut, self.events_before_cut = pending[0], count
         if count == 0:
             where = f" (cut at line {self.cut})" if self.cut else ""
             raise RecordingError(f"{self.shown}: no session in this recording{where}")
+        self._audit(audit.close)
+        self.audit = audit
+
+    def _audit(self, step, *args) -> None:
+        try:
+            step(*args)
+        except Inconsistent as exc:
+            raise RecordingError(f"{self.shown}: inconsistent at {exc}") from None
 
     def _why(self, raw: bytes) -> str:
         try:
@@ -295,6 +314,24 @@ class Recording:
         return self
 
     @property
+    def interrupted(self) -> bool:
+        """No end of run recorded (its last complete reading): ``kill -9``, Ctrl-C, a failed run.
+        Only where one would have been: a ``.partial`` file (the recorder renames it on a clean
+        close), or a recording made since runs end with ``session_finished`` (the shipped ones
+        are older, and were not cut: they are left as they were measured)."""
+        return self.audit is not None and not self.audit.finished and self._expects_end()
+
+    def _expects_end(self) -> bool:
+        created = self.header.get("created") if isinstance(self.header, dict) else None
+        newer = isinstance(created, (int, float)) and created >= ENDS_RECORDED_SINCE
+        return self.path.name.endswith(".partial") or newer
+
+    @property
+    def interrupted_note(self) -> str:
+        """'the run was cut off after generation 2 (...)' for an interrupted run, else ''."""
+        return self.audit.interrupted_note() if self.audit is not None and self.interrupted else ""
+
+    @property
     def cut_note(self) -> str:
         """'cut at line 41 (...)' for a cut recording, else ''."""
         if self.cut is None:
@@ -306,13 +343,16 @@ class Recording:
 def read_recording(path: Path) -> tuple[dict, list[Event]]:
     """Header and every event in a list (for small recordings and tests; replay streams).
 
-    A cut recording gives the events before its cut; ``header["cut_at_line"]`` says where.
+    A cut recording gives the events before its cut; ``header["cut_at_line"]`` says where, and
+    ``header["interrupted"]`` marks one with no end of run (cut or not).
     """
     recording = Recording(path)
     events = list(recording)
     header = dict(recording.header)
     if recording.cut is not None:
         header["cut_at_line"] = recording.cut
+    if recording.interrupted:
+        header["interrupted"] = True
     return header, events
 
 
