@@ -20,6 +20,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
+from vajra_tui.engine.errors import UsageError
 from vajra_tui.engine.events import Event
 from vajra_tui.engine.run.kernels import Kernels, KernelSpec
 from vajra_tui.engine.run.report import Report
@@ -143,6 +144,11 @@ async def _measure(request: RunRequest, progress: bool, on_event: Callable[[Even
         sinks.append(ProgressPrinter())
     run = build_run(request, lambda event: [sink(event) for sink in sinks])
     try:
-        return await (run.bench() if request.mode == "bench" else run.tune())
+        report = await (run.bench() if request.mode == "bench" else run.tune())
     finally:
         await run.aclose()
+    if report.export_error:  # raised, as before; the measured report rides on the error
+        error = UsageError(report.export_error)
+        error.report = report  # type: ignore[attr-defined]
+        raise error
+    return report

@@ -84,6 +84,7 @@ class Report(BaseModel):
     params: dict[str, Any] | None = None  # source="params": the space, what was ruled out, the search
     library: str = ""  # why the library had nothing (a workload without templates)
     exported: list[Path] = Field(default_factory=list)
+    export_error: str = ""  # --export failed (a full disk): the run's numbers stand, said with the error
 
     def __getitem__(self, name: str) -> CandidateResult:
         """A result by kernel name (``report["baseline"]``, ``report["tiled TILE=16"]``)."""
@@ -115,6 +116,8 @@ class Report(BaseModel):
             extra["params"] = self.params
         if self.library:
             extra["library"] = self.library
+        if self.export_error:
+            extra["error"] = self.export_error
         if self.lanes:
             extra.update(lanes=[lane.model_dump() for lane in self.lanes], baseline_spread=self.baseline_spread,
                          final_lane=self.final_lane)
