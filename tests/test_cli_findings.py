@@ -186,3 +186,33 @@ def test_a_written_input_names_the_inout_binding_that_allows_it(tmp_path, capsys
     assert main(["bench", "-w", str(w), "-q", *FAST]) == 2
     assert "inputs must be read-only (a kernel that writes one needs the workload to bind it 'inout')" \
         in capsys.readouterr().err
+
+
+TWO_A = """
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> y: array<f32>;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) g: vec3<u32>) { if (g.x < arrayLength(&y)) { y[g.x] = x[g.x]; } }
+"""
+
+
+def test_the_scaffold_names_passes_that_share_an_entry_point(tmp_path, capsys):
+    """Two modules, each with `main`: the passes it wrote had no name= and the file could not load."""
+    (tmp_path / "a.wgsl").write_text(TWO_A)
+    (tmp_path / "b.wgsl").write_text(TWO_A.replace("y[g.x] = x[g.x];", "y[g.x] = 2.0 * y[g.x];"))
+    out = tmp_path / "two.py"
+    assert main(["new-workload", str(tmp_path / "a.wgsl"), str(tmp_path / "b.wgsl"), "--out", str(out)]) == 0
+    text = out.read_text()
+    assert 'name="main_1"' in text and 'name="main_2"' in text, text
+
+
+def test_the_scaffold_refuses_two_modules_with_different_buffers_at_one_slot(tmp_path, capsys):
+    """The slot's second declaration was dropped without a word: a scaffold that could never run."""
+    (tmp_path / "a.wgsl").write_text(TWO_A)
+    (tmp_path / "b.wgsl").write_text(TWO_A.replace("var<storage, read> x: array<f32>", "var<storage, read> t: array<u32>")
+                                     .replace("x[g.x]", "f32(t[g.x])"))
+    assert main(["new-workload", str(tmp_path / "a.wgsl"), str(tmp_path / "b.wgsl"),
+                 "--out", str(tmp_path / "two.py")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "both bind @group(0) @binding(0), as different buffers" in err[0], err
+    assert not (tmp_path / "two.py").exists()

@@ -147,16 +147,41 @@ def element(type_text: str) -> tuple[str, str]:
 
 
 def _buffers(sources: list[tuple[str, str]]) -> list[Buffer]:
-    """One Buffer per (group, binding) slot, first declaration first; textures refused."""
+    """One Buffer per (group, binding) slot, first declaration first; textures refused, and
+    two modules that put different buffers at one slot too (a workload has one binding table)."""
     found: dict[tuple[int, int], Buffer] = {}
+    first: dict[tuple[int, int], tuple[str, BindingDecl]] = {}
     for shown, src in sources:
         for d in storage_bindings(src, include_all=True):
             if d.address_space == "handle":
                 _refuse_resource(shown, d)
-            if (d.group, d.binding) in found or d.address_space not in ("storage", "uniform"):
+            if d.address_space not in ("storage", "uniform"):
                 continue
-            found[(d.group, d.binding)] = _buffer(shown, d, sources)
+            slot = (d.group, d.binding)
+            if slot in found:  # within one file: #ifdef branches may declare a slot twice
+                if first[slot][0] != shown:
+                    _same_buffer(first[slot], (shown, d))
+                continue
+            found[slot], first[slot] = _buffer(shown, d, sources), (shown, d)
     return sorted(found.values(), key=lambda b: (b.group, b.binding))
+
+
+def _same_buffer(was: tuple[str, BindingDecl], now: tuple[str, BindingDecl]) -> None:
+    """Two declarations of one slot must be one buffer: same address space and type."""
+    (a_file, a), (b_file, b) = was, now
+    if (a.address_space, _squeezed(a.type_text)) != (b.address_space, _squeezed(b.type_text)):
+        raise UsageError(f"{a_file}:{a.line} and {b_file}:{b.line} both bind @group({a.group}) @binding({a.binding}), "
+                         f"as different buffers ({_declared(a)}, {_declared(b)}): a workload has one table of "
+                         "bindings, so these modules cannot be the passes of one workload")
+
+
+def _squeezed(type_text: str) -> str:
+    return re.sub(r"\s+", "", type_text)
+
+
+def _declared(d: BindingDecl) -> str:
+    access = f", {d.access}" if d.access else ""
+    return f"`{d.name}`: var<{d.address_space}{access}> {_squeezed(d.type_text)}"
 
 
 def _buffer(shown: str, d: BindingDecl, sources: list[tuple[str, str]]) -> Buffer:

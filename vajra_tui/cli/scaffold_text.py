@@ -229,9 +229,12 @@ def _dispatch(s: Scaffold) -> list[str]:
         grid, why = _grid(e, s.dims)
         return [f"    entry={py_str(e.name)},", f"    grid={grid},{why}"]
     lines = ["    passes=(  # TODO: the order they run in (here: as found in the source)"]
-    for e in s.entries:
+    shared = {e.name for e in s.entries if sum(o.name == e.name for o in s.entries) > 1}
+    for number, e in enumerate(s.entries, 1):
         source = f", source={e.source_var}" if e.source_var != "KERNEL" else ""
-        lines.append(f"        Pass(entry={py_str(e.name)}{source},")
+        # one entry name in two modules: each pass needs a name of its own (its time is shown by it)
+        label = f", name={py_str(f'{e.name}_{number}')}" if e.name in shared else ""
+        lines.append(f"        Pass(entry={py_str(e.name)}{source}{label},")
         grid, why = _grid(e, s.dims)
         lines.append(f"             grid={grid}),{why}")
     lines.append("    ),")
