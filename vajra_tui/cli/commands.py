@@ -81,26 +81,29 @@ async def _close(run: Run, progress: Any) -> None:
 
 
 def _finish(args: argparse.Namespace, run: Run, report: Report) -> int:
-    return _print_report(args, report, list(run.session.seeds))
+    return _print_report(args, report, list(run.session.seeds), timed_on=run.session.fresh_seed)
 
 
-def _print_report(args: argparse.Namespace, report: Report, seeds: list[int]) -> int:
+def _print_report(args: argparse.Namespace, report: Report, seeds: list[int], timed_on: int | None = None,
+                  extra: dict[str, Any] | None = None) -> int:
     """Print the table or the JSON document (the same one the API's Report gives); a replay
-    prints its recording's report the same way."""
+    prints its recording's report the same way (``extra``: what only a replay says)."""
     unwritten = save_csv(args.csv, report) if getattr(args, "csv", None) else None
-    doc = report.to_json()
+    doc = {**report.to_json(), **(extra or {})}
     if args.json:
         print(json.dumps(doc, indent=2))
     else:
-        _print_tables(report, doc, seeds)
-    if unwritten is not None:  # the report is out first: a full disk loses the CSV, not the run
-        error = UsageError(unwritten)
+        _print_tables(report, doc, seeds, timed_on)
+    problem = unwritten if unwritten is not None else report.export_error or None
+    if problem is not None:  # the report is out first: a full disk loses the CSV or the export, not the run
+        error = UsageError(problem)
         raise mark_told(error) if args.json else error  # the report was the one JSON document
     return 0
 
 
-def _print_tables(report: Report, doc: dict, seeds: list[int]) -> None:
-    """The human form of the report: table, headline, roofline and seeds, lanes."""
+def _print_tables(report: Report, doc: dict, seeds: list[int], timed_on: int | None = None) -> None:
+    """The human form of the report: table, headline, roofline and seeds (and the run's own
+    seed, whose inputs the kernels were timed on, where it is known), lanes."""
     print_table(report.device, report.workload, report.in_standing_order(),
                 report.winner.id if report.winner else None, final_batch=report.final_batch)
     if report.headline:  # wrapped at the terminal's width, as the table is
@@ -110,7 +113,7 @@ def _print_tables(report: Report, doc: dict, seeds: list[int]) -> None:
         c = report.calibration
         roofline = (f"roofline: copy {c.copy_gbps:.1f} GB/s, FMA {c.fma_gflops:.1f} GFLOP/s, "
                     f"launch floor {fmt.ms(c.launch_floor_ms)} ({c.method})")
-        seeds = f"seeds {seeds}"
+        seeds = f"seeds {seeds}" + (f", timed on seed {timed_on} (drawn for this run)" if timed_on is not None else "")
         print(textwrap.fill(f"{roofline}; {seeds}", terminal_width()))  # at 80 columns: two lines
     if report.lanes:
         print_lanes(doc)
@@ -240,8 +243,9 @@ def _recorded(path: Path) -> tuple[Recording, RecordedRun]:
     """A recording and its outcome, folded as it streams (memory does not grow with its length)."""
     recording = Recording(path)  # a RecordingError is a usage error: one line, exit 2
     run = RecordedRun(recording)
-    if recording.cut_note:
-        print(f"vajra-tui: warning: {recording.shown}: {recording.cut_note}", file=sys.stderr)
+    note = recording.cut_note or recording.interrupted_note  # a cut mid-line says where, in one line
+    if note:
+        print(f"vajra-tui: warning: {recording.shown}: {note}", file=sys.stderr)
     return recording, run
 
 
@@ -258,7 +262,8 @@ def replay(args: argparse.Namespace, settings: Settings) -> int:
             raise UsageError(f"{recording.shown}: the recording stops before its session started")
         label = str(recording.header.get("label", "")) if isinstance(recording.header, dict) else ""
         report = recorded_report(rec, "bench" if label.startswith("bench") else "tune")
-    return _print_report(args, report, rec.seeds)
+    # no end of run recorded (kill -9, Ctrl-C, a failed run): said on stderr, and in the document
+    return _print_report(args, report, rec.seeds, extra={"interrupted": True} if recording.interrupted else None)
 
 
 def export(args: argparse.Namespace, settings: Settings) -> int:
@@ -297,18 +302,10 @@ def save_csv(path: Path, report: Report) -> str | None:
 
 
 def lock(args: argparse.Namespace, settings: Settings) -> int:
-    from vajra_tui.engine.store.atomic import atomic_write
-    from vajra_tui.engine.export.winner import merge_locks
+    """``lock merge`` (cli/lock_merge.py: its output checked first, conflicts told)."""
+    from vajra_tui.cli.lock_merge import lock_merge
 
-    if args.out.exists() and not args.force:
-        raise UsageError(f"{args.out} exists; pass --force to overwrite")
-    try:
-        merged = merge_locks(args.files)
-    except (ValueError, OSError) as exc:
-        raise UsageError(str(exc)) from None
-    atomic_write(args.out, json.dumps(merged, indent=2) + "\n")
-    print(f"wrote {one_line(args.out)}", file=sys.stderr)
-    return 0
+    return lock_merge(args)
 
 
 def devices(args: argparse.Namespace, settings: Settings) -> int:

@@ -116,6 +116,8 @@ def _speedup_and_detail(r: CandidateResult, final_batch: int | None) -> tuple[st
     detail = r.origin if r.status == "verified" else r.reason
     if r.browser_invalid:
         detail = f"browser-invalid ({r.browser_invalid}); {detail}"
+    if r.status != "verified":  # timed, then rejected (a fresh seed): its time is no speedup to claim
+        return "-", detail
     if final_batch is not None and r.batch and r.batch != final_batch and r.speedup is not None:
         return "-", f"batch {r.batch}: {r.speedup:.2f}x of that batch's baseline; {detail}"
     return _num(r.speedup, ".2f") + ("x" if r.speedup else ""), detail
@@ -206,13 +208,14 @@ def over_dispatch_note(results: list[CandidateResult], workload: WorkloadInfo, m
 
 
 def portability_note(results: list[CandidateResult], most: int = 3) -> Text | None:
-    """The footnote of the rows marked ``*``: over WebGPU's default limits, and why."""
+    """The footnote of the rows marked ``*``: over WebGPU's default limits, or wrong in the
+    browser (browser/crown.py), and why."""
     barred = [r for r in results if r.portable is False]
     if not barred:
         return None
     said = "; ".join(f"{r.name}: {', '.join(r.portability)}" for r in barred[:most])
     more = f"; {len(barred) - most} more (see --json)" if len(barred) > most else ""
-    return plain(f"* not portable (over WebGPU's default limits; crowned only under --limits adapter): "
+    return plain(f"* not portable (crowned only under --limits adapter): "
                  f"{said}{more}", style="dim", single_line=True)
 
 

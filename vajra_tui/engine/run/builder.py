@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from vajra_tui.engine.browser.crown import crown_in_browser, judged_in_browser
 from vajra_tui.engine.candidate import Candidate
 from vajra_tui.engine.errors import UsageError
 from vajra_tui.engine.events import Event, Notice, SessionFinished
@@ -246,10 +247,10 @@ class Run:
         await session.run_baseline(time=False)
         await session.evaluate(list(self.request.kernels))
         await session.fresh_check([k.id for k in self.request.kernels if session.results[k.id].status == "verified"])
-        verdict = session.standings(1)
+        verdict = await crown_in_browser(session, session.standings(1), 1)
         best = next((r for r in verdict.ranked if r.id != "baseline"), None)
         if best is not None:  # the user's fastest kernel gets its badge, crowned or not
-            await session.check_browser(best.id)
+            await judged_in_browser(session, best.id)
         results = [session.results["baseline"], *[session.results[k.id] for k in self.request.kernels]]
         return self._finished(session_report(session, results, verdict.winner, "bench"))
 
@@ -290,8 +291,11 @@ class Run:
         report.params = self.params.summary() if self.params is not None else None
         report.library = self.tuner.source.note
         if export and self.request.export is not None and winner is not None:
-            report.exported = export_result(winner, self.session.device, self.session.info, self.request.export,
-                                            limits=self.session.limits)
+            try:  # a failed export (a full disk) loses the files, never the measured report
+                report.exported = export_result(winner, self.session.device, self.session.info, self.request.export,
+                                                limits=self.session.limits)
+            except UsageError as exc:
+                report.export_error = exc.message
         return report
 
     async def aclose(self) -> Path | None:
