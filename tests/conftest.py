@@ -93,6 +93,15 @@ def process_alive(pid: int) -> bool:
     return True
 
 
+def one_error_line(capsys: pytest.CaptureFixture[str]) -> str:
+    """A CLI failure said as the product promises: one stderr line, ``vajra-tui: ...``, no traceback."""
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err, err[-2000:]
+    assert lines[0].startswith("vajra-tui: "), lines[0]
+    return lines[0]
+
+
 def child_pythonpath() -> str:
     """PYTHONPATH for a child process: this checkout first, then the parent's own entries
     (a GPU host's carried packages live there; replacing them left the child without pydantic)."""

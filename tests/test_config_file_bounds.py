@@ -15,16 +15,10 @@ from pathlib import Path
 
 import pytest
 
+from conftest import one_error_line
+
 from vajra_tui.cli.main import main
 from vajra_tui.config_file import MAX_CONFIG_BYTES, read_config
-
-
-def one_error_line(capsys: pytest.CaptureFixture[str]) -> str:
-    err = capsys.readouterr().err
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and "Traceback" not in err, err[-2000:]
-    assert lines[0].startswith("vajra-tui: "), lines[0]
-    return lines[0]
 
 
 @pytest.fixture

@@ -15,18 +15,12 @@ from pathlib import Path
 
 import pytest
 
+from conftest import one_error_line
+
 from vajra_tui.cli.main import main
 from vajra_tui.engine.gpu.protocol import Dropped, Drop
 from vajra_tui.engine.gpu.standby import MAX_EXCHANGE_TIMEOUT_S, bounded_timeout, exchange
 from vajra_tui.settings import MAX_REPS, MAX_WARMUP, TimingSettings
-
-
-def one_error_line(capsys: pytest.CaptureFixture[str]) -> str:
-    err = capsys.readouterr().err
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and "Traceback" not in err, err[-2000:]
-    assert lines[0].startswith("vajra-tui: "), lines[0]
-    return lines[0]
 
 
 def test_the_bounds_are_what_the_help_says():

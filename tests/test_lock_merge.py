@@ -16,20 +16,14 @@ from typing import Any
 
 import pytest
 
+from conftest import one_error_line
+
 from vajra_tui.cli.main import main
 from vajra_tui.engine.events import CandidateResult, DeviceInfo
 from vajra_tui.engine.export.lockfile import MergeConflict, build_lock, dump_lock, lock_entry, merge_locks
 from vajra_tui.engine.workloads import WORKLOADS
 
 SOURCE = "// tiled\n@compute @workgroup_size(1) fn main() {}\n"
-
-
-def one_error_line(capsys: pytest.CaptureFixture[str]) -> str:
-    err = capsys.readouterr().err
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and "Traceback" not in err, err[-2000:]
-    assert lines[0].startswith("vajra-tui: "), lines[0]
-    return lines[0]
 
 
 def lock_document(median_ms: float = 1.0, exported_at: str = "2024-01-01T00:00:00Z") -> dict[str, Any]:
