@@ -129,6 +129,8 @@ def test_defaults_name_declared_dims_with_positive_integers(tmp_path, line, need
 def test_valid_defaults_fill_the_dims_a_shorter_size_leaves_out(tmp_path):
     w = loader.load_file(_with(tmp_path, "good_defaults", '    defaults={"W": 32},\n'))
     assert w.size("16") == {"H": 16, "W": 32}
+    # named, or from Python: the same dims left out get the same values (H=16 alone gave W its seed value)
+    assert w.size("H=16") == {"H": 16, "W": 32} and w.size({"H": 16}) == {"H": 16, "W": 32}
 
 
 # ---- 2. presets: exactly the declared dims ------------------------------------------------

@@ -23,7 +23,7 @@ def resolve(w: Workload, spec: str | Mapping[str, int] | None = None) -> Size:
     if spec is None or spec == "":
         return dict(w.presets["seed"])
     if isinstance(spec, Mapping):
-        return _checked(w, {**w.presets["seed"], **spec})
+        return _checked(w, {**w.presets["seed"], **w.defaults, **spec})
     text = spec.strip()
     if text.lower() in w.presets:
         return dict(w.presets[text.lower()])
@@ -51,7 +51,7 @@ def hint(w: Workload) -> str:
 
 
 def _named(w: Workload, text: str) -> Size:
-    out = dict(w.presets["seed"])
+    out = {**w.presets["seed"], **w.defaults}  # a dim not named: as a shorter plain size leaves it
     by_upper = {d.upper(): d for d in w.dims}
     given: set[str] = set()
     for item in text.split(","):
