@@ -167,7 +167,8 @@ def _seed_table_cheat(rows: int, cols: int) -> str:
 
 
 def test_a_kernel_that_knows_the_fixed_seeds_is_rejected_on_a_fresh_one(capsys, tmp_path):
-    """It passes seeds 1 and 2 (two tables) and would be crowned: the run's fresh seed finds it."""
+    """It passes seeds 1 and 2 (two tables) and would be crowned: the run's fresh seed finds it,
+    the moment it is timed (every kernel is timed on that seed's inputs, each dispatch checked)."""
     path = tmp_path / "seed_tables.wgsl"
     path.write_text(_seed_table_cheat(2, 64))
     code = main(["bench", "-w", "softmax", "--size", "2x64", "--warmup", "1", "--reps", "3", "--json", "-q",

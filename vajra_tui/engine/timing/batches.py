@@ -183,7 +183,8 @@ class BatchTiming:
         if not verdict.passed:
             result.max_rel_error, result.worst_index = verdict.max_rel_error, verdict.worst_index
             where = verdict.where or "last timed dispatch"  # the worker checks every one
-            self.session.fail(result, "rejected", f"{where}: {verdict.reason}")
+            # timed on the run's fresh seed: a kernel that passed the fixed seeds fails here
+            self.session.fail(result, "rejected", f"{where} (fresh seed {self.seed}): {verdict.reason}")
             run.failed = result
 
     def _finish_batch(self, runs: dict[str, _Timed], batch: int) -> list[CandidateResult]:
