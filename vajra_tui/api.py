@@ -45,8 +45,8 @@ def bench(workload: Workload | str | Path, kernels: Kernels = None, *, size: str
     ``limits``: "portable" crowns only kernels inside WebGPU's default limits; "adapter", this adapter's.
     """
     request = _request(workload, kernels, size, "bench", "library", seeds, adapter, None, record,
-                       TimingSettings(warmup=warmup, reps=reps, deadline_s=deadline, method=timing, cache=cache))
-    request.limits = limits
+                       _timing(warmup=warmup, reps=reps, deadline_s=deadline, method=timing, cache=cache))
+    request.limits = _choice("limits", limits, ("portable", "adapter"))
     return _run_sync(lambda: _measure(request, progress, on_event))
 
 
@@ -72,12 +72,14 @@ def tune(workload: Workload | str | Path, kernels: Kernels = None, *, size: str 
     ``limits``: "portable" (the default) crowns only kernels inside WebGPU's default limits,
     ``report.fastest_here`` naming a faster one that is not; "adapter" crowns by this adapter's.
     """
-    if shootouts not in ("every", "last"):
-        raise ValueError(f"shootouts {shootouts!r}: choose every or last")
+    _choice("shootouts", shootouts, ("every", "last"))
+    for name, value, least in (("generations", generations, 0), ("budget", budget, 1)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            raise UsageError(f"{name}={value!r}: want an integer of at least {least}")
     request = _request(workload, kernels, size, "tune", source, seeds, adapter, gpus, record,
-                       TimingSettings(warmup=warmup, reps=reps, deadline_s=deadline, method=timing, cache=cache))
+                       _timing(warmup=warmup, reps=reps, deadline_s=deadline, method=timing, cache=cache))
     request.generations, request.budget, request.shootouts = generations, budget, shootouts
-    request.limits = limits
+    request.limits = _choice("limits", limits, ("portable", "adapter"))
     request.export = Path(export) if export is not None else None
     if source in ("llm", "auto"):
         from vajra_tui.settings import load_settings
@@ -119,6 +121,38 @@ def _refuse_inside_worker() -> None:
                            "script: put the call under `if __name__ == \"__main__\":`")
 
 
+def _choice(name: str, value: str, choices: tuple[str, ...]) -> str:
+    if value not in choices:
+        raise UsageError(f"{name}={value!r}: choose {' or '.join(choices)}")
+    return value
+
+
+def _timing(**values: Any) -> TimingSettings:
+    """The timing arguments checked as the CLI's flags are: one line for the first bad one,
+    not pydantic's four-line report with its URL."""
+    from pydantic import ValidationError
+
+    try:
+        return TimingSettings(**values)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = {"deadline_s": "deadline", "method": "timing"}.get(str(first["loc"][0]), str(first["loc"][0]))
+        raise UsageError(f"{field}={first.get('input')!r}: {first['msg']}") from None
+
+
+def _seeds(seeds: Any) -> tuple[int, ...]:
+    """Distinct non-negative integers, at least one (the first is the one a browser runs on)."""
+    try:
+        given = tuple(seeds)
+    except TypeError:
+        raise UsageError(f"seeds={seeds!r}: want a tuple of non-negative integers, such as (1, 2)") from None
+    if not given or any(isinstance(v, bool) or not isinstance(v, int) or v < 0 for v in given):
+        raise UsageError(f"seeds={seeds!r}: want a tuple of non-negative integers, such as (1, 2)")
+    if len(set(given)) != len(given):
+        raise UsageError(f"seeds={seeds!r}: a seed given twice verifies on the same inputs twice")
+    return given
+
+
 def _request(workload: Workload | str | Path, kernels: Kernels, size: str | Mapping[str, int], mode: str,
              source: str, seeds: tuple[int, ...], adapter: str | None, gpus: str | None, record: Path | None,
              timing: TimingSettings) -> RunRequest:
@@ -127,7 +161,7 @@ def _request(workload: Workload | str | Path, kernels: Kernels, size: str | Mapp
     from vajra_tui.engine.run.kernels import user_kernels
 
     return RunRequest(workload=workload if isinstance(workload, Workload) else str(workload), size=size,
-                      kernels=user_kernels(kernels), mode=mode, source=source, seeds=tuple(seeds), timing=timing,
+                      kernels=user_kernels(kernels), mode=mode, source=source, seeds=_seeds(seeds), timing=timing,
                       placement=Placement(adapter=adapter, gpus=str(gpus) if gpus else None), cache=cache_dir(),
                       record=Path(record) if record is not None else None,
                       record_label=f"{mode} {getattr(workload, 'name', workload)} (Python API)")

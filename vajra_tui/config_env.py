@@ -10,6 +10,7 @@ switches' values are checked here; an unknown theme names the nearest built-in o
 from __future__ import annotations
 
 import difflib
+import os
 from typing import Callable, Mapping
 
 from pydantic import BaseModel
@@ -42,6 +43,15 @@ def _seconds(text: str) -> bool:
         return False
 
 
+FLAG_WORDS = frozenset({"1", "0", "true", "false", "yes", "no", "on", "off", ""})
+FLAG_ON = frozenset({"1", "true", "yes", "on"})
+
+
+def flag_set(name: str) -> bool:
+    """Whether the on/off variable ``name`` is on: ``VAJRA_RECALIBRATE=0`` is off, not set."""
+    return os.environ.get(name, "").strip().lower() in FLAG_ON
+
+
 # Read by the engine outside the settings model; each with what its value must be (None: any text).
 PROCESS_VARIABLES: dict[str, tuple[Callable[[str], bool] | None, str]] = {
     "VAJRA_ADAPTER": (None, ""),
@@ -50,11 +60,11 @@ PROCESS_VARIABLES: dict[str, tuple[Callable[[str], bool] | None, str]] = {
     "VAJRA_DATA_DIR": (None, ""),
     "VAJRA_NODE_DIR": (None, ""),
     "VAJRA_SYS_PATH": (None, ""),
-    "VAJRA_RECALIBRATE": (None, ""),
+    "VAJRA_RECALIBRATE": (lambda v: v.strip().lower() in FLAG_WORDS, "1 or 0 (also true/false, yes/no, on/off)"),
     "VAJRA_VERIFY": (lambda v: v.strip().lower() in ("gpu", "cpu", "auto", "check"), "gpu, cpu, auto or check"),
     "VAJRA_BUILD_THREADS": (_positive_int, "a whole number of threads, at least 1"),
     "VAJRA_STAGING_PROCESSES": (_count, "a whole number of processes (0: never)"),
-    "VAJRA_WORKER_RECYCLE_MB": (_positive_number, "a number of megabytes above 0"),
+    "VAJRA_WORKER_RECYCLE_MB": (_seconds, "a number of megabytes (0: never)"),
     "VAJRA_WORKER_IDLE_S": (_seconds, "a number of seconds (0: a finished run's worker ends at once)"),
 }
 NEAR = 0.85  # how close a name must be to a known one to be taken for its typo

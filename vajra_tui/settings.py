@@ -7,12 +7,13 @@ hold keys, and keys are read from the environment as ``SecretStr``.
 from __future__ import annotations
 
 import math
+import re
 import os
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 import platformdirs
-from pydantic import BaseModel, Field, SecretStr, field_validator
+from pydantic import AfterValidator, BaseModel, Field, SecretStr, field_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -73,14 +74,26 @@ class _KeyEnv(BaseModel):
 MAX_TOKENS = 1_000_000  # the largest [llm] max_tokens accepted
 
 
+# An API's address: http(s) with a host (a typo such as "notaurl" reached the client unsaid).
+HTTP_URL = re.compile(r"https?://[^\s/?#]+\S*")
+MAX_RETRIES = 20
+
+
+def _http_url(value: str) -> str:
+    if not HTTP_URL.fullmatch(value):
+        raise ValueError("want an http:// or https:// address, such as https://api.example.com/v1/")
+    return value
+
+
 class LLMSettings(_KeyEnv):
-    base_url: str = "https://api.tokenfactory.nebius.com/v1/"
-    model: str = "nvidia/Llama-3_3-Nemotron-Super-49B-v1_5"
+    base_url: Annotated[str, AfterValidator(_http_url)] = "https://api.tokenfactory.nebius.com/v1/"
+    model: str = Field("nvidia/Llama-3_3-Nemotron-Super-49B-v1_5", min_length=1)
     fallback_model: str = "nvidia/Llama-3_1-Nemotron-Ultra-253B-v1"
     api_key_env: str = "NEBIUS_API_KEY"
-    timeout_s: float = 120.0
-    first_token_timeout_s: float = 60.0
-    max_retries: int = 2
+    # seconds: positive and finite (-1 was accepted and handed to the HTTP client)
+    timeout_s: float = Field(120.0, gt=0, allow_inf_nan=False)
+    first_token_timeout_s: float = Field(60.0, gt=0, allow_inf_nan=False)
+    max_retries: int = Field(2, ge=0, le=MAX_RETRIES)
     # The token limit of one reply: a positive count, at most MAX_TOKENS (no model streams a
     # million tokens in one answer; 1e23 was taken and sent to the server as it was).
     max_tokens: int = Field(4096, ge=1, le=MAX_TOKENS)
@@ -89,10 +102,10 @@ class LLMSettings(_KeyEnv):
 
 
 class TavilySettings(_KeyEnv):
-    base_url: str = "https://api.tavily.com"
+    base_url: Annotated[str, AfterValidator(_http_url)] = "https://api.tavily.com"
     api_key_env: str = "TAVILY_API_KEY"
-    timeout_s: float = 10.0
-    max_results: int = 3
+    timeout_s: float = Field(10.0, gt=0, allow_inf_nan=False)
+    max_results: int = Field(3, ge=1, le=20)  # Tavily's own range
 
 
 PREPARE_DEADLINE_S = 300.0  # the default of TimingSettings.prepare_deadline_s (see there)

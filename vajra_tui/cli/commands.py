@@ -263,7 +263,9 @@ def replay(args: argparse.Namespace, settings: Settings) -> int:
         label = str(recording.header.get("label", "")) if isinstance(recording.header, dict) else ""
         report = recorded_report(rec, "bench" if label.startswith("bench") else "tune")
     # no end of run recorded (kill -9, Ctrl-C, a failed run): said on stderr, and in the document
-    return _print_report(args, report, rec.seeds, extra={"interrupted": True} if recording.interrupted else None)
+    timed_on = rec.timed_seed if rec.timed_seed not in (None, *rec.seeds) else None  # older runs timed on seed 1
+    return _print_report(args, report, rec.seeds, extra={"interrupted": True} if recording.interrupted else None,
+                         timed_on=timed_on)
 
 
 def export(args: argparse.Namespace, settings: Settings) -> int:
@@ -276,7 +278,7 @@ def export(args: argparse.Namespace, settings: Settings) -> int:
     if result is None or result.status != "verified":
         raise UsageError(f"{one_line(args.recording)} has no verified winner to export")
     print(f"exporting {one_line(result.name)} to {one_line(args.out.absolute())}", file=sys.stderr)
-    for path in export_result(result, rec.device, rec.workload, args.out, args.force):
+    for path in export_result(result, rec.device, rec.workload, args.out, args.force, limits=rec.limits):
         print(f"wrote {one_line(path)}", file=sys.stderr)
     return 0
 

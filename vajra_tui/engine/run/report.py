@@ -116,6 +116,8 @@ class Report(BaseModel):
             extra["params"] = self.params
         if self.library:
             extra["library"] = self.library
+        if self.exported:
+            extra["exported"] = [str(p) for p in self.exported]
         if self.export_error:
             extra["error"] = self.export_error
         if self.lanes:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
+from vajra_tui.config_env import flag_set
 from vajra_tui.settings import cache_dir
 from vajra_tui.engine.store import damage
 from vajra_tui.engine.events import Calibration, DeviceInfo
@@ -19,7 +19,7 @@ def _path() -> Path:
 
 
 def load(device: DeviceInfo) -> Calibration | None:
-    if os.environ.get("VAJRA_RECALIBRATE"):
+    if flag_set("VAJRA_RECALIBRATE"):
         return None
     entry = damage.read_json(_path()).get(key(device))
     try:

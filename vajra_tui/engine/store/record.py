@@ -373,7 +373,8 @@ class RecordedRun:
 
     def __init__(self, events: Iterable[Event]) -> None:
         """Folds the events as they stream by: only the last result per kernel is kept."""
-        from vajra_tui.engine.events import CalibrationReady, CandidateFinished, CandidateQueued, RankingReady
+        from vajra_tui.engine.events import (CalibrationReady, CandidateFinished, CandidateQueued, RankingReady,
+                                             VerificationFinished)
 
         self.device = self.workload = None
         self.calibration = None
@@ -381,6 +382,7 @@ class RecordedRun:
         self.winner_id: str | None = None
         self.ranking: RankingReady | None = None  # the last one: what the run's report showed
         self.seeds: list[int] = []
+        self.timed_seed: int | None = None  # the inputs the timed dispatches ran on, as their checks say
         self.limits: str | None = None  # what crowned the winner
         self.finished: SessionFinished | None = None  # its ``report``: what the rankings do not say
         # id -> the order it was first proposed in; a dict, so a re-queued id costs O(1), not a
@@ -400,6 +402,8 @@ class RecordedRun:
                 self.winner_id, self.ranking = event.winner_id, event
             elif isinstance(event, SessionFinished):
                 self.finished = event
+            elif isinstance(event, VerificationFinished) and event.phase == "timed":
+                self.timed_seed = event.seed
         self.results = dict(sorted(self.results.items(), key=lambda kv: rank.get(kv[0], len(rank))))
 
     @property

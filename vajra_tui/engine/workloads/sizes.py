@@ -8,6 +8,7 @@ anything else is one :class:`SizeError` line naming the dim.
 
 from __future__ import annotations
 
+import numbers
 import re
 from typing import TYPE_CHECKING, Mapping
 
@@ -23,7 +24,7 @@ def resolve(w: Workload, spec: str | Mapping[str, int] | None = None) -> Size:
     if spec is None or spec == "":
         return dict(w.presets["seed"])
     if isinstance(spec, Mapping):
-        return _checked(w, {**w.presets["seed"], **w.defaults, **spec})
+        return _checked(w, {**w.presets["seed"], **w.defaults, **_given(w, spec)})
     text = spec.strip()
     if text.lower() in w.presets:
         return dict(w.presets[text.lower()])
@@ -48,6 +49,23 @@ def hint(w: Workload) -> str:
     """What ``--size`` takes, with the seed size as the example: ``seed | large | 512x512x512 (MxNxK)``."""
     seed = "x".join(str(w.presets["seed"][d]) for d in w.dims)
     return f"seed | large | {seed} ({'x'.join(w.dims)})"
+
+
+def _given(w: Workload, spec: Mapping) -> Size:
+    """A size from Python (``size={"ROWS": 64}``), held to what ``--size ROWS=64`` is: known dims
+    (any case), each a positive integer; ``{"M": 64}`` for softmax ran at the seed size unsaid."""
+    by_upper = {d.upper(): d for d in w.dims}
+    out: dict[str, int] = {}
+    for key, value in spec.items():
+        dim = key if key in w.dims else by_upper.get(str(key).upper())
+        if dim is None:
+            raise SizeError(f"unknown dimension {key!r} for {w.name}: {', '.join(w.dims)}")
+        if dim in out:
+            raise SizeError(f"{dim} is given twice in {dict(spec)!r}")
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+            raise SizeError(f"bad value for {dim}: {value!r} (want a positive integer)")
+        out[dim] = int(value)
+    return out
 
 
 def _named(w: Workload, text: str) -> Size:
