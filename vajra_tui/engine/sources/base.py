@@ -73,17 +73,26 @@ class Fallback(CandidateSource):
         first = await self.primary.propose(ctx, strategies) if self.primary.available else []
         if any(c.source for c in first):
             return first
-        return first + await self.fallback.propose(ctx, strategies)
+        return first + _beside(first, await self.fallback.propose(ctx, strategies))
 
     async def evolve(self, ctx: GenerationContext, letter: str) -> list[Candidate]:
         first = await self.primary.evolve(ctx, letter) if self.primary.available else []
         if any(c.source for c in first):
             return first
-        return first + await self.fallback.evolve(ctx, letter)
+        return first + _beside(first, await self.fallback.evolve(ctx, letter))
 
     async def aclose(self) -> None:
         await self.primary.aclose()
         await self.fallback.aclose()
+
+
+def _beside(kept: list[Candidate], added: list[Candidate]) -> list[Candidate]:
+    """The fallback's candidates with ids and names of their own: the model's no-kernel slot
+    ``g1-A`` (and why it had none) stays in the report, the library's A beside it is
+    ``g1-A-lib`` (it replaced the slot's result on every surface, and was finished twice)."""
+    taken = {c.id for c in kept} | {c.name for c in kept}
+    return [c.model_copy(update={"id": f"{c.id}-lib", "name": f"{c.name} (library)"})
+            if c.id in taken or c.name in taken else c for c in added]
 
 
 class UserKernels(CandidateSource):

@@ -262,11 +262,24 @@ def _check_kernels(text: str, entries: Sequence[str] = MAIN) -> None:
                          f"over the limit of {MAX_KERNELS}")
 
 
+_ENTITIES = {"&lt;": "<", "&gt;": ">", "&amp;": "&", "&quot;": '"', "&#39;": "'", "&#x27;": "'"}
+_ENTITY = re.compile("|".join(map(re.escape, _ENTITIES)))
+
+
+def _unescaped(reply: str) -> str:
+    """A reply that came through an HTML-escaping layer (``var&lt;storage, read&gt;``): its
+    entities back to characters. Only then, and only these: WGSL never writes ``&lt;``, while
+    ``&x`` and ``a & b`` are WGSL."""
+    if "&lt;" not in reply and "&gt;" not in reply:
+        return reply
+    return _ENTITY.sub(lambda m: _ENTITIES[m.group(0)], reply)
+
+
 def _find(reply: str, entries: Sequence[str] = MAIN) -> tuple[list[_Found], str]:
     """Every kernel with its labels. Kernels cut from one block share the block's
     label only when none of them is labelled by its own comment."""
     _check_size(reply)
-    reply = reply.replace("\r\n", "\n").replace("\r", "\n")
+    reply = _unescaped(reply.replace("\r\n", "\n").replace("\r", "\n"))
     text = _mask_think(reply)
     _check_kernels(text, entries)
     reasoning = strip_think(reply)[1]

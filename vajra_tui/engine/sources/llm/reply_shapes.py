@@ -180,6 +180,17 @@ def _extent(lines: list[str], i: int) -> int:
     return last + 1
 
 
+def _glued_close(line: str, mark: str) -> int:
+    """Where the code ends on a line like ``}```` (the fence glued to it), else -1. Only at the
+    very end, and only outside a ``//`` comment: ``var s = 0.0; // the ``` fence`` mentions one."""
+    text = line.rstrip()
+    run = len(text) - len(text.rstrip(mark[0]))
+    code = text[: len(text) - run]
+    if run < len(mark) or not code.strip() or "//" in code:
+        return -1  # no run long enough, the fence alone on its line (handled above), or a comment
+    return len(code)
+
+
 def _fences(lines: list[str]) -> list[tuple[int, int, str, bool, str, int]]:
     """(open line, close line, lang, closed, body, body's first line) per fenced block."""
     out, i = [], 0
@@ -194,15 +205,17 @@ def _fences(lines: list[str]) -> list[tuple[int, int, str, bool, str, int]]:
         j, closed, reopen = i + 1, False, False
         while j < len(lines):
             s = lines[j].strip()
-            if s.startswith(mark[0] * 3) and s.lstrip(mark[0]).strip() == "":
+            # a closing fence is at least as long as the opening one (Markdown): a ```` block
+            # holds ``` lines, and a ``` in a comment (`// see the ``` above`) closes nothing
+            if s.startswith(mark) and s.lstrip(mark[0]).strip() == "":
                 closed = True
                 break
-            if s.startswith(mark[0] * 3) and re.match(r"[A-Za-z]", s.lstrip(mark[0])):
+            if s.startswith(mark) and re.match(r"[A-Za-z]", s.lstrip(mark[0])):
                 closed, reopen = True, True  # a new fence opens: the old one was never closed
                 break
-            pos = lines[j].find(mark[:3])
-            if pos > 0:  # `}``` : closing fence glued to the code
-                body.append(lines[j][:pos])
+            cut = _glued_close(lines[j], mark)
+            if cut > 0:  # `}``` : closing fence glued to the code
+                body.append(lines[j][:cut])
                 closed = True
                 break
             body.append(lines[j])
