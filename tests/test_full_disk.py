@@ -240,9 +240,10 @@ def test_a_csv_the_disk_cannot_take_is_one_line_after_the_report(tmp_path):
 def test_an_export_the_disk_cannot_take_is_one_line_after_the_report(tmp_path):
     """--export on a full disk: the tune's report still prints, with the error, then one line,
     exit 2 (a held-out check found stdout empty: the export's error came before the report)."""
-    out = _cli(tmp_path, 300, *TUNE, "--generations", "0", "--no-cache", "--export", "out")
+    # --export-baseline: something is exported whether or not a kernel beat the baseline here
+    out = _cli(tmp_path, 300, *TUNE, "--generations", "0", "--no-cache", "--export", "out", "--export-baseline")
     assert out.returncode == 2, out.stderr[-2000:]
     assert "Traceback" not in out.stderr
     doc = json.loads(out.stdout)
-    assert doc["results"] and doc["winner"] and "export failed" in doc["error"], doc.get("error")
+    assert doc["results"] and "export failed" in doc["error"], doc.get("error")
     assert out.stderr.strip().splitlines()[-1].startswith("vajra-tui: export failed"), out.stderr[-1000:]

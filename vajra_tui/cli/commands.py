@@ -226,8 +226,11 @@ async def _export_baseline(args: argparse.Namespace, run: Run, report: Report) -
     at = next((i for i, r in enumerate(report.results) if r.id == "baseline" and r.status == "verified"), None)
     if at is not None:
         report.results[at] = await run.session.check_browser("baseline")  # its verdict on every surface
-        report.exported = export_result(report.results[at], report.device, report.workload, args.export,
-                                        limits=report.limits)
+        try:  # as for a crowned kernel: a failed export (a full disk) loses the files, not the report
+            report.exported = export_result(report.results[at], report.device, report.workload, args.export,
+                                            limits=report.limits)
+        except UsageError as exc:
+            report.export_error = exc.message
 
 
 def _partial(args: argparse.Namespace, run: Run, report: Report, why: str) -> None:
