@@ -20,7 +20,8 @@ from conftest import one_error_line
 
 from vajra_tui.cli.main import main
 from vajra_tui.engine.events import CandidateResult, DeviceInfo
-from vajra_tui.engine.export.lockfile import MergeConflict, build_lock, dump_lock, lock_entry, merge_locks
+from vajra_tui.engine.export.lock_merge import MergeConflict, merge_locks
+from vajra_tui.engine.export.lockfile import build_lock, dump_lock, lock_entry
 from vajra_tui.engine.workloads import WORKLOADS
 
 SOURCE = "// tiled\n@compute @workgroup_size(1) fn main() {}\n"

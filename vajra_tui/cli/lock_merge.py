@@ -31,7 +31,7 @@ SHOWN_CONFLICTS = 20
 
 
 def add_merge_parser(lock_sub: argparse._SubParsersAction) -> None:
-    from vajra_tui.engine.export.lockfile import MERGE_RULES
+    from vajra_tui.engine.export.lock_merge import MERGE_RULES
 
     merge = lock_sub.add_parser("merge", help=MERGE_HELP, description=MERGE_DESCRIPTION)
     merge.add_argument("files", nargs="+", type=Path, help="the lockfiles to merge")
@@ -69,7 +69,7 @@ def check_out(out: Path, force: bool) -> None:
 def lock_merge(args: argparse.Namespace) -> int:
     import json
 
-    from vajra_tui.engine.export.lockfile import MergeConflict, merge_locks
+    from vajra_tui.engine.export.lock_merge import MergeConflict, merge_locks
     from vajra_tui.engine.store.atomic import atomic_write
 
     out = Path(args.out)

@@ -17,9 +17,10 @@ from typing import Any
 from vajra_tui.engine.store.atomic import atomic_write
 from vajra_tui.engine.events import CandidateResult, DeviceInfo, WorkloadInfo
 from vajra_tui.engine.export.ts import export_program, typescript_module
+from vajra_tui.engine.export.lock_merge import merge_locks
 from vajra_tui.engine.export.lockfile import (
     LOCK_NAME, LOCK_SCHEMA_VERSION, build_lock, sha256_bytes, device_key, dump_lock, entry_key,
-    load_lock, lock_entry, merge_locks,
+    load_lock, lock_entry,
 )
 from vajra_tui.engine.export.names import json_text, recorded_names
 from vajra_tui.engine.export.wgsl import browser_text
