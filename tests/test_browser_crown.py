@@ -16,6 +16,8 @@ import vajra_tui
 from vajra_tui import Binding, Workload
 from vajra_tui.engine.browser.find import find_browser
 from vajra_tui.engine.browser.transpile import find_transpiler
+from vajra_tui.engine.events import CandidateFinished
+from vajra_tui.engine.store.record import read_recording
 
 N = 4096
 
@@ -50,14 +52,17 @@ fn main(@builtin(global_invocation_id) g: vec3<u32>) {
 """
 
 
-def test_a_kernel_the_browser_gets_wrong_is_not_crowned():
+def test_a_kernel_the_browser_gets_wrong_is_not_crowned(tmp_path):
     if not find_browser().ok or not find_transpiler()[0]:
         pytest.skip("no headless Chromium or no TypeScript transpiler here")
-    report = vajra_tui.bench(ADD_ONE, {"past_the_end": PAST_THE_END}, warmup=1, reps=5)
+    report = vajra_tui.bench(ADD_ONE, {"past_the_end": PAST_THE_END}, warmup=1, reps=5, record=tmp_path / "r.jsonl")
     mine = next(r for r in report.results if r.name == "past_the_end")
     assert report.winner is None or report.winner.name != "past_the_end", report.headline
     if mine.status != "verified":  # an adapter that clamps here too: wrong here, never a candidate
         return
+    _, events = read_recording(tmp_path / "r.jsonl")
+    told = [e.result for e in events if isinstance(e, CandidateFinished) and e.result.id == mine.id]
+    assert told[-1].portable is False, "the recording ends with the mark, as the report does"
     assert mine.browser.startswith("browser-rejected"), mine.browser
     assert mine.portable is False and any("wrong in the browser" in p for p in mine.portability), mine.portability
     assert "past_the_end" in report.headline and "not portable: wrong in the browser" in report.headline

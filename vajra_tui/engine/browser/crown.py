@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from vajra_tui.engine.events import Notice
+from vajra_tui.engine.events import CandidateFinished, Notice
 from vajra_tui.engine.timing.ranking import Ranking
 
 if TYPE_CHECKING:
@@ -47,4 +47,5 @@ async def judged_in_browser(session: "Session", cid: str) -> bool:
     if judged.portable is not False or not any(p.startswith(WRONG) for p in judged.portability):
         judged.portable = False
         judged.portability = [*judged.portability, f"{WRONG} ({judged.browser})"]
+        session.emit(CandidateFinished(result=judged))  # told again: a recording replays the mark
     return True
