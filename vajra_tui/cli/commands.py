@@ -24,7 +24,7 @@ from vajra_tui.cli.render import print_table
 from vajra_tui.cli.tables import terminal_width
 from vajra_tui.engine.errors import VajraError
 from vajra_tui.engine.events import CandidateResult, Event
-from vajra_tui.engine.run.builder import Placement, Run, RunRequest, build_run, export_result
+from vajra_tui.engine.run.builder import Placement, Run, RunRequest, build_run, export_into, export_result
 from vajra_tui.engine.run.kernels import user_kernels
 from vajra_tui.engine.run.output_paths import check_new_file
 from vajra_tui.engine.run.report import Report, recorded_report
@@ -226,11 +226,7 @@ async def _export_baseline(args: argparse.Namespace, run: Run, report: Report) -
     at = next((i for i, r in enumerate(report.results) if r.id == "baseline" and r.status == "verified"), None)
     if at is not None:
         report.results[at] = await run.session.check_browser("baseline")  # its verdict on every surface
-        try:  # as for a crowned kernel: a failed export (a full disk) loses the files, not the report
-            report.exported = export_result(report.results[at], report.device, report.workload, args.export,
-                                            limits=report.limits)
-        except UsageError as exc:
-            report.export_error = exc.message
+        export_into(report, report.results[at], args.export)  # as a crowned kernel is
 
 
 def _partial(args: argparse.Namespace, run: Run, report: Report, why: str) -> None:

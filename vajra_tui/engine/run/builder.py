@@ -220,6 +220,15 @@ def export_result(result: Any, device: Any, workload: Any, out: Path, force: boo
         raise UsageError(f"export failed: {one_line(exc)}") from None
 
 
+def export_into(report: Report, result: Any, out: Path) -> None:
+    """``result`` exported beside ``report``: its paths in ``report.exported``, or why not in
+    ``report.export_error`` (a full disk loses the files, never the measured report)."""
+    try:
+        report.exported = export_result(result, report.device, report.workload, out, limits=report.limits)
+    except UsageError as exc:
+        report.export_error = exc.message
+
+
 class Run:
     """One bench or tune: its session, tuner and workers, and the report it ends with."""
 
@@ -291,11 +300,7 @@ class Run:
         report.params = self.params.summary() if self.params is not None else None
         report.library = self.tuner.source.note
         if export and self.request.export is not None and winner is not None:
-            try:  # a failed export (a full disk) loses the files, never the measured report
-                report.exported = export_result(winner, self.session.device, self.session.info, self.request.export,
-                                                limits=self.session.limits)
-            except UsageError as exc:
-                report.export_error = exc.message
+            export_into(report, winner, self.request.export)
         return report
 
     async def aclose(self) -> Path | None:
