@@ -136,7 +136,8 @@ def test_a_hostile_config_file_is_one_line(tmp_path, capsys, monkeypatch, body, 
     ('{"quit": ' + _deep(5000) + "}", "nested too deeply"),
     ('{"quit": 1' + "1" * 5000 + "}", "too many digits"),
     ("{nope", "not valid JSON"),
-], ids=["deep", "5000-digits", "bad-json"])
+    ("notjson", "not valid JSON"),  # no brace: pydantic-settings decodes it as JSON all the same
+], ids=["deep", "5000-digits", "bad-json", "bare-word"])
 def test_a_hostile_json_environment_value_is_one_line(capsys, monkeypatch, value, words):
     monkeypatch.setenv("VAJRA_KEYS", value)
     assert main(["config", "show"]) == 2

@@ -52,6 +52,8 @@ def test_bad_flags_are_one_line(capsys, argv, needle):
     ("VAJRA_DEADLINE", "nan", "VAJRA_DEADLINE='nan'"),
     ("VAJRA_DEADLINE", "inf", "VAJRA_DEADLINE='inf'"),
     ("VAJRA_TIMING__REPS", "many", "VAJRA_TIMING__REPS='many': timing.reps"),
+    # the group as JSON: it was blamed on VAJRA_WARMUP, which nobody had set
+    ("VAJRA_TIMING", '{"warmup": "a"}', """VAJRA_TIMING='{"warmup": "a"}': timing.warmup"""),
 ])
 def test_bad_values_from_the_environment(capsys, monkeypatch, env, value, needle):
     """VAJRA_REPS=0 used to "crash" the baseline with no reason and exit 0."""

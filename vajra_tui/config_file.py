@@ -214,6 +214,8 @@ def env_error(exc: ValidationError, flat: dict[str, tuple[str, str]], prefix: st
     key = ".".join(loc)
     names = [env for env, target in flat.items() if list(target) == loc[:2]]
     names.append(prefix + "__".join(loc).upper())
+    if len(loc) > 1:  # VAJRA_TIMING='{"warmup": "a"}': the group's JSON, not an alias nobody set
+        names.append(prefix + "__".join(loc[:-1]).upper())
     name = next((n for n in names if n in os.environ), names[0])
     value = os.environ.get(name, error.get("input"))
     return ConfigError(f"{name}={one_line(repr(value), 60)}: {key}: {_message(error)}")

@@ -238,8 +238,11 @@ def _unreadable_env() -> str:
     """Which VAJRA_* variable's JSON value pydantic-settings could not decode, and why."""
     import json
 
+    # pydantic-settings decodes a group's variable (VAJRA_KEYS, VAJRA_TIMING) as JSON whatever
+    # its first character: VAJRA_KEYS=notjson failed there too, and named no variable.
+    groups = {f"VAJRA_{name.upper()}" for name in Settings.model_fields if name not in ("theme", "limits")}
     for name, value in os.environ.items():
-        if name.startswith("VAJRA_") and value.lstrip()[:1] in ("{", "["):
+        if name in groups or (name.startswith("VAJRA_") and value.lstrip()[:1] in ("{", "[")):
             try:
                 json.loads(value)
             except RecursionError:
