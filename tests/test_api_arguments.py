@@ -50,3 +50,18 @@ def test_tune_refuses_what_the_cli_refuses(kwargs, said):
     with pytest.raises(UsageError) as info:
         vajra_tui.tune("softmax", **kwargs)
     assert str(info.value) == said
+
+
+@pytest.mark.parametrize("kwargs, said", [
+    (lambda t: {"export": t / "afile"}, "export='{t}/afile' is a file, not a directory"),
+    (lambda t: {"record": t}, "record='{t}' is a directory; give a file name"),
+    (lambda t: {"record": t / "afile"}, "{t}/afile exists; choose another file for record="),
+    (lambda t: {"source": "params"}, "source='params' needs kernels=: a kernel whose"),
+])
+def test_a_refusal_names_the_argument_not_a_cli_flag(tmp_path, kwargs, said):
+    """The API has no flags: "--export directory" sent a script's author to the CLI's help."""
+    (tmp_path / "afile").write_text("mine")
+    with pytest.raises(UsageError) as info:
+        vajra_tui.tune("softmax", **kwargs(tmp_path))
+    assert str(info.value).startswith(said.format(t=tmp_path)) and "--" not in str(info.value), str(info.value)
+    assert (tmp_path / "afile").read_text() == "mine"

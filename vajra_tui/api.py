@@ -164,7 +164,7 @@ def _request(workload: Workload | str | Path, kernels: Kernels, size: str | Mapp
                       kernels=user_kernels(kernels), mode=mode, source=source, seeds=_seeds(seeds), timing=timing,
                       placement=Placement(adapter=adapter, gpus=str(gpus) if gpus else None), cache=cache_dir(),
                       record=Path(record) if record is not None else None,
-                      record_label=f"{mode} {getattr(workload, 'name', workload)} (Python API)")
+                      record_label=f"{mode} {getattr(workload, 'name', workload)} (Python API)", surface="api")
 
 
 async def _measure(request: RunRequest, progress: bool, on_event: Callable[[Event], None] | None) -> Report:

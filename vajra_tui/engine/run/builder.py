@@ -74,6 +74,15 @@ class RunRequest:
     # optional features the user asks for); "adapter": this adapter's own limits.
     limits: str = "portable"
     features: tuple[str, ...] = ()
+    # Who asked: a refusal names what that caller wrote ("--export" on the command line and
+    # in the TUI, "export=" in the Python API, which has no flags).
+    surface: str = "cli"  # "cli" | "api"
+
+    def option(self, name: str, value: str = "") -> str:
+        """``--source params`` for the command line, ``source='params'`` for the API."""
+        if self.surface == "api":
+            return f"{name}={value!r}" if value else f"{name}="
+        return f"--{name} {value}" if value else f"--{name}"
 
     def __post_init__(self) -> None:
         from vajra_tui.engine.admission.portability import ENABLE_FEATURES, LIMITS
@@ -105,7 +114,9 @@ def _params_source(request: RunRequest, workload: Workload, size: dict[str, int]
     from vajra_tui.engine.sources.params import read_space
 
     if not request.kernels:
-        raise UsageError("--source params needs --kernel FILE: a kernel whose `override`s have // tune: lines")
+        kernel = "kernels=" if request.surface == "api" else "--kernel FILE"
+        raise UsageError(f"{request.option('source', 'params')} needs {kernel}: "
+                         "a kernel whose `override`s have // tune: lines")
     spaces = [read_space(k.name, k.source, workload.dims) for k in request.kernels]
     return ParamsSource(workload, size, spaces, request.budget)
 
@@ -117,7 +128,7 @@ def _wants_llm(request: RunRequest, emit: Emit) -> bool:
     if request.llm.api_key() is not None:
         return True
     if request.source == "llm" and request.missing_key == "refuse":
-        raise UsageError(f"--source llm needs an API key in ${request.llm.api_key_env}")
+        raise UsageError(f"{request.option('source', 'llm')} needs an API key in ${request.llm.api_key_env}")
     if request.source == "llm":
         emit(Notice(level="warning", message=f"Nemotron: ${request.llm.api_key_env} is not set; "
                                              "using the offline library"))
@@ -159,9 +170,10 @@ def build_run(request: RunRequest, emit: Emit) -> Run:
     params = _params_source(request, workload, size) if request.source == "params" else None
     wants_llm = params is None and _wants_llm(request, sink)
     if request.export is not None:  # checked now, not after an hour of tuning
-        check_export_folder(request.export, [f"{workload.name}.wgsl", f"{workload.name}.ts"])
+        check_export_folder(request.export, [f"{workload.name}.wgsl", f"{workload.name}.ts"],
+                            flag=request.option("export"))
     if request.record is not None:
-        check_new_file(request.record)
+        check_new_file(request.record, flag=request.option("record"))
     claim = ExportClaim.take(request.export) if request.export is not None else None
     try:  # from here on something exists: a refusal gives back the export folder
         lanes = open_lanes(request.placement)

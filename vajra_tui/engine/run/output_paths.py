@@ -61,6 +61,11 @@ def check_writable_folder(folder: Path, what: str) -> None:
                               f"{_reason(exc)}") from None
 
 
+def _given(flag: str, path: Path) -> str:
+    """The option as the user wrote it: ``--export out`` on the command line, ``export='out'`` in the API."""
+    return f"{flag}{str(path)!r}" if flag.endswith("=") else f"{flag} {one_line(path)}"
+
+
 def check_new_file(path: Path, what: str = "recording", flag: str = "--record",
                    folder_must_exist: bool = False) -> None:
     """A new file can be written at ``path`` and none is there to be overwritten.
@@ -71,9 +76,9 @@ def check_new_file(path: Path, what: str = "recording", flag: str = "--record",
     names a place of its own, as ``--export`` does)."""
     path = Path(path)
     if path.is_dir():
-        raise OutputPathError(f"{flag} {one_line(path)} is a directory; give a file name")
+        raise OutputPathError(f"{_given(flag, path)} is a directory; give a file name")
     if path.exists() or path.is_symlink():
-        raise OutputPathError(f"{one_line(path)} exists; choose another {flag} file")
+        raise OutputPathError(f"{one_line(path)} exists; choose another file for {flag}")
     folder = path.parent
     if folder_must_exist and not folder.is_dir():
         base = _existing_ancestor(folder.absolute())
@@ -88,11 +93,11 @@ def check_export_folder(folder: Path, names: list[str], overwrite: bool = False,
     """An export can go to ``folder``: a directory (or creatable), no file of ours already there."""
     folder = Path(folder)
     if folder.exists() and not folder.is_dir():
-        raise OutputPathError(f"{flag} {one_line(folder)} is a file, not a directory")
+        raise OutputPathError(f"{_given(flag, folder)} is a file, not a directory")
     check_writable_folder(folder, "the export")
     if not overwrite:
         for name in names:
             target = folder / name
             if target.exists():
-                raise OutputPathError(f"{one_line(target)} exists; choose another {flag} directory "
+                raise OutputPathError(f"{one_line(target)} exists; choose another directory for {flag} "
                                       "(nothing is overwritten)")
