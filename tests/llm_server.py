@@ -36,6 +36,7 @@ PROSE_REPLY = "I cannot write that kernel, but consider using shared memory tile
 
 MODES = (
     "kernel", "503", "404", "429", "401", "cut", "prose", "think", "reasoning_field", "hang",
+    "badjson",  # a stream whose events are not JSON: a proxy or a web page at base_url
 )
 
 
@@ -179,6 +180,15 @@ def _make_handler(server: LLMServer) -> type[BaseHTTPRequestHandler]:
                 self.close_connection = True
                 return None
             self._start(model)
+            if mode == "badjson":
+                self.close_connection = True
+                try:
+                    self._event("<html><body>Service portal</body></html>")
+                    self._event("[DONE]")
+                    self._send_chunk(b"")
+                except OSError:  # the client hung up at the first bad event, as it should
+                    pass
+                return None
             if mode == "reasoning_field":
                 for part in _split(THINK_TEXT, server.chunk_size):
                     self._event(_chunk(model, {"reasoning_content": part}))

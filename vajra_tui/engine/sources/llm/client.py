@@ -13,6 +13,7 @@ shorter, unless it already holds a complete kernel for its slot.
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import openai
@@ -45,6 +46,19 @@ SHORTER = ("Your reply was cut off at the token limit (max_tokens={max_tokens}) 
 
 def cut_off_reason(max_tokens: int) -> str:
     return f"reply cut off at the token limit (max_tokens={max_tokens})"
+
+
+DOWN_REASONS = frozenset({"connection error", "timeout (no first token)"})
+"""Failures that mean nothing answers at ``base_url`` (no byte of any reply came back)."""
+DOWN_PAUSE_S = 300.0
+"""How long a server that every slot of a generation found down is left alone: a dead
+server used to cost each later generation its retries and deadlines again, for nothing."""
+
+
+def server_down(failure: Failure) -> bool:
+    """Whether this slot's every attempt found no server (as opposed to one that said no)."""
+    tried = [failure.err] + ([failure.prev] if failure.prev is not None else [])
+    return all(a.reason in DOWN_REASONS and not a.partial for a in tried)
 
 
 EXTRACT_TIMEOUT_S = 30.0
@@ -93,6 +107,28 @@ def _in_turns(batches: list[list[dict]]) -> list[dict]:
     return out
 
 
+REFUSALS = ("i can't", "i cannot", "i can not", "i won't", "i will not", "i'm sorry", "i am sorry",
+            "sorry,", "i'm unable", "i am unable", "i'm not able", "i am not able", "as an ai")
+"""How replies that decline begin (after any <think> block), lower-cased."""
+
+
+def no_kernel_reason(reply: Reply) -> str:
+    """Why a finished reply holds no kernel: empty, reasoning only, declined, or prose.
+
+    All four used to read "no kernel in response"; a user deciding whether to change the
+    model, the prompt or max_tokens needs to know which it was."""
+    text = strip_think(reply.content)[0].strip()
+    if not text:
+        thought = any(r.strip() for r in reply.reasoning) or bool(strip_think(reply.content)[1].strip())
+        return ("no kernel in response (only reasoning, no answer after it)" if thought
+                else "no kernel in response (the reply was empty)")
+    first = " ".join(text.split())
+    if first.lower().startswith(REFUSALS):
+        shown = first if len(first) <= 80 else first[:79] + "…"
+        return f"no kernel in response (the model declined: {shown!r})"
+    return "no kernel in response (prose, no code)"
+
+
 class LLMSource(CandidateSource):
     """Proposes kernels by asking a Nemotron model once per strategy, concurrently.
 
@@ -112,6 +148,7 @@ class LLMSource(CandidateSource):
         self.grounding = grounding
         self.workload = workload
         self.unauthorized = False
+        self.down_until = 0.0  # time.monotonic() before which a server found down is not asked
         self._client: openai.AsyncOpenAI | None = None
 
     @property
@@ -121,7 +158,7 @@ class LLMSource(CandidateSource):
 
     @property
     def available(self) -> bool:
-        return self.configured and not self.unauthorized
+        return self.configured and not self.unauthorized and time.monotonic() >= self.down_until
 
     def _scrub(self, text: str) -> str:
         key = self.settings.api_key()
@@ -191,7 +228,7 @@ class LLMSource(CandidateSource):
             self.emit(
                 CandidateQueued(id=cid, name=name, strategy=strategy, origin=origin, generation=gen)
             )
-        failures: list[str] = []
+        failures: list[Failure] = []
         results = await asyncio.gather(
             *(
                 self._one(ctx, cid, name, strategy, build_messages(ctx, strategy, grounding, self.workload),
@@ -200,15 +237,13 @@ class LLMSource(CandidateSource):
             )
         )
         if failures:
-            why = "; ".join(dict.fromkeys(failures))
-            self.emit(
-                Notice(
-                    level="warning",
-                    message=self._scrub(
-                        f"Nemotron unavailable ({why}); continuing with library variants"
-                    ),
-                )
-            )
+            why = "; ".join(dict.fromkeys(f.summary for f in failures))
+            message = f"Nemotron unavailable ({why}); continuing with library variants"
+            if len(failures) == len(slots) and all(map(server_down, failures)):
+                self.down_until = time.monotonic() + DOWN_PAUSE_S
+                message = (f"Nemotron unreachable at {self.settings.base_url} ({why}); not asked again "
+                           f"for {DOWN_PAUSE_S / 60:g} min: library variants meanwhile")
+            self.emit(Notice(level="warning", message=self._scrub(message)))
         return list(results)
 
     async def _stream_once(self, model: str, messages: list[dict[str, str]], cid: str,
@@ -250,7 +285,7 @@ class LLMSource(CandidateSource):
         try:
             outcome = await self._ask(messages, cid, budget)
             if isinstance(outcome, Failure):
-                failures.append(outcome.summary)
+                failures.append(outcome)
                 return self._failed(base, outcome)
             reply, kernel, thoughts = outcome, await extract_off_loop(outcome.content, strategy, entries), []
             if reply.finish_reason == "length" and not kernel.complete:
@@ -293,7 +328,7 @@ class LLMSource(CandidateSource):
         elif cut_short:
             update["no_kernel_reason"] = kernel.reason or cut_off_reason(limit)
         elif not source:
-            why = kernel.reason or "no kernel in response"
+            why = kernel.reason or no_kernel_reason(reply)
             if reply.finish_reason not in ("stop", ""):
                 why += f" (finish_reason={reply.finish_reason})"
             update["no_kernel_reason"] = why

@@ -10,6 +10,7 @@ failure is an :class:`AttemptFailed` saying whether the fallback model should tr
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from dataclasses import dataclass, field
 from typing import Callable
@@ -113,6 +114,9 @@ def classify(exc: BaseException, started: bool, partial: str,
         if code >= 500:
             return AttemptFailed(f"HTTP {code}", failover=True)
         return AttemptFailed(f"HTTP {code}", failover=False)
+    if isinstance(exc, json.JSONDecodeError):  # a proxy or a web page at base_url, not a chat API
+        return AttemptFailed("the server's stream is not chat-completion JSON: is base_url an "
+                             "OpenAI-compatible /v1 endpoint?", failover=False, partial=partial)
     if isinstance(exc, openai.APIError) and started:
         return AttemptFailed("stream error mid-reply", failover=True, partial=partial)
     return AttemptFailed(scrub(f"{type(exc).__name__}: {exc}")[:200], failover=True, partial=partial)
