@@ -75,3 +75,13 @@ def test_the_librarys_stand_ins_do_not_take_the_models_slots_ids():
     assert [(c.id, c.name) for c in got] == [("g1-A", "A"), ("g1-B", "B"),
                                              ("g1-A-lib", "A (library)"), ("g1-B-lib", "B (library)")]
     assert got[0].no_kernel_reason.startswith("no kernel in response")
+
+
+def test_a_helper_given_in_a_later_fence_goes_after_the_kernel():
+    """"...and the helper it calls:" after the kernel's fence; the helper had been lost."""
+    kernel = KERNEL.replace("exp(X[row * COLS + c])", "ex(row, c)")
+    helper = "fn ex(row: u32, c: u32) -> f32 {\n    return exp(X[row * COLS + c]);\n}"
+    bindings = "@group(0) @binding(0) var<storage, read> X: array<f32>;"
+    reply = f"```wgsl\n{kernel}\n```\nAnd the helper it calls:\n```wgsl\n{bindings}\n\n{helper}\n```\n"
+    got = _only(reply)
+    assert got.startswith(kernel) and got.endswith(helper) and "@binding" not in got

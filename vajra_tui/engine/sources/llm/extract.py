@@ -19,7 +19,9 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from vajra_tui.engine.sources.llm.reply_labels import Sections, block_label, comment_letter, hint_label
-from vajra_tui.engine.sources.llm.reply_shapes import MAIN, Piece, entry_pattern, find_blocks, split_block
+from vajra_tui.engine.sources.llm.reply_shapes import (
+    MAIN, Piece, Shelf, entry_pattern, find_blocks, split_block,
+)
 
 THINK_OPEN = "<think>"
 THINK_CLOSE = "</think>"
@@ -287,13 +289,15 @@ def _find(reply: str, entries: Sequence[str] = MAIN) -> tuple[list[_Found], str]
     sections = Sections(lines)
     found: list[_Found] = []
     prev_end = -1
-    for n, block in enumerate(find_blocks(text)):
+    blocks = find_blocks(text)
+    shelf = Shelf(blocks, entries)
+    for n, block in enumerate(blocks):
         letter, kw = hint_label(block.hint)
         if not letter:
             got, above = block_label(lines, block.span[0], prev_end, sections)
             letter, kw = got, kw or above
         prev_end = max(prev_end, block.span[1])
-        pieces = split_block(block, n, entries)
+        pieces = [shelf.complete(p, block.closed, entries) for p in split_block(block, n, entries)]
         own = [comment_letter(p.header) for p in pieces]
         shared = len(pieces) == 1 or not any(own)
         for p, mine in zip(pieces, own):

@@ -389,3 +389,62 @@ def _piece(code: str, lo: int, hi: int, block: Block, index: int, items: list[_I
     after = [code[items[j].start:items[j].end] for j in borrowed if items[j].start >= first]
     source = "\n\n".join(p for p in [*before, own.rstrip(), *after] if p.strip()) + "\n"
     return Piece(source, line, is_complete(source, block.closed, entries), header, index)
+
+
+class Shelf:
+    """The declarations of a reply's other blocks, by name: a kernel split over fences.
+
+    Models often give the shared pieces first ("the declarations and helpers:") and the
+    entry point in a second fence. The kernel cut from that fence used the first one's
+    consts, ``var<workgroup>`` and functions without declaring them, and failed to compile
+    ("no definition in scope for identifier"). What a kernel uses and does not declare is
+    taken from the nearest block before it, else the nearest after it, transitively;
+    binding declarations and entry points are never taken (they are another variant's).
+    What comes from a block before goes before the kernel's text, as a helper borrowed
+    within a block does (after it where the kernel opens with ``enable``: directives
+    come first); what comes from a block after goes after it.
+    """
+
+    def __init__(self, blocks: Sequence[Block], entries: Sequence[str] = MAIN) -> None:
+        # name -> [(block, offset, text)] in reply order: a lookup is a bisection, not a walk
+        # over every block (a reply of 8000 JSON strings made that quadratic)
+        self.by_name: dict[str, list[tuple[int, int, str]]] = {}
+        for n, block in enumerate(blocks if len(blocks) > 1 else ()):
+            for it in _items(block.code):
+                if it.kind not in ("binding", "other", "directive") and it.name not in entries:
+                    places = self.by_name.setdefault(it.name, [])
+                    if not places or places[-1][0] != n:  # a block's first declaration of it
+                        places.append((n, it.start, block.code[it.start:it.end]))
+
+    def _lookup(self, name: str, block: int) -> tuple[int, int, str] | None:
+        places = self.by_name.get(name)
+        if not places:
+            return None
+        k = bisect.bisect_left(places, block, key=lambda place: place[0])
+        if k and places[k - 1][0] < block:
+            return places[k - 1]
+        k = bisect.bisect_right(places, block, key=lambda place: place[0])
+        return places[k] if k < len(places) else None
+
+    def complete(self, piece: Piece, closed: bool, entries: Sequence[str] = MAIN) -> Piece:
+        """``piece`` with what it uses from the reply's other blocks appended."""
+        items = _items(piece.source)
+        have = {it.name for it in items if it.name}
+        queue = sorted(set(_IDENT.findall(blank_comments(piece.source))) - have)
+        taken: list[tuple[int, int, str]] = []
+        while queue:
+            name = queue.pop()
+            found = None if name in have else self._lookup(name, piece.block)
+            if found is None:
+                continue
+            have.add(name)
+            taken.append(found)
+            queue += sorted(set(_IDENT.findall(blank_comments(found[2]))) - have)
+        if not taken:
+            return piece
+        taken.sort(key=lambda place: place[:2])  # in reply order
+        directives = any(it.kind == "directive" for it in items)
+        before = [text for n, _, text in taken if n < piece.block and not directives]
+        after = [text for n, _, text in taken if n > piece.block or directives]
+        source = "\n\n".join([*before, piece.source.strip(), *after]) + "\n"
+        return Piece(source, piece.line, is_complete(source, closed, entries), piece.header, piece.block)
