@@ -6,30 +6,42 @@ cd "$(dirname "$0")/.."
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else "$@"; fi; }
 
+# The shared-library cache. ldconfig lives in /sbin, which a non-root Debian user's PATH
+# lacks. Captured, not piped into `grep -q`: under pipefail an early grep exit kills the
+# writer (SIGPIPE) and a found library would read as missing.
+ldconfig_p() {
+  local bin
+  for bin in "$(command -v ldconfig || true)" /sbin/ldconfig /usr/sbin/ldconfig; do
+    if [ -n "$bin" ] && [ -x "$bin" ]; then "$bin" -p 2>/dev/null || true; return 0; fi
+  done
+}
+have_lib() { local libs; libs=$(ldconfig_p); grep -q "$1" <<<"$libs"; }
+
 # A Vulkan driver is present when the loader is installed and at least one ICD manifest
 # exists: in the standard folders, or named by the loader's own environment variables.
 have_vulkan_icd() {
-  ldconfig -p 2>/dev/null | grep -q 'libvulkan.so.1' || return 1
-  local dir file
+  have_lib 'libvulkan.so.1' || return 1
+  local dir file named="${VK_DRIVER_FILES:-}:${VK_ICD_FILENAMES:-}"
   for dir in /usr/share/vulkan/icd.d /etc/vulkan/icd.d /usr/local/share/vulkan/icd.d; do
     for file in "$dir"/*.json; do [ -e "$file" ] && return 0; done
   done
-  for file in ${VK_DRIVER_FILES//:/ } ${VK_ICD_FILENAMES//:/ }; do [ -e "$file" ] && return 0; done
+  for file in ${named//:/ }; do [ -e "$file" ] && return 0; done
   return 1
 }
 
 if ! have_vulkan_icd; then
   if command -v apt-get >/dev/null; then
     echo "setup: no Vulkan driver found; installing Mesa's lavapipe (mesa-vulkan-drivers)"
-    as_root apt-get update -qq >/dev/null
-    DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq mesa-vulkan-drivers libvulkan1 >/dev/null
+    { as_root apt-get update -qq >/dev/null \
+      && DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq mesa-vulkan-drivers libvulkan1 >/dev/null; } \
+      || echo "setup: lavapipe did not install; install a Vulkan driver (mesa-vulkan-drivers) by hand" >&2
   else
     echo "setup: no Vulkan driver and no apt-get: install a Vulkan driver (lavapipe) by hand" >&2
   fi
 fi
 
 # Dawn (npm 'webgpu') runs on Mesa's OpenGL ES through EGL when there is no GPU.
-if command -v node >/dev/null && ! ldconfig -p 2>/dev/null | grep -q 'libEGL_mesa.so'; then
+if command -v node >/dev/null && ! have_lib 'libEGL_mesa.so'; then
   if command -v apt-get >/dev/null; then
     echo "setup: installing Mesa's EGL/GLES for the browser (Tint) checks"
     { as_root apt-get update -qq >/dev/null \
@@ -40,7 +52,7 @@ fi
 
 # Headless Chromium is the first judge of exports: it runs the exported TypeScript module
 # with WebGPU (SwiftShader where no GPU is allowed). Debian's package; playwright-python
-# (the test extra) drives it, so no browser is downloaded. VAJRA_BROWSER=off skips it.
+# (the test and browser extras) drives it, so no browser is downloaded. VAJRA_BROWSER=off skips it.
 have_chromium() {
   local name
   for name in chromium chromium-browser google-chrome google-chrome-stable; do
@@ -60,7 +72,21 @@ if [ "${VAJRA_BROWSER:-}" != off ] && ! have_chromium; then
 fi
 
 PY=${PYTHON:-python3}
-if [ ! -x .venv/bin/python ]; then
+# `python3 -m venv` needs ensurepip, which stock Debian splits off into python3-venv.
+have_venv() { "$PY" -c 'import ensurepip, venv' 2>/dev/null; }
+if ! have_venv && command -v apt-get >/dev/null; then
+  echo "setup: $PY cannot create a venv; installing python3-venv"
+  ver=$("$PY" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null || true)
+  { as_root apt-get update -qq >/dev/null \
+    && { DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq python3-venv >/dev/null 2>&1; have_venv \
+         || DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "python$ver-venv" >/dev/null 2>&1; }; } || true
+fi
+if ! have_venv; then
+  echo "setup: $PY cannot create a venv: install python3-venv (apt-get install python3-venv) and run again" >&2
+  exit 1
+fi
+# a venv that an earlier run without ensurepip left half made has a python but no pip
+if [ ! -x .venv/bin/python ] || ! .venv/bin/python -m pip --version >/dev/null 2>&1; then
   "$PY" -m venv .venv
 fi
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null

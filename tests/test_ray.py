@@ -30,7 +30,7 @@ FAST = ["--size", "32x256", "--reps", "3", "--warmup", "1", "--generations", "0"
 
 
 def _ray():
-    return pytest.importorskip("ray", reason="Ray is optional: pip install 'vajra-tui[ray]'")
+    return pytest.importorskip("ray", reason="Ray is optional: pip install 'ray>=2.60'")
 
 
 def _cli(argv: list[str]) -> tuple[int, str]:
@@ -45,7 +45,8 @@ def test_without_ray_installed_the_cli_says_how_to_get_it(monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray -> ImportError
     code, _ = _cli(["tune", "-w", "softmax", *FAST, "--source", "library", "--ray", "auto", "-q"])
     err = capsys.readouterr().err.strip()
-    assert code == 2 and err.count("\n") == 0 and "pip install 'vajra-tui[ray]'" in err
+    assert code == 2 and err.count("\n") == 0 and "pip install 'ray>=2.60'" in err
+    assert "pipx inject vajra-tui 'ray>=2.60'" in err
 
 
 def test_an_unreachable_cluster_is_one_line(capsys):

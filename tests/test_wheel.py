@@ -70,7 +70,8 @@ def test_wheel_holds_the_recordings_and_honest_metadata(built):
     assert any(r.startswith("rich>=") for r in requires), "rich is imported, so it is declared"
     assert any(r.startswith("textual>=6.2") for r in requires)
     assert any(r.startswith("tomli") and "python_version < \"3.11\"" in r for r in requires)
-    assert any(r.startswith("ray>=") and 'extra == "ray"' in r for r in requires)  # optional: `vajra-tui[ray]`
+    assert any(r.startswith("ray>=") and 'extra == "ray"' in r for r in requires)  # optional: the `ray` extra
+    assert any(r.startswith("playwright>=") and 'extra == "browser"' in r for r in requires)
     assert "License-Expression: MIT" in metadata and "Classifier: Environment :: Console" in metadata
     assert wheel.stat().st_size < 2_000_000
 
@@ -80,7 +81,10 @@ def test_sdist_carries_what_its_tests_need(built):
         names = {"/".join(n.split("/")[1:]) for n in tf.getnames()}
     for needed in ("tests/conftest.py", "tests/data/session_fixture.jsonl", "tests/kernels/hang.wgsl",
                    "tests/test_snapshots.py", "LICENSE", "scripts/test.sh", "pyproject.toml",
-                   "examples/workloads/transpose.py", "examples/workloads/rowhist_shared.wgsl"):
+                   "examples/workloads/transpose.py", "examples/workloads/rowhist_shared.wgsl",
+                   "tests/published/SOURCES.sha256", "tests/published/LICENSES/wgpu.LICENSE.APACHE",
+                   "tests/published/LICENSES/wgpu.LICENSE.MIT", "tests/published/LICENSES/gpu.cpp.LICENSE",
+                   "benchmarks/experiments/fft2_cols_first.py", ".ci/run"):
         assert needed in names, needed
     assert any(n.startswith("tests/__snapshots__/") and n.endswith(".svg") for n in names)
     assert {n for n in names if n.startswith("vajra_tui/recordings/")} == \

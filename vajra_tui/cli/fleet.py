@@ -1,6 +1,6 @@
 """``tune --ray`` and ``vajra-tui fleet``: the adapters of a Ray cluster from the command line.
 
-Ray is optional: without it both say ``pip install 'vajra-tui[ray]'`` in one line (exit 2),
+Ray is optional: without it both say ``pip install 'ray>=2.60'`` (or ``pipx inject``) in one line (exit 2),
 as does a cluster that cannot be reached. The engine side is ``engine/scale/`` (actors,
 discovery, the fleet's tunes); this module only parses, prints and writes.
 """

@@ -40,7 +40,7 @@ def _timing_args(p: argparse.ArgumentParser) -> None:
                    help=f"timed dispatches per kernel (default 9, at most {MAX_REPS})")
     p.add_argument("--deadline", type=positive_seconds,
                    help="seconds a dispatch may run before it is killed (default: the larger of 10 s "
-                        "and 20x the baseline)")
+                        "(30 s on a software adapter) and 20x the baseline)")
     p.add_argument("--timing", choices=["auto", "wall"], help="auto: device timestamps where available")
     p.add_argument("--cache", choices=["warm", "cold"],
                    help="GPU caches between timed dispatches (default warm; cold flushes L2)")

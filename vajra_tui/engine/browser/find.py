@@ -80,7 +80,8 @@ def find_browser(check_version: bool = True) -> Found:
     if wanted.lower() in ("off", "none", "0", "no"):
         return Found(reason="the browser judge is off (VAJRA_BROWSER=off)")
     if not playwright_available():
-        return Found(reason="playwright-python is not installed (pip install playwright; "
+        return Found(reason="playwright-python is not installed (pip install 'playwright>=1.40', "
+                            "or with pipx: pipx inject vajra-tui 'playwright>=1.40'; "
                             "it drives the system's Chromium, no browser download needed)")
     if wanted:
         path = shutil.which(wanted) or (wanted if Path(wanted).is_file() else "")

@@ -1,7 +1,8 @@
 """A Ray cluster's adapters: connect, list each node's adapters there, build one lane each.
 
-Ray is optional (``pip install 'vajra-tui[ray]'``): nothing here imports it at module
-level, and a missing Ray or an unreachable cluster is one :class:`RayUnavailable` line.
+Ray is optional (``pip install 'ray>=2.60'``; pipx: ``pipx inject vajra-tui 'ray>=2.60'``):
+nothing here imports it at module level, and a missing Ray or an unreachable cluster is one
+:class:`RayUnavailable` line.
 
 Discovery runs a small task *pinned to each alive node* that lists that node's adapters
 in a child process (the same ``gpu/adapters.py`` listing as ``vajra-tui devices``), so the
@@ -23,7 +24,7 @@ from typing import Any, Iterable
 from vajra_tui.engine.gpu.adapters import AdapterEntry, entries_from
 from vajra_tui.engine.scale.ray_lanes import LaneServer, RayLane
 
-INSTALL_HINT = "pip install 'vajra-tui[ray]'"
+INSTALL_HINT = "pip install 'ray>=2.60' (pipx: pipx inject vajra-tui 'ray>=2.60')"
 NATIVE_BACKENDS = ("vulkan", "metal", "d3d12")
 BACKEND_ALIASES = {"gl": "opengl", "gles": "opengl", "vk": "vulkan", "dx12": "d3d12"}
 LIST_TIMEOUT_S = 180.0

@@ -94,6 +94,12 @@ class SlotBudget:
         return part
 
 
+def _transport_error(exc: BaseException) -> bool:
+    """An httpx transport error (its RemoteProtocolError: the server hung up mid-stream), which
+    openai before 3.14 passed through unwrapped; told by its class, httpx being openai's own."""
+    return any(c.__name__ == "TransportError" and c.__module__.startswith("httpx") for c in type(exc).__mro__)
+
+
 def classify(exc: BaseException, started: bool, partial: str,
              scrub: Callable[[str], str]) -> AttemptFailed:
     """The bounded outcome of one failed request (raises :class:`Unauthorized` on 401)."""
@@ -102,7 +108,7 @@ def classify(exc: BaseException, started: bool, partial: str,
     if isinstance(exc, (asyncio.TimeoutError, openai.APITimeoutError)):
         what = "no first token" if not started else "stream stalled"
         return AttemptFailed(f"timeout ({what})", failover=True, partial=partial)
-    if isinstance(exc, openai.APIConnectionError):
+    if isinstance(exc, openai.APIConnectionError) or _transport_error(exc):
         reason = "stream cut off mid-reply" if started else "connection error"
         return AttemptFailed(reason, failover=True, partial=partial)
     if isinstance(exc, openai.RateLimitError):
