@@ -26,7 +26,7 @@ from vajra_tui.engine.errors import VajraError
 from vajra_tui.engine.events import CandidateResult, Event
 from vajra_tui.engine.run.builder import Placement, Run, RunRequest, build_run, export_into, export_result
 from vajra_tui.engine.run.kernels import user_kernels
-from vajra_tui.engine.run.output_paths import check_new_file
+from vajra_tui.engine.run.output_paths import check_distinct, check_new_file
 from vajra_tui.engine.run.report import Report, recorded_report
 from vajra_tui.engine.store import damage
 from vajra_tui.engine.store.record import RecordedRun, Recording
@@ -62,7 +62,7 @@ def _sinks(args: argparse.Namespace) -> tuple[Callable[[Event], None], Any]:
 
 
 def _build(args: argparse.Namespace, settings: Settings, mode: str) -> tuple[Run, Any]:
-    check_csv(getattr(args, "csv", None))
+    check_csv(getattr(args, "csv", None), args.record, getattr(args, "export", None))
     request = run_request(args, settings, mode)
     emit, progress = _sinks(args)
     with adapter_flag(args):
@@ -274,6 +274,9 @@ def export(args: argparse.Namespace, settings: Settings) -> int:
         result = next((r for r in rec.results.values() if args.kernel in (r.id, r.name)), None)
         if result is None:
             raise UsageError(f"no kernel {one_line(args.kernel)!r} in {one_line(args.recording)}")
+    if args.kernel and result is not None and result.status != "verified":
+        why = f": {one_line(result.reason, 120)}" if result.reason else ""
+        raise UsageError(f"{one_line(result.name)} is {result.status}{why}; only a verified kernel is exported")
     if result is None or result.status != "verified":
         raise UsageError(f"{one_line(args.recording)} has no verified winner to export")
     print(f"exporting {one_line(result.name)} to {one_line(args.out.absolute())}", file=sys.stderr)
@@ -282,10 +285,12 @@ def export(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def check_csv(path: Path | None) -> None:
-    """Before the run: a --csv file is new, never one of the user's overwritten."""
+def check_csv(path: Path | None, record: Path | None = None, export: Path | None = None) -> None:
+    """Before the run: a --csv file is new, never one of the user's overwritten, and not the
+    run's recording or one of the files its export writes."""
     if path is None:
         return
+    check_distinct([("--csv", path), ("--record", record)], ("--export", export))
     check_new_file(path, "CSV", "--csv", folder_must_exist=True)  # an OutputPathError is a usage error
 
 
@@ -296,6 +301,8 @@ def save_csv(path: Path, report: Report) -> str | None:
 
     try:
         write_csv(path, report.results, report.device, report.workload)
+    except FileExistsError:
+        return f"--csv {one_line(path)}: not written: a file appeared there during the run (it is kept)"
     except OSError as exc:
         return f"--csv {one_line(path)}: not written: {exc.strerror or exc}"
     print(f"wrote {one_line(path)}", file=sys.stderr)

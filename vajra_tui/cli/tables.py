@@ -115,4 +115,4 @@ def write_csv(path: Path, results: list[Any], device: Any, workload: Any) -> Non
     """Written whole or not at all (a temporary file renamed into place)."""
     from vajra_tui.engine.store.atomic import atomic_write
 
-    atomic_write(Path(path), results_csv(results, device, workload))
+    atomic_write(Path(path), results_csv(results, device, workload), replace=False)  # checked new before the run

@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from vajra_tui.engine.store.atomic import atomic_write
+from vajra_tui.engine.store.atomic import write_together
 from vajra_tui.engine.events import CandidateResult, DeviceInfo, WorkloadInfo
 from vajra_tui.engine.export.ts import export_program, typescript_module
 from vajra_tui.engine.export.lock_merge import merge_locks
@@ -81,12 +81,15 @@ def export_winner(result: CandidateResult, device: DeviceInfo, workload: Workloa
     files[ts_path.name] = sha256_bytes(module.encode())
     lock = build_lock([*entries, entry], files)
     for path, text in wgsl.items():
-        atomic_write(path, text)
+        if sha256_bytes(text.encode("utf-8")) != files[path.name]:
+            raise RuntimeError(f"{path}: the bytes to write differ from the exported source")
+    # all or none: the lockfile last, so it never names a file that is not there
+    write_together({**wgsl, ts_path: module, lock_path: json_text(dump_lock(lock))},
+                   fresh=() if overwrite else [*wgsl, ts_path])
+    for path in wgsl:
         if sha256_bytes(path.read_bytes()) != files[path.name]:
             raise RuntimeError(f"{path}: the written bytes differ from the exported source "
                                "(a non-UTF-8 or newline-translating platform encoding?)")
-    atomic_write(ts_path, module)
-    atomic_write(lock_path, json_text(dump_lock(lock)))  # no raw U+2028/U+2029, C1 in its strings
     first = next(iter(wgsl))
     return [first, ts_path, lock_path, *[p for p in wgsl if p != first]]
 

@@ -18,7 +18,7 @@ from vajra_tui.engine.candidate import Candidate
 from vajra_tui.engine.errors import UsageError
 from vajra_tui.engine.events import Event, Notice, SessionFinished
 from vajra_tui.engine.export.claim import ExportClaim
-from vajra_tui.engine.run.output_paths import check_export_folder, check_new_file
+from vajra_tui.engine.run.output_paths import check_distinct, check_export_folder, check_new_file
 from vajra_tui.engine.run.report import Report, report_tail, session_report
 from vajra_tui.engine.session import Session
 from vajra_tui.engine.sources.base import CandidateSource, Fallback
@@ -169,6 +169,7 @@ def build_run(request: RunRequest, emit: Emit) -> Run:
     sink = _Sink(emit)
     params = _params_source(request, workload, size) if request.source == "params" else None
     wants_llm = params is None and _wants_llm(request, sink)
+    check_distinct([(request.option("record"), request.record)], (request.option("export"), request.export))
     if request.export is not None:  # checked now, not after an hour of tuning
         check_export_folder(request.export, [f"{workload.name}.wgsl", f"{workload.name}.ts"],
                             flag=request.option("export"))
@@ -212,7 +213,7 @@ def _tuner(request: RunRequest, session: Session, lanes: list[Any], params: Cand
 
 
 def export_result(result: Any, device: Any, workload: Any, out: Path, force: bool = False,
-                  limits: str | None = None) -> list[Path]:
+                  limits: str | None = None, force_flag: str | None = "--force") -> list[Path]:
     """Write a result's WGSL, TypeScript module and lockfile into ``out``; a failure is one line.
     ``limits``: what the run crowned by ("portable" or "adapter"), recorded in the lockfile."""
     from vajra_tui.engine.browser.judge import annotate_lock
@@ -223,8 +224,9 @@ def export_result(result: Any, device: Any, workload: Any, out: Path, force: boo
         paths = export_winner(result, device, workload, out, overwrite=force, limits=limits)
         annotate_lock(Path(out) / LOCK_NAME, result)  # what the browser said of these bytes, when one judged them
         return paths
-    except FileExistsError as exc:
-        raise UsageError(f"{one_line(exc)}; pass --force to overwrite") from None
+    except FileExistsError as exc:  # ``force_flag``: how this caller overwrites, if it can
+        hint = f"; pass {force_flag} to overwrite" if force_flag else " (nothing was overwritten)"
+        raise UsageError(f"{one_line(exc)}{hint}") from None
     except (OSError, ValueError, RuntimeError, KeyError) as exc:  # one line, never a traceback
         if isinstance(exc, OSError) and exc.strerror:
             where = f" ({one_line(exc.filename)})" if exc.filename else ""
@@ -236,7 +238,8 @@ def export_into(report: Report, result: Any, out: Path) -> None:
     """``result`` exported beside ``report``: its paths in ``report.exported``, or why not in
     ``report.export_error`` (a full disk loses the files, never the measured report)."""
     try:
-        report.exported = export_result(result, report.device, report.workload, out, limits=report.limits)
+        report.exported = export_result(result, report.device, report.workload, out, limits=report.limits,
+                                        force_flag=None)  # bench/tune have no --force
     except UsageError as exc:
         report.export_error = exc.message
 

@@ -95,9 +95,58 @@ def check_export_folder(folder: Path, names: list[str], overwrite: bool = False,
     if folder.exists() and not folder.is_dir():
         raise OutputPathError(f"{_given(flag, folder)} is a file, not a directory")
     check_writable_folder(folder, "the export")
+    _check_lockfile(folder / "vajra.lock.json", flag, overwrite)
     if not overwrite:
         for name in names:
             target = folder / name
             if target.exists():
                 raise OutputPathError(f"{one_line(target)} exists; choose another directory for {flag} "
                                       "(nothing is overwritten)")
+
+
+def _same(a: Path, b: Path) -> bool:
+    return Path(os.path.abspath(a)) == Path(os.path.abspath(b))
+
+
+def written_by_export(path: Path, folder: Path) -> bool:
+    """Whether an export into ``folder`` writes (or holds its claim at) ``path``: the kernels
+    (``*.wgsl``, ``*.ts``), the lockfile, the claim, or the folder itself."""
+    path = Path(path)
+    if _same(path, folder):
+        return True
+    return _same(path.parent, folder) and (path.suffix in (".wgsl", ".ts") or path.name in
+                                           ("vajra.lock.json", ".vajra-export.lock"))
+
+
+def check_distinct(outputs: list[tuple[str, Path | None]], export: tuple[str, Path | None] = ("", None)) -> None:
+    """Refuse two outputs at one place before the run: ``--csv same.jsonl --record same.jsonl``
+    wrote the CSV over the recording and said "wrote" for both; a recording or CSV named like
+    an exported file was replaced by it (or replaced it). ``outputs``: (flag, path) of files."""
+    given = [(flag, Path(path)) for flag, path in outputs if path is not None]
+    for k, (flag, path) in enumerate(given):
+        for other, there in given[k + 1:]:
+            if _same(path, there) or _same(path, Path(f"{there}.partial")) or _same(there, Path(f"{path}.partial")):
+                raise OutputPathError(f"{flag} {one_line(path)} and {other} {one_line(there)} are one file; "
+                                      "give each its own")
+        flag_e, folder = export
+        if folder is not None and written_by_export(path, Path(folder)):
+            raise OutputPathError(f"{flag} {one_line(path)} is where {flag_e} {one_line(folder)} writes its "
+                                  "kernels and lockfile; give it another name")
+
+
+def _check_lockfile(path: Path, flag: str, overwrite: bool) -> None:
+    """A lockfile already in the export folder is one the export can update: found only after
+    the tune, a foreign or broken one lost the export, with advice (--force) tune does not take."""
+    if not (path.exists() or path.is_symlink()):
+        return
+    from vajra_tui.engine.export.lockfile import load_lock
+
+    try:
+        load_lock(path)
+    except (ValueError, OSError) as exc:
+        if overwrite and path.is_file():
+            return
+        reason = str(exc).removeprefix(f"{path}: ")
+        why = "is a directory" if path.is_dir() else f"is not a Vajra lockfile ({one_line(reason, 80)})"
+        raise OutputPathError(f"{one_line(path)} {why}: move it away or choose another directory "
+                              f"for {flag} (nothing is overwritten)") from None
