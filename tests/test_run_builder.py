@@ -113,9 +113,58 @@ def test_replay_gives_the_tune_document_it_recorded(capsys, tmp_path):
     assert main(["replay", str(rec), "--json"]) == 0
     replayed = json.loads(capsys.readouterr().out)
     assert set(replayed) == set(tuned)
-    for key in ("winner", "headline", "ties", "final_batch", "baseline_won", "ranking"):
+    for key in ("winner", "headline", "ties", "final_batch", "baseline_won", "ranking", "seeds", "timed_on_seed"):
         assert replayed[key] == tuned[key], key
+    # the inputs a verdict can be reproduced on: only the table's footer said them
+    assert tuned["seeds"] == [1, 2] and isinstance(tuned["timed_on_seed"], int)
+    assert tuned["timed_on_seed"] not in tuned["seeds"]
     assert main(["replay", str(rec), "--headless"]) == 0
     table = capsys.readouterr().out
     assert tuned["headline"] in table and table.index(tuned["ranking"][0]) < table.index("baseline") \
         if tuned["ranking"] else "baseline" in table
+
+
+def test_a_row_from_an_earlier_run_shows_no_speedup_beside_this_runs():
+    """--resume: a kernel recalled from an earlier run keeps that run's speedup, which divides
+    another baseline; the table showed it in the speedup column under "every speedup divides
+    the baseline of batch 3", and the progress line said "batch None"."""
+    import io
+
+    from rich.console import Console
+
+    from vajra_tui.cli.render import ProgressPrinter, results_table
+    from vajra_tui.engine.events import CandidateFinished, DeviceInfo
+    from vajra_tui.engine.run.report import Report
+    from vajra_tui.engine.workloads import get_workload
+
+    sgemm = get_workload("sgemm")
+    base, e4 = _result("baseline", 3, 10.0, 1.0), _result("E4", 3, 5.0, 2.0)
+    old = _result("WG4", 3, 9.0, 1.08).model_copy(update={"batch": None, "from_cache": True})
+    report = Report(device=DeviceInfo(name="lavapipe", backend="Vulkan", adapter_type="CPU"),
+                    workload=sgemm.info(sgemm.size("64")), results=[base, e4, old],
+                    winner=e4, final_batch=3, standing=["E4", "baseline"])
+    console = Console(width=200, record=True)
+    console.print(results_table(report.device, report.workload, report.in_standing_order(), "E4", width=200,
+                                final_batch=3))
+    rows = [line.strip("│ ").split("│") for line in console.export_text().splitlines() if line.startswith("│")]
+    cells = {row[0].strip(" ★"): [cell.strip() for cell in row] for row in rows}
+    assert cells["WG4"][7] == "-" and cells["WG4"][-1].startswith("earlier run: 1.08x of that run's baseline")
+    stream = io.StringIO()
+    ProgressPrinter(stream)(CandidateFinished(result=old))
+    said = stream.getvalue()
+    assert said and "batch None" not in said and "earlier run" in said
+
+
+def test_json_is_strict_json_when_a_kernel_never_wrote(capsys):
+    """A never-written output's max_rel_error is infinite: json.dumps wrote `Infinity`, which
+    JSON.parse and jq refuse, while the replay of the same run said null."""
+    from conftest import KERNELS
+
+    def refuse(constant: str) -> None:
+        raise ValueError(f"not JSON: {constant}")
+
+    assert main(["bench", "-w", "sgemm", "--size", "16", "--reps", "1", "--warmup", "0", "--json", "-q",
+                 "-k", str(KERNELS / "noop.wgsl")]) == 0
+    doc = json.loads(capsys.readouterr().out, parse_constant=refuse)
+    noop = doc["results"][1]
+    assert noop["status"] == "rejected" and noop["max_rel_error"] is None

@@ -84,7 +84,9 @@ class ProgressPrinter:
             if self._told.get(r.id) == told:  # the same outcome again (its browser badge): said once
                 return
             self._told[r.id] = told
-            if r.status == "verified":
+            if r.status == "verified" and r.from_cache and r.batch is None:
+                self._say(f"result   {r.name}: {fmt.ms(r.median_ms)} (an earlier run's, --resume: not timed again)")
+            elif r.status == "verified":
                 lane = f", {r.lane}" if r.lane and getattr(self, "_lane_shape", None) else ""
                 self._say(f"result   {r.name}: {fmt.ms(r.median_ms)} ({r.timing}, batch {r.batch}{lane})")
             else:
@@ -120,6 +122,8 @@ def _speedup_and_detail(r: CandidateResult, final_batch: int | None) -> tuple[st
         return "-", detail
     if final_batch is not None and r.batch and r.batch != final_batch and r.speedup is not None:
         return "-", f"batch {r.batch}: {r.speedup:.2f}x of that batch's baseline; {detail}"
+    if r.from_cache and r.batch is None and r.speedup is not None:  # --resume: not timed again here
+        return "-", f"earlier run: {r.speedup:.2f}x of that run's baseline; {detail}"
     return _num(r.speedup, ".2f") + ("x" if r.speedup else ""), detail
 
 

@@ -25,7 +25,9 @@ import numpy as np
 
 RTOL = 1e-4
 _CHUNK = 1 << 22
-# A quiet NaN with a payload no arithmetic produces (GPUs return 0x7fc00000 or 0xffc00000).
+# A quiet NaN with a payload no arithmetic on numbers produces (GPUs return 0x7fc00000 or
+# 0xffc00000); arithmetic on the poison itself may carry it through (an unwritten scratch
+# buffer read by a later pass), so the verdict names both causes.
 POISON_BITS = 0x7FD1DEAD
 POISON_F16 = 0x7D1D  # the same idea in half precision (arithmetic gives 0x7e00 or 0xfe00)
 INT_POISON = (0xFFFFFFFF, 0xAAAAAAAA)  # integer outputs: one pattern per seed, in turn
@@ -171,7 +173,8 @@ def verdict_of(t: Tally, ref: np.ndarray, got: Callable[[int], Any], judged_by: 
     if t.unwritten:
         i = t.first_unwritten
         return Verdict(False, float("inf"), i,
-                       f"{t.unwritten} of {ref.size} elements never written, first at element {i} "
+                       f"{t.unwritten} of {ref.size} elements never written (or computed from memory never "
+                       f"written: they hold the poison fill), first at element {i} "
                        f"(want {float(ref[i]):.6g}; {count})", t.unwritten, t.nonfinite, judged_by)
     if t.nonfinite:
         i = t.first_nonfinite

@@ -7,6 +7,7 @@ both. Every number in it was derived by the engine; nothing here computes a resu
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,10 +39,25 @@ def result_dict(r: CandidateResult) -> dict[str, Any]:
     return {k: data[k] for k in RESULT_FIELDS}
 
 
+def finite(value: Any) -> Any:
+    """``value`` with every NaN and infinity as None, as a recording stores them.
+
+    ``json.dumps`` writes ``Infinity``, which is not JSON: the ``--json`` of a run with a
+    never-written kernel (max_rel_error inf) failed ``JSON.parse`` and jq, while the
+    replay of its recording said null."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite(v) for v in value]
+    return value
+
+
 def document(device: DeviceInfo, workload: WorkloadInfo, results: list[CandidateResult],
              calibration: Calibration | None, extra: dict[str, Any] | None = None) -> dict[str, Any]:
     """The JSON document's frame: where it ran, what ran, the roofline, every result."""
-    return {
+    return finite({
         "device": {
             "name": device.name, "backend": device.backend, "adapter_type": device.adapter_type,
             "vendor": device.vendor, "driver": device.driver, "software": device.software,
@@ -53,7 +69,7 @@ def document(device: DeviceInfo, workload: WorkloadInfo, results: list[Candidate
         "calibration": calibration.model_dump() if calibration else None,
         "results": [result_dict(r) for r in results],
         **(extra or {}),
-    }
+    })
 
 
 class Report(BaseModel):
@@ -75,6 +91,11 @@ class Report(BaseModel):
     ties: list[str] = Field(default_factory=list)
     baseline_won: bool = False
     final_batch: int | None = None  # the batch whose baseline every speedup divides
+    # The inputs: every kernel verified on ``seeds`` and was timed (each timed dispatch
+    # checked) on ``timed_seed``, drawn for the run; None for a recording made before
+    # timing used a fresh seed. Without them a script could not reproduce a verdict.
+    seeds: list[int] = Field(default_factory=list)
+    timed_seed: int | None = None
     standing: list[str] = Field(default_factory=list)  # ids of the final ranking, fastest first, baseline included
     generations: int = 0
     ranking: list[str] = Field(default_factory=list)
@@ -107,7 +128,8 @@ class Report(BaseModel):
         """The document ``--json`` prints; the winner is named (its result is in ``results``)."""
         extra: dict[str, Any] = {"winner": self.winner.name if self.winner else None, "headline": self.headline,
                                  "ties": self.ties, "baseline_won": self.baseline_won,
-                                 "final_batch": self.final_batch, "limits": self.limits}
+                                 "final_batch": self.final_batch, "limits": self.limits,
+                                 "seeds": list(self.seeds), "timed_on_seed": self.timed_seed}
         if self.fastest_here is not None:
             extra["fastest_here"] = self.fastest_here.name
         if self.kind == "tune":
@@ -138,7 +160,8 @@ def session_report(session: Session, results: list[CandidateResult], winner: Can
                   baseline_won=bool(verdict and verdict.baseline_won),
                   final_batch=baseline.batch if baseline is not None else None,
                   standing=[r.id for r in verdict.ranked] if verdict else [],
-                  fastest_here=verdict.fastest if verdict else None, limits=session.limits)
+                  fastest_here=verdict.fastest if verdict else None, limits=session.limits,
+                  seeds=list(session.seeds), timed_seed=session.fresh_seed)
 
 
 def report_tail(report: Report) -> ReportTail:
@@ -176,6 +199,7 @@ def recorded_report(run: RecordedRun, kind: str = "tune") -> Report:
         baseline_won=bool(ranking and ranking.baseline_won),
         final_batch=(ranking.batch if ranking and ranking.batch else baseline.batch if baseline else None),
         standing=[r.id for r in ranked], generations=tail.generations, limits=run.limits,
+        seeds=list(run.seeds), timed_seed=run.timed_seed if run.timed_seed not in (None, *run.seeds) else None,
         fastest_here=by_id.get(ranking.fastest_id) if ranking and ranking.fastest_id else None,
         ranking=list(tail.ranking), library=tail.library, params=tail.params,
         lanes=[lane.model_copy(deep=True) for lane in tail.lanes], baseline_spread=tail.baseline_spread,
