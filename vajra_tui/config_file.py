@@ -190,9 +190,13 @@ def check_file(path: Path, model: type[BaseModel]) -> dict[str, Any]:
         hint = f" (did you mean {close!r}?)" if close else ""
         line = _line_of(lines, key)
         raise ConfigError(f"{path}{f':{line}' if line else ''}: unknown key {key!r}{hint}")
-    for name, value in data.items():  # field by field: validating the whole BaseSettings reads the env
+    # Field by field (validating the whole BaseSettings reads the env), and strictly: TOML has
+    # its own types, so `warmup = true` or `reps = "3"` is a value of the wrong type, not 1 or 3
+    # (an int still fills a float field). The environment, whose values are all strings, is
+    # validated afterwards as it always was: VAJRA_REPS=3 still reads as 3.
+    for name, value in data.items():
         try:
-            TypeAdapter(model.model_fields[name].annotation).validate_python(value)
+            TypeAdapter(model.model_fields[name].annotation).validate_python(value, strict=True)
         except ValidationError as exc:
             error = exc.errors()[0]
             key = ".".join(str(p) for p in (name, *error["loc"]))

@@ -9,11 +9,14 @@ and never ``baseline``.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Iterable, Mapping, Union
 
 from vajra_tui.engine.candidate import Candidate
+from vajra_tui.engine.errors import UsageError
 from vajra_tui.engine.run.kernel_file import KernelFileError, read_kernel_file
+from vajra_tui.safe_text import one_line
 
 KernelSpec = Union[str, Path]
 Kernels = Union[Iterable[KernelSpec], Mapping[str, str], KernelSpec, None]
@@ -24,16 +27,40 @@ def _is_source(spec: KernelSpec) -> bool:
     return isinstance(spec, str) and ("\n" in spec or "fn " in spec)
 
 
+WANT = "kernels take file paths, WGSL strings or a {name: source} dict"
+
+
+def _refuse(what: str) -> UsageError:
+    return UsageError(f"{what}: {WANT}")
+
+
+def _shown(value: object) -> str:
+    return f"{one_line(repr(value), 40)} (type {type(value).__name__})"
+
+
 def _items(kernels: Kernels, strict: bool) -> list[tuple[str, str, str, str]]:
     """(name, source, origin, why unreadable) for each kernel given."""
     if kernels is None:
         return []
     if isinstance(kernels, Mapping):
+        for k, v in kernels.items():
+            if not isinstance(v, str):
+                raise _refuse(f"kernel {one_line(repr(k), 40)} is {_shown(v)}, not WGSL source")
         return [(str(k), str(v), "python", "") for k, v in kernels.items()]
-    if isinstance(kernels, (str, Path)):
+    if isinstance(kernels, (str, os.PathLike)):
         kernels = [kernels]
+    elif isinstance(kernels, (bytes, bytearray)) or not isinstance(kernels, Iterable):
+        raise _refuse(f"kernels= is {_shown(kernels)}")
     items = []
     for number, spec in enumerate(kernels, 1):
+        if not isinstance(spec, (str, os.PathLike)):  # 5, b"...": a bare TypeError before
+            raise _refuse(f"kernel {number} is {_shown(spec)}")
+        if isinstance(spec, str) and not spec.strip():  # "" is Path("."): not "a directory"
+            why = f"kernel {number} is an empty string, not a kernel"
+            if strict:
+                raise KernelFileError(f"{why}: {WANT}")
+            items.append((f"kernel{number}", "", "python", why))
+            continue
         if _is_source(spec):
             items.append((f"kernel{number}", str(spec), "python", ""))
             continue

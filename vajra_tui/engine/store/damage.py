@@ -2,8 +2,8 @@
 
 The cache directory holds things Vajra can always make again (the calibration,
 the GPU worker's log). When one of them is damaged (``calibration.json`` turned
-into a directory, ``worker.log`` a directory, the cache directory itself a file),
-a run must not end in a traceback, on this run or any later one. An empty
+into a directory, ``worker.log`` a directory or a named pipe, the cache directory itself
+a file), a run must not end in a traceback, or hang, on this run or any later one. An empty
 directory where a file belongs is removed and the file written again; anything
 else is left alone (it may be the user's), the run goes on without it, and one
 line says what to remove. Front ends print these lines (:func:`take`): the CLI
@@ -15,6 +15,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import stat
 import tempfile
 import threading
 from pathlib import Path
@@ -77,6 +78,50 @@ def _folder_problem(folder: Path) -> str | None:
     return None
 
 
+_KINDS = ((stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISSOCK, "a socket"),
+          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+
+
+def _kind(mode: int) -> str:
+    return next((words for test, words in _KINDS if test(mode)), "a special file")
+
+
+class NotRegularFile(OSError):
+    """A cache file's path holds a named pipe, a socket or a device: opening one could wait forever."""
+
+    def __init__(self, path: Path, kind: str) -> None:
+        super().__init__(f"{one_line(path)} is {kind}, not a regular file")
+        self.path, self.kind = Path(path), kind
+
+
+def not_regular(path: Path) -> str | None:
+    """What stands at ``path`` when it is neither a regular file nor a directory
+    ("a named pipe (FIFO)"); None for a file, a directory or nothing. Never opens it."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return None
+    return None if stat.S_ISREG(mode) or stat.S_ISDIR(mode) else _kind(mode)
+
+
+def open_regular(path: Path, flags: int, mode: int = 0o666) -> int:
+    """``os.open`` that never waits on a named pipe: opened non-blocking, then a descriptor
+    that is no regular file is closed and :class:`NotRegularFile` raised. The descriptor
+    returned is blocking again."""
+    nonblock = getattr(os, "O_NONBLOCK", 0)
+    fd = os.open(path, flags | nonblock, mode)
+    try:
+        st_mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(st_mode):
+            raise NotRegularFile(path, "a directory" if stat.S_ISDIR(st_mode) else _kind(st_mode))
+        if nonblock:
+            os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 def file_slot(path: Path, what: str) -> bool:
     """Can a file be written at ``path``? Repairs an empty directory there; notes anything else."""
     path = Path(path)
@@ -90,14 +135,20 @@ def file_slot(path: Path, what: str) -> bool:
         except OSError:
             note(f"{one_line(path)} is a directory, not a file: remove it so that {what} can be kept")
             return False
+    kind = not_regular(path)  # a named pipe would make every open wait forever
+    if kind is not None:
+        note(f"{one_line(path)} is {kind}, not a regular file: remove it so that {what} can be kept")
+        return False
     return True
 
 
 def read_json(path: Path) -> dict[str, Any]:
-    """A cache file's JSON object; {} when it is missing or damaged (it is rewritten next store)."""
+    """A cache file's JSON object; {} when it is missing or damaged (it is rewritten next store;
+    a named pipe or a device there is never opened for long: :func:`file_slot` says what to remove)."""
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):  # missing, a directory, not JSON, not UTF-8
+        with open(open_regular(Path(path), os.O_RDONLY), encoding="utf-8") as handle:
+            data = json.loads(handle.read())
+    except (OSError, ValueError):  # missing, a directory, a named pipe, not JSON, not UTF-8
         return {}
     return data if isinstance(data, dict) else {}
 
@@ -117,12 +168,14 @@ def open_log(path: Path) -> IO[bytes]:
     """The log file to append to, or (when it cannot be) a private one in the temp folder."""
     if file_slot(path, "the GPU worker's log"):
         try:
-            return open(path, "ab")
+            return open(open_regular(Path(path), os.O_WRONLY | os.O_APPEND | os.O_CREAT), "ab")
+        except NotRegularFile as exc:  # made between the look and the open
+            note(f"{exc}: remove it so that the GPU worker's log can be kept")
         except OSError as exc:
             note(f"cannot write {one_line(path)} ({one_line(exc.strerror or exc)}): the GPU worker logs "
                  "elsewhere for now")
     fallback = Path(tempfile.gettempdir()) / f"vajra-tui-worker-{os.getuid() if hasattr(os, 'getuid') else 0}.log"
     try:
-        return open(fallback, "ab")
+        return open(open_regular(fallback, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600), "ab")
     except OSError:
         return open(os.devnull, "ab")

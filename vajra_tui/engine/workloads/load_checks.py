@@ -14,7 +14,9 @@ from __future__ import annotations
 import ast
 import dataclasses
 import difflib
+import io
 import re
+import tokenize
 import traceback
 from pathlib import Path
 from typing import Any, Callable
@@ -77,7 +79,10 @@ def import_error(exc: BaseException, path: Path, shown: str) -> WorkloadError:
     """One line for whatever importing the file raised, at the file's own line when known
     (``mine.py:12: flops: missing``)."""
     if isinstance(exc, SyntaxError):
-        return WorkloadError("", f"syntax error: {exc.msg}", f"{shown}:{exc.lineno}")
+        binary = not_text(path)  # Python's words for it: "source code string cannot contain null bytes"
+        if binary is not None:
+            return WorkloadError("", binary, shown)
+        return WorkloadError("", f"syntax error: {exc.msg}", f"{shown}:{exc.lineno}" if exc.lineno else shown)
     line = next((f.lineno for f in reversed(traceback.extract_tb(exc.__traceback__))
                  if Path(f.filename).resolve() == path), None)
     if isinstance(exc, WorkloadError):  # a declaration check: at the field's own keyword when it has one
@@ -101,6 +106,32 @@ def import_error(exc: BaseException, path: Path, shown: str) -> WorkloadError:
             where = f"{shown}:{line}" if line else shown
             return WorkloadError(unknown.group(1), f"is no Workload field{hint}", where)
     return WorkloadError("", f"importing it {raised(exc)}", where)
+
+
+def not_text(path: Path) -> str | None:
+    """Why the file is no Python source text (NUL bytes, or bytes its encoding cannot
+    decode: UTF-8 unless a coding line says otherwise), or None when it is text."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    nul = data.find(b"\0")
+    if nul >= 0:
+        return f"holds NUL bytes (the first is byte {nul + 1}): a binary file, not Python source in UTF-8 text"
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError:  # its first lines are not UTF-8 either (or name an unknown coding)
+        encoding = "utf-8"
+    try:
+        data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        byte = f"byte {exc.start + 1} is {data[exc.start]:#04x}"
+        if encoding.startswith("utf-8"):
+            return f"not UTF-8 text ({byte}): a workload file is Python source in UTF-8"
+        return f"not {encoding} text, as its coding line says ({byte})"
+    except LookupError:
+        return None
+    return None
 
 
 def keyword_line(path: Path, line: int | None, name: str) -> int | None:
