@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import wgpu
@@ -166,10 +166,21 @@ class Runtime:
 
     # ---- dispatch ------------------------------------------------------------
     def wait(self) -> None:
-        """Block until the queue is idle (wgpu-native's blocking device poll)."""
-        poll = getattr(self.device, "_poll_wait", None)
+        """Block until the queue is idle (wgpu-native's blocking device poll).
+
+        The blocking poll gives up after a while (about 30 s on lavapipe) with the work still
+        running, and says so only in its result: a hung kernel under ``--deadline 60`` was
+        then read back as if it had finished ("never written", rejected, not timed out). It
+        is polled again until the queue is empty; the parent's watchdog ends a kernel that
+        never finishes, as it does below 30 s."""
+        poll = _device_poll(self.device)
         if poll is not None:
-            poll()
+            while not poll():
+                pass
+            return
+        legacy = getattr(self.device, "_poll_wait", None)
+        if legacy is not None:
+            legacy()
         else:  # another backend: a buffer read cannot finish before earlier work
             self.queue.read_buffer(self.resolve if self.timestamps else self.buffers[self._output], 0, 4)
 
@@ -361,6 +372,19 @@ class Runtime:
     def read(self, buffer: wgpu.GPUBuffer, dtype: str = "f32") -> np.ndarray:
         return np.frombuffer(self.queue.read_buffer(buffer), dtype={
             "f32": np.float32, "f16": np.float16, "i32": np.int32, "u32": np.uint32}[dtype])
+
+
+def _device_poll(device: Any) -> Callable[[], bool] | None:
+    """wgpu-native's ``wgpuDevicePoll(device, wait=true)``, which returns whether the queue is
+    empty; None where this wgpu has no such call (the caller falls back to ``_poll_wait``)."""
+    try:
+        from wgpu.backends.wgpu_native._api import ffi, libf  # the call _poll_wait makes, with its result
+    except ImportError:
+        return None
+    internal = getattr(device, "_internal", None)
+    if internal is None or not hasattr(libf, "wgpuDevicePoll"):
+        return None
+    return lambda: bool(libf.wgpuDevicePoll(internal, True, ffi.NULL))
 
 
 def program_ms(spans: list[tuple[float, float]]) -> float:
