@@ -24,6 +24,7 @@ from vajra_tui.settings import TimingSettings
 from vajra_tui.engine.store import calibration_cache
 from vajra_tui.engine.admission.adapter_fit import missing_features, oversized
 from vajra_tui.engine.admission.admit import COMPILE_TIMEOUT_S, Admission
+from vajra_tui.engine.admission.lane_order import lanes_reordered_agree
 from vajra_tui.engine.admission.portability import LIMITS, portability_problems
 from vajra_tui.engine.timing.batches import BatchTiming
 from vajra_tui.engine.candidate import Candidate
@@ -94,6 +95,7 @@ class Session:
         # that keeps outputs for the fixed seeds cannot know it. Every kernel is timed on its
         # inputs, and the finalists of every shoot-out verify on it.
         self.fresh_seed = fresh if fresh is not None else fresh_seed(seeds)
+        self.lanes_judged: set[str] = set()  # finalists whose reordered lanes verified (fresh_check)
         self.source_mode, self.grounding = source_mode, grounding
         self.device: DeviceInfo | None = None
         self.calibration: Calibration | None = None
@@ -390,8 +392,9 @@ class Session:
         return self.standings(generation, ["baseline", *ids], final=True)
 
     async def fresh_check(self, ids: list[str]) -> list[str]:
-        """The kernels (verified ones, before a crown) that also verify on this run's fresh seed;
-        the others are rejected.
+        """The kernels (verified ones, before a crown) that also verify on this run's fresh seed,
+        and again with their lanes reordered (admission/lane_order.py: a race that lockstep
+        adapters hide, judged once per kernel); the others are rejected.
 
         Verification on the fixed seeds (1 and 2) can be passed by a kernel that returns
         outputs computed in advance for them; no kernel can know a seed drawn now. Their
@@ -402,10 +405,13 @@ class Session:
             st = self.stitched[cid]
             await self.client.request(st.compile_request(cid), max(COMPILE_TIMEOUT_S, self.deadline_s))
             verdict = await self.client.request(Verify(cid=cid, seed=self.fresh_seed), self.deadline_for(cid))
-            if verdict.passed:
-                survivors.append(cid)
-                continue
             result = self.results[cid]
+            if verdict.passed:
+                if cid in self.lanes_judged or await lanes_reordered_agree(self.client, self, result, st,
+                                                                           self.fresh_seed):
+                    self.lanes_judged.add(cid)
+                    survivors.append(cid)
+                continue
             self.fail(result, "rejected", f"fails on a fresh seed ({self.fresh_seed}) after passing seeds "
                                           f"{', '.join(map(str, self.seeds))}: {verdict.reason}")
             self.emit(Notice(level="warning", message=f"{result.name} was verified on the fixed seeds but "
