@@ -178,3 +178,21 @@ def test_a_kernel_that_knows_the_fixed_seeds_is_rejected_on_a_fresh_one(capsys, 
     base, cheat = doc["results"]
     assert cheat["status"] == "rejected" and "fresh seed" in cheat["reason"], cheat["reason"]
     assert doc["winner"] != cheat["name"]
+
+
+@pytest.mark.parametrize("workload, size, kernel", [
+    ("softmax", "256x256", "softmax_constant_shift.wgsl"),
+    ("attention", "1x2x128x64", "attention_constant_shift.wgsl"),
+    ("attention", "1x2x128x64x2", "attention_constant_shift.wgsl"),
+])
+def test_a_constant_in_place_of_the_row_max_is_rejected(capsys, workload, size, kernel):
+    """A held-out check crowned both: every row's largest value (softmax) or score (attention)
+    lay within +-100, so exp(x - c) neither overflowed nor lost the top terms for some c. Rows
+    now sit at offsets up to +-1000 (softmax), and a quarter of attention's rows run cold,
+    every score at or below -100 while hot rows reach +100: no constant serves both."""
+    assert main(["bench", "-w", workload, "--size", size, "--warmup", "0", "--reps", "1", "--json", "-q",
+                 "-k", str(KERNELS / kernel)]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    cheat = doc["results"][1]
+    assert cheat["status"] == "rejected" and "seed 1" in cheat["reason"], cheat
+    assert doc["winner"] is None

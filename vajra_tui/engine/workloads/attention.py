@@ -15,8 +15,10 @@ value, 1 when it has none). ``Partial`` holds ``splits_max(size)`` slots of D + 
 query row (up to 16, as many as fit in 128 MiB); how a kernel lays them out is its own affair.
 
 Like softmax, the inputs are a trap for a kernel that skips the max subtraction: a
-third of the query rows are scaled so that their largest score (over the keys they
-may see) is 100, past exp's f32 overflow at ~88.7, and another third by 10.
+quarter of the query rows are scaled so that their largest score (over the keys they
+may see) is 100, past exp's f32 overflow at ~88.7, another quarter by 10, and a quarter
+run cold, every score at or below -100 (every key's last component is in [0.5, 1], and a
+cold row's is large and negative), so no constant stands in for the row max either.
 """
 
 from __future__ import annotations
@@ -61,19 +63,41 @@ def _scores(q: np.ndarray, k: np.ndarray, r0: int, causal: bool) -> np.ndarray:
 def make_inputs(s: dict[str, int], rng: np.random.Generator) -> dict[str, np.ndarray]:
     causal, heads, n, d = _mask_of(s), s["B"] * s["H"], s["S"], s["D"]
     q = rng.uniform(-1.0, 1.0, (heads, n, d))
-    k = rng.uniform(-1.0, 1.0, (heads, n, d)).astype(np.float32).astype(np.float64)
+    k = rng.uniform(-1.0, 1.0, (heads, n, d))
+    if d > 1:  # every key leans the same way in its last dimension: what lets a row run cold
+        k[..., -1] = rng.uniform(0.5, 1.0, (heads, n))
+    k = k.astype(np.float32).astype(np.float64)
     v = rng.uniform(-1.0, 1.0, (heads, n, d)).astype(np.float32)
-    kind = rng.integers(0, 3, (heads, n))  # 0: as drawn, 1: scaled by 10, 2: hot
+    kind = rng.integers(0, 4 if d > 1 else 3, (heads, n))  # 0: as drawn, 1: scaled by 10, 2: hot, 3: cold
     q[kind == 1] *= 10.0
     for h in range(heads):
         for r0 in range(0, n, CHUNK):
-            hot = np.flatnonzero(kind[h, r0:r0 + CHUNK] == 2)
+            rows = kind[h, r0:r0 + CHUNK]
+            hot = np.flatnonzero(rows == 2)
             if hot.size:
                 top = _scores(q[h, r0:r0 + CHUNK], k[h], r0, causal).max(axis=1)[hot]
                 # scaled so the row's largest score is HOT; at most 400x (a row whose
                 # keys all score near or below zero stays below HOT)
                 q[h, r0 + hot] *= np.minimum(HOT / np.maximum(top, 1e-9), 400.0)[:, None]
+            _cool(q[h], k[h], r0 + np.flatnonzero(rows == 3), causal)
     return {"Q": q.astype(np.float32).ravel(), "K": k.astype(np.float32).ravel(), "V": v.ravel()}
+
+
+def _cool(q: np.ndarray, k: np.ndarray, cold: np.ndarray, causal: bool) -> None:
+    """Give the ``cold`` query rows a last component that puts every score they may see at
+    or below -HOT: exp(score - c) then underflows for any constant c that keeps a hot row's
+    exp(100 - c) finite. A kernel subtracting a constant instead of the row max (with scores
+    within +-100, exp(s - 50) served every row) was verified and crowned (a held-out check)."""
+    if not cold.size:
+        return
+    q[cold, -1] = 0.0
+    drawn = q[cold] @ k.T  # the scores' other dimensions, unscaled
+    lean = np.broadcast_to(k[:, -1], drawn.shape).copy()
+    if causal:
+        hidden = np.arange(k.shape[0])[None, :] > cold[:, None]
+        drawn[hidden], lean[hidden] = -np.inf, np.inf
+    need = (drawn.max(axis=1) + HOT * np.sqrt(k.shape[1])) / lean.min(axis=1)
+    q[cold, -1] = -np.maximum(need, 0.0)
 
 
 def reference(s: dict[str, int], x: dict[str, np.ndarray]) -> np.ndarray:
