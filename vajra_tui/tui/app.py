@@ -147,6 +147,9 @@ class VajraApp(RunControls, App[int]):
         self.goto("baseline")
 
     def start_replay(self, events: Iterable[Event]) -> None:
+        # what the screens ask to tell a replay (a recorded roofline, not this machine's cache):
+        # set here too, for a recording the picker plays (start_replay_file)
+        self.replay_events = events
         self.driver = ReplayDriver(self, events, self.speed)
         self.driver.start()
         self.refresh_bindings()
@@ -256,13 +259,12 @@ class VajraApp(RunControls, App[int]):
             self.push_screen(name)
 
     def key_for(self, binding_id: str) -> str:
-        """The key now bound to an action (settings.keys overrides included)."""
-        if binding_id in self._keymap:
-            return " / ".join(self._keymap[binding_id]).replace("question_mark", "?")
-        for binding in self.BINDINGS:
-            if isinstance(binding, Binding) and binding.id == binding_id:
-                return binding.key.replace("question_mark", "?").replace(",", " / ")
-        return ""
+        """The key now bound to an action (settings.keys overrides included): "ctrl+b", or
+        "R / f5" for a comma list (a keymap's value is one string, as a binding's key is)."""
+        keys = self._keymap.get(binding_id, "")
+        if not keys:
+            keys = next((b.key for b in self.BINDINGS if isinstance(b, Binding) and b.id == binding_id), "")
+        return " / ".join(k.strip().replace("question_mark", "?") for k in keys.split(",") if k.strip())
 
     # ---- actions ---------------------------------------------------------------
     def action_goto(self, name: str) -> None:
@@ -295,17 +297,24 @@ class VajraApp(RunControls, App[int]):
         self.notify(f"copied {view.label}'s {kind} ({lines} lines) via OSC 52")
 
     def export_to(self, out_dir: Path, overwrite: bool) -> tuple[list[Path], str]:
-        """Called by the export modal: (written paths, '') or ([], one-line error)."""
-        from vajra_tui.engine.export.winner import export_winner
+        """Called by the export modal: (written paths, '') or ([], one-line error).
+
+        The CLI's export (``vajra-tui export``), so the files are the same: the lockfile
+        carries the browser's verdict block too."""
+        from vajra_tui.engine.errors import UsageError
+        from vajra_tui.engine.run.builder import export_result
 
         winner, session = self.state.winner, self.state.session
         if winner is None or winner.result is None or session is None:
             return [], "no verified winner to export"
         try:
-            written = export_winner(winner.result, session.device, session.workload, out_dir, overwrite,
+            written = export_result(winner.result, session.device, session.workload, out_dir, overwrite,
                                     limits=session.limits)
-        except FileExistsError as exc:
-            return [], f"{exc}: tick “overwrite existing files” to replace it"
+        except UsageError as exc:
+            cause = exc.__context__  # the CLI's words say --force; here it is a checkbox
+            if isinstance(cause, FileExistsError):
+                return [], f"{one_line(cause)}: tick “overwrite existing files” to replace it"
+            return [], one_line(exc.message)
         except (OSError, ValueError, RuntimeError) as exc:
             return [], str(exc).splitlines()[0]
         self.notify(f"exported {winner.label}: " + ", ".join(p.name for p in written) + f" → {out_dir}")

@@ -74,9 +74,21 @@ class BaselineScreen(StateScreen):
     def selected_view(self) -> CandidateView | None:
         return self.vapp.state.baseline  # the one kernel this screen is about
 
+    def run_over(self) -> str:
+        """What ended, when nothing more will arrive: "the run" (a live run whose first step ended
+        without a first generation: an error, a cancel) or "the recording" (played to its end)."""
+        driver = getattr(self.app, "driver", None)
+        if driver is None:
+            return ""
+        if driver.replay:
+            return "the recording" if getattr(driver, "done", False) else ""
+        return "the run" if not driver.busy and not getattr(driver, "ready", False) else ""
+
     def sync(self, state: RunState) -> None:
         session = state.session
-        device = Text("waiting for the GPU worker…", style="dim")
+        over = self.run_over()  # then nothing is "waiting" or "calibrating" any more
+        device = Text(f"{over} ended before the GPU worker reported its device" if over
+                      else "waiting for the GPU worker…", style="dim")
         if session is not None:
             style = "bold yellow" if session.device.software else "bold green"
             device = Text.assemble(("Device ", "bold"), (fmt.device_label(session.device), style),
@@ -89,7 +101,8 @@ class BaselineScreen(StateScreen):
         self.query_one("#baseline-device", Static).update(device)
         cal = state.calibration
         self.query_one("#baseline-calibration", Static).update(
-            Text("calibrating the roofline…", style="dim") if cal is None else Text.assemble(
+            Text(f"no roofline: {over} ended before it was calibrated" if over
+                 else "calibrating the roofline…", style="dim") if cal is None else Text.assemble(
                 ("Roofline ", "bold"), f"copy {fmt.num(cal.copy_gbps)} GB/s · FMA {fmt.num(cal.fma_gflops)} "
                 f"GFLOP/s · launch floor {fmt.ms(cal.launch_floor_ms)} · {cal.method} timing",
                 (f" ({fmt.calibration_note(cal, state.calibration_cached, recorded=getattr(self.app, 'replay_events', None) is not None)})",

@@ -55,6 +55,22 @@ def failure_detail(view: CandidateView, dark: bool) -> RenderableType:
     return Group(*parts)
 
 
+def no_failures(state: RunState, most: int = 6) -> str:
+    """The empty graveyard's one line, true of every candidate: the ones stopped before they were
+    judged (cancelled) or never run (duplicates) are not failures, and are not "verified" either."""
+    judged = [v for v in state.candidates.values() if v.result is not None]
+    parts = []
+    for status, said in (("cancelled", "cancelled before they were judged"),
+                         ("duplicate", "duplicates of an earlier kernel, not run again")):
+        labels = [v.label for v in judged if v.result is not None and v.result.status == status]
+        if labels:
+            shown = ", ".join(labels[:most]) + (f" and {len(labels) - most} more" if len(labels) > most else "")
+            parts.append(f"{len(labels)} {said} ({shown})")
+    if not parts:
+        return "No failures (yet): every candidate so far compiled and verified."
+    return "No failures (yet): none failed to compile or verify; " + "; ".join(parts) + "."
+
+
 class GraveyardScreen(ListScreen):
     LIST_ID = "graves"
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
@@ -74,7 +90,7 @@ class GraveyardScreen(ListScreen):
         for label in ("kernel", "status", "reason"):
             table.add_column(label, key=label)
         table.focus()
-        self._shown: tuple[str, int] | None = None
+        self._shown: tuple[str, int | str] | None = None
         self._seen = -1  # the state version listed last: a tick looks only at what changed since
         self.mounted()
 
@@ -94,10 +110,10 @@ class GraveyardScreen(ListScreen):
         table = self.query_one("#graves", DataTable)
         text = self.query_one("#grave-text", KernelSource)
         if not table.row_count:
-            if self._shown != ("", 0):
-                text.update(Text("No failures (yet): every candidate so far compiled and verified.",
-                                 style="dim"))
-                self._shown = ("", 0)
+            note = no_failures(state)
+            if self._shown != ("", note):
+                text.update(Text(note, style="dim"))
+                self._shown = ("", note)
             return
         cid = str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
         view = state.candidates.get(cid)

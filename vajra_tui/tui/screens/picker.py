@@ -20,9 +20,10 @@ from textual.widgets import (
 from textual.widgets.option_list import Option
 
 from vajra_tui.engine.events import DeviceInfo
-from vajra_tui.engine.workloads import SizeError
+from vajra_tui.engine.admission.adapter_fit import oversized
+from vajra_tui.engine.workloads import SizeError, WorkloadError
 from vajra_tui.engine.workloads.loader import Found, everything
-from vajra_tui.safe_text import clean, plain
+from vajra_tui.safe_text import clean, one_line, plain
 from vajra_tui.shipped import shipped_recordings  # package data: in a wheel too
 from vajra_tui import fmt
 from vajra_tui.tui.widgets.banner import Banner
@@ -63,6 +64,19 @@ def _same_file(a: str, b: str) -> bool:
         return False
 
 
+# A focused widget's enter (the table's select, the field's submit) shadows the screen's: the
+# footer showed no way to start a run. Where enter runs, the widget's own binding says so.
+class WorkloadTable(ListTable):
+    BINDINGS = [Binding("enter", "select_cursor", "Run")]
+
+
+class SizeInput(Input):
+    BINDINGS = [Binding("enter", "submit", "Run")]
+
+
+EMPTY_CUSTOM = "custom size: type one (e.g. 128 or 256x256x64), or choose seed or large"
+
+
 class PickerScreen(StateScreen):
     BINDINGS = [Binding("enter", "run", "Run", id="run")]
 
@@ -71,7 +85,7 @@ class PickerScreen(StateScreen):
         yield Header()
         yield Banner()
         yield Static("Adapter: detecting…", id="adapter")
-        yield ListTable(id="workloads")
+        yield WorkloadTable(id="workloads")
         yield Static(id="workload-what")
         with Horizontal(id="options"):
             with Vertical(id="size-box"):
@@ -79,7 +93,7 @@ class PickerScreen(StateScreen):
                 with RadioSet(id="preset"):
                     for preset in PRESETS:
                         yield RadioButton(preset, value=preset == app.initial_preset)
-                yield Input(app.initial_custom, placeholder="e.g. 128 or 256x256x64", id="custom")
+                yield SizeInput(app.initial_custom, placeholder="e.g. 128 or 256x256x64", id="custom")
             with Vertical(id="source-box"):
                 yield Label("Candidates", classes="box-title")
                 with RadioSet(id="source"):
@@ -137,6 +151,8 @@ class PickerScreen(StateScreen):
             if shipped_recordings():
                 options.highlighted = 0  # Enter plays the first one straight away
                 options.focus()
+                # at 80x24 the box is below the screen's end: brought into view once it is laid out
+                box.scroll_visible(animate=False)
             return
         style = "bold yellow" if device.software else "bold green"
         label.update(Text.assemble("Adapter: ", (clean(fmt.device_label(device)), style)))
@@ -246,14 +262,40 @@ class PickerScreen(StateScreen):
         found = self.found[table.cursor_row]
         spec = self._size_spec()
         if found.workload is None:
-            self.query_one("#picker-error", Static).update(plain(found.error, style="bold red"))
+            self._refuse(found.error)
+            return
+        if self._preset() == "custom" and not spec:  # never the seed size in silence
+            self._refuse(EMPTY_CUSTOM)
             return
         try:
-            found.workload.size(spec or "seed")
+            size = found.workload.size(spec or "seed")
         except SizeError as exc:
-            self.query_one("#picker-error", Static).update(plain(str(exc), style="bold red"))
+            self._refuse(str(exc))
+            return
+        too_large = self._too_large(found, size)
+        if too_large:  # refused here as the CLI refuses it, not after the run has started
+            self._refuse(too_large)
             return
         if self.vapp.adapter_info is None and self.query_one("#recordings").display:
             self.notify("no WebGPU adapter: pick a recording to play", severity="warning")
             return
         self.vapp.start_live(found.key, spec or "seed", self._source())
+
+    def _refuse(self, message: str) -> None:
+        """Why Enter did not start a run, under the options, scrolled into view (at 80x24 it is
+        below the screen's end)."""
+        error = self.query_one("#picker-error", Static)
+        error.update(plain(message, style="bold red"))
+        self.call_after_refresh(error.scroll_visible, animate=False)  # at its new height
+
+    def _too_large(self, found: Found, size: object) -> str:
+        """The engine's own check (a binding larger than the probed adapter allows; the CLI's
+        exit 2), in its words: '' when the size fits or no adapter was probed."""
+        device = self.vapp.adapter_info
+        if device is None or found.workload is None:
+            return ""
+        try:
+            why = oversized(found.workload, size, device)  # type: ignore[arg-type]
+        except Exception:  # noqa: BLE001 - a user's lengths failing: the run says it as before
+            return ""
+        return one_line(WorkloadError("size", why)) if why else ""

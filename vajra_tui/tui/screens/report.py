@@ -205,12 +205,13 @@ def headline(state: RunState, unit: str) -> Text:
                              " ties at " if tie else " wins: ",
                              (fmt.speedup(winner.result.speedup), "bold green"), " vs baseline, ",
                              f"{fmt.ms(winner.result.median_ms)}, "
-                             f"{fmt.num(throughput(winner.result, unit))} {unit}",
-                             browser_badge(winner.result), browser_line(winner.result))
-        if tie:
+                             f"{fmt.num(throughput(winner.result, unit))} {unit}")
+        if tie:  # on the headline, beside the numbers it qualifies (not after the browser's line)
             others = ", ".join(state.candidates[i].label for i in state.ranking.tie_ids
                                if i in state.candidates)
             text.append(f"  (tie with {others}: within noise)", style="yellow")
+        text.append_text(browser_badge(winner.result))
+        text.append_text(browser_line(winner.result))
         r = winner.result
         if r.pass_ms and r.passes:  # a multi-pass result: each pass's share of its time
             text.append("\npasses: " + " · ".join(f"{p['label']} {fmt.ms(ms)}"

@@ -86,7 +86,9 @@ class VariantsScreen(ListScreen):
         yield Header()
         yield Banner()
         yield Static(id="variants-heading")
-        with VerticalScroll(id="variants-body"):
+        # never focused (nor the cards' streams): Tab would take the keys the list moves with
+        # (arrows, PageUp/PageDown, Home/End) to a scroll that follows the list anyway
+        with VerticalScroll(id="variants-body", can_focus=False):
             yield Grid(id="panels")
         # outside the scrolling panels, so it never leaves the screen; the panels follow it
         yield VariantList(id="variant-list")

@@ -90,7 +90,7 @@ class CandidatePanel(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static(classes="panel-stages")
-        with VerticalScroll(classes="panel-scroll"):
+        with VerticalScroll(classes="panel-scroll", can_focus=False):  # the list keeps the keys
             yield Static(classes="panel-stream")
         yield Static(classes="panel-verdict")
 
