@@ -118,6 +118,13 @@ def test_replay_gives_the_tune_document_it_recorded(capsys, tmp_path):
     # the inputs a verdict can be reproduced on: only the table's footer said them
     assert tuned["seeds"] == [1, 2] and isinstance(tuned["timed_on_seed"], int)
     assert tuned["timed_on_seed"] not in tuned["seeds"]
+    # the lockfile says them too (a kernel exported from the recording)
+    name = next(r["name"] for r in tuned["results"] if r["status"] == "verified" and r["name"] != "baseline")
+    out = tmp_path / "out"
+    assert main(["export", str(rec), "--kernel", name, "--out", str(out)]) == 0
+    entry = json.loads((out / "vajra.lock.json").read_text())["entries"][0]
+    assert entry["verification"]["seeds"] == [1, 2]
+    assert entry["verification"]["timed_on_seed"] == tuned["timed_on_seed"]
     assert main(["replay", str(rec), "--headless"]) == 0
     table = capsys.readouterr().out
     assert tuned["headline"] in table and table.index(tuned["ranking"][0]) < table.index("baseline") \

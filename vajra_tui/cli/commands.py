@@ -280,7 +280,9 @@ def export(args: argparse.Namespace, settings: Settings) -> int:
     if result is None or result.status != "verified":
         raise UsageError(f"{one_line(args.recording)} has no verified winner to export")
     print(f"exporting {one_line(result.name)} to {one_line(args.out.absolute())}", file=sys.stderr)
-    for path in export_result(result, rec.device, rec.workload, args.out, args.force, limits=rec.limits):
+    timed_seed = rec.timed_seed if rec.timed_seed not in (None, *rec.seeds) else None  # older runs: seed 1
+    for path in export_result(result, rec.device, rec.workload, args.out, args.force, limits=rec.limits,
+                              seeds=rec.seeds, timed_seed=timed_seed):
         print(f"wrote {one_line(path)}", file=sys.stderr)
     return 0
 

@@ -309,7 +309,7 @@ class VajraApp(RunControls, App[int]):
             return [], "no verified winner to export"
         try:
             written = export_result(winner.result, session.device, session.workload, out_dir, overwrite,
-                                    limits=session.limits)
+                                    limits=session.limits, seeds=session.seeds, timed_seed=session.fresh_seed)
         except UsageError as exc:
             cause = exc.__context__  # the CLI's words say --force; here it is a checkbox
             if isinstance(cause, FileExistsError):

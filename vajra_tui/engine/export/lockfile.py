@@ -14,7 +14,7 @@ import re
 import stat
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from vajra_tui import __version__
 from vajra_tui.safe_text import deeper_than, one_line
@@ -116,7 +116,7 @@ def portability_block(result: CandidateResult, limits: str | None) -> dict[str, 
 
 
 def lock_entry(result: CandidateResult, device: DeviceInfo, workload: WorkloadInfo,
-               limits: str | None = None) -> dict[str, Any]:
+               limits: str | None = None, seeds: Sequence[int] = (), timed_seed: int | None = None) -> dict[str, Any]:
     """One lockfile entry: which kernel, on which adapter, how fast, how verified, and how portable."""
     sha = verified_sha(result)
     entry: dict[str, Any] = {
@@ -143,7 +143,11 @@ def lock_entry(result: CandidateResult, device: DeviceInfo, workload: WorkloadIn
             "warmup": result.warmup, "batch": result.batch, "cache": result.cache_state,
         },
         "verification": {"status": result.status, "max_rel_error": _finite(result.max_rel_error),
-                         "atol": workload.atol, "rtol": workload.rtol},
+                         "atol": workload.atol, "rtol": workload.rtol,
+                         # the inputs it verified on, and the run's own seed it was timed (and
+                         # checked) on: what a script needs to reproduce the verdict
+                         **({"seeds": list(seeds)} if seeds else {}),
+                         **({"timed_on_seed": timed_seed} if timed_seed is not None else {})},
         "throughput": {"gflops": _finite(result.gflops), "gbps": _finite(result.gbps),
                        "pct_of_roofline": _finite(result.pct_of_roofline),
                        "speedup_vs_baseline": _finite(result.speedup)},

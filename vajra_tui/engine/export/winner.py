@@ -12,7 +12,7 @@ kernel was measured; lockfiles from several machines merge with
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from vajra_tui.engine.store.atomic import write_together
 from vajra_tui.engine.events import CandidateResult, DeviceInfo, WorkloadInfo
@@ -43,7 +43,8 @@ def _existing_lock(path: Path, overwrite: bool) -> tuple[list[dict[str, Any]], d
 
 
 def export_winner(result: CandidateResult, device: DeviceInfo, workload: WorkloadInfo,
-                  out_dir: Path, overwrite: bool = False, limits: str | None = None) -> list[Path]:
+                  out_dir: Path, overwrite: bool = False, limits: str | None = None,
+                  seeds: Sequence[int] = (), timed_seed: int | None = None) -> list[Path]:
     """Write ``<workload>.wgsl``, ``<workload>.ts`` and add the kernel to ``vajra.lock.json``.
 
     Existing ``.wgsl``/``.ts`` files are refused (FileExistsError naming the
@@ -60,7 +61,7 @@ def export_winner(result: CandidateResult, device: DeviceInfo, workload: Workloa
     out_dir = Path(out_dir)
     # a recording from elsewhere names them: the workload never a path, the rest never code
     recorded_names(workload.name, dict(workload.size), dict(result.constants))
-    entry = lock_entry(result, device, workload, limits)  # limits: what crowned it (portable|adapter)
+    entry = lock_entry(result, device, workload, limits, seeds, timed_seed)  # limits: what crowned it
     # tuned through `override`s: the values it won with become the defaults (the .ts passes
     # them as pipeline constants instead); otherwise the timed source, byte for byte, with
     # the `enable`s a browser needs that wgpu refused (subgroups) in front of its first line.

@@ -213,7 +213,8 @@ def _tuner(request: RunRequest, session: Session, lanes: list[Any], params: Cand
 
 
 def export_result(result: Any, device: Any, workload: Any, out: Path, force: bool = False,
-                  limits: str | None = None, force_flag: str | None = "--force") -> list[Path]:
+                  limits: str | None = None, force_flag: str | None = "--force",
+                  seeds: Sequence[int] = (), timed_seed: int | None = None) -> list[Path]:
     """Write a result's WGSL, TypeScript module and lockfile into ``out``; a failure is one line.
     ``limits``: what the run crowned by ("portable" or "adapter"), recorded in the lockfile."""
     from vajra_tui.engine.browser.judge import annotate_lock
@@ -221,7 +222,8 @@ def export_result(result: Any, device: Any, workload: Any, out: Path, force: boo
     from vajra_tui.safe_text import one_line
 
     try:
-        paths = export_winner(result, device, workload, out, overwrite=force, limits=limits)
+        paths = export_winner(result, device, workload, out, overwrite=force, limits=limits, seeds=seeds,
+                              timed_seed=timed_seed)
         annotate_lock(Path(out) / LOCK_NAME, result)  # what the browser said of these bytes, when one judged them
         return paths
     except FileExistsError as exc:  # ``force_flag``: how this caller overwrites, if it can
@@ -239,7 +241,8 @@ def export_into(report: Report, result: Any, out: Path) -> None:
     ``report.export_error`` (a full disk loses the files, never the measured report)."""
     try:
         report.exported = export_result(result, report.device, report.workload, out, limits=report.limits,
-                                        force_flag=None)  # bench/tune have no --force
+                                        force_flag=None,  # bench/tune have no --force
+                                        seeds=report.seeds, timed_seed=report.timed_seed)
     except UsageError as exc:
         report.export_error = exc.message
 
