@@ -173,9 +173,9 @@ def verdict_of(t: Tally, ref: np.ndarray, got: Callable[[int], Any], judged_by: 
     if t.unwritten:
         i = t.first_unwritten
         return Verdict(False, float("inf"), i,
-                       f"{t.unwritten} of {ref.size} elements never written (or computed from memory never "
-                       f"written: they hold the poison fill), first at element {i} "
-                       f"(want {float(ref[i]):.6g}; {count})", t.unwritten, t.nonfinite, judged_by)
+                       f"{t.unwritten} of {ref.size} elements never written, first at element {i} "
+                       f"(want {float(ref[i]):.6g}; {count}; they hold the poison fill: not stored, or "
+                       "computed from memory never written)", t.unwritten, t.nonfinite, judged_by)
     if t.nonfinite:
         i = t.first_nonfinite
         value = got(i)
