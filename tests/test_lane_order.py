@@ -21,17 +21,16 @@ from vajra_tui.engine.wgsl.lanes import lane_order, reorder_lanes
 KERNELS = Path(__file__).parent / "kernels"
 
 
-def test_a_lockstep_reduction_verifies_as_written_and_is_rejected_reordered():
+def test_a_lockstep_reduction_verifies_as_written_and_is_never_crowned():
     events: list = []
-    report = vajra_tui.bench("layernorm", [KERNELS / "layernorm_lockstep.wgsl", KERNELS / "layernorm_row.wgsl"],
-                             size={"ROWS": 64, "COLS": 1024}, warmup=1, reps=3, on_event=events.append)
-    by_name = {r.name: r for r in report.results}
-    racy, honest = by_name["layernorm_lockstep"], by_name["layernorm_row"]
+    report = vajra_tui.bench("layernorm", [KERNELS / "layernorm_lockstep.wgsl"], size={"ROWS": 64, "COLS": 1024},
+                             warmup=1, reps=3, on_event=events.append)
+    racy = next(r for r in report.results if r.name == "layernorm_lockstep")
     as_written = [e for e in events if isinstance(e, VerificationFinished) and e.id == racy.id]
     assert len(as_written) >= 2 and all(e.passed for e in as_written)  # every seed: lavapipe alone never saw it
     assert racy.status == "rejected" and re.match(r"seed \d+ with its lanes reordered within each workgroup", racy.reason)
     assert "a workgroupBarrier() missing?" in racy.reason and "\n" not in racy.reason
-    assert honest.status == "verified"
+    assert report.winner is None  # 1.8x the baseline as written: the crown it would have taken
 
 
 @pytest.mark.parametrize("count", [2, 3, 8, 12, 16, 64, 96, 256, 1024])

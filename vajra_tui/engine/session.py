@@ -95,7 +95,7 @@ class Session:
         # that keeps outputs for the fixed seeds cannot know it. Every kernel is timed on its
         # inputs, and the finalists of every shoot-out verify on it.
         self.fresh_seed = fresh if fresh is not None else fresh_seed(seeds)
-        self.lanes_judged: set[str] = set()  # finalists whose reordered lanes verified (fresh_check)
+        self.lanes_judged: set[str] = set()  # kernels whose reordered lanes verified (lanes_disagree)
         self.source_mode, self.grounding = source_mode, grounding
         self.device: DeviceInfo | None = None
         self.calibration: Calibration | None = None
@@ -391,10 +391,21 @@ class Session:
         await self.drop(ids)
         return self.standings(generation, ["baseline", *ids], final=True)
 
+    async def lanes_disagree(self, cid: str) -> bool:
+        """Whether the kernel about to be crowned fails with its lanes reordered (admission/
+        lane_order.py: a race that lockstep adapters hide); then it is rejected, said. Judged
+        once per kernel, and only for a crown: every finalist's check quadrupled the time of
+        lavapipe's attention tests."""
+        if cid in self.lanes_judged:
+            return False
+        if await lanes_reordered_agree(self.client, self, self.results[cid], self.stitched[cid], self.fresh_seed):
+            self.lanes_judged.add(cid)
+            return False
+        return True
+
     async def fresh_check(self, ids: list[str]) -> list[str]:
-        """The kernels (verified ones, before a crown) that also verify on this run's fresh seed,
-        and again with their lanes reordered (admission/lane_order.py: a race that lockstep
-        adapters hide, judged once per kernel); the others are rejected.
+        """The kernels (verified ones, before a crown) that also verify on this run's fresh seed;
+        the others are rejected.
 
         Verification on the fixed seeds (1 and 2) can be passed by a kernel that returns
         outputs computed in advance for them; no kernel can know a seed drawn now. Their
@@ -407,10 +418,7 @@ class Session:
             verdict = await self.client.request(Verify(cid=cid, seed=self.fresh_seed), self.deadline_for(cid))
             result = self.results[cid]
             if verdict.passed:
-                if cid in self.lanes_judged or await lanes_reordered_agree(self.client, self, result, st,
-                                                                           self.fresh_seed):
-                    self.lanes_judged.add(cid)
-                    survivors.append(cid)
+                survivors.append(cid)
                 continue
             self.fail(result, "rejected", f"fails on a fresh seed ({self.fresh_seed}) after passing seeds "
                                           f"{', '.join(map(str, self.seeds))}: {verdict.reason}")

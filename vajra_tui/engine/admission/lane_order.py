@@ -3,9 +3,9 @@
 A kernel whose outputs change when its invocations trade places within the workgroup
 depends on which of them run together: a race on workgroup memory that the adapter's
 lockstep chunks hid. Such a kernel verified on lavapipe and in the browser's SwiftShader,
-and was crowned; before a crown (session.fresh_check) it is now rejected, with the seed and
-the outputs that changed. The reordered copy is compiled and dispatched once, on the run's
-fresh seed, then released: a finalist pays for it once, other kernels never.
+and was crowned; before a crown (browser/crown.py) it is now rejected, with the seed and the
+outputs that changed, and the crown passes on. The reordered copy is compiled and dispatched
+once, on the run's fresh seed, then released: a winner pays for it once, other kernels never.
 A kernel the rewrite does not apply to, or whose rewrite does not build, is not judged here.
 """
 

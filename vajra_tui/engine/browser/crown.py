@@ -7,6 +7,8 @@ crowned kernel's export runs in Chromium (browser/verdict.py); when the browser 
 (wrong outputs, or a module it cannot compile) it is not portable, the report shows it as
 the fastest kernel here, and the crown passes to the next one, judged the same way. Under
 ``--limits adapter`` the user asked for this adapter's own rules: the verdict stays a warning.
+Before either, a winner must compute the same with its lanes reordered (session.lanes_disagree):
+one that does not is rejected, under any limits, and the crown passes on.
 """
 
 from __future__ import annotations
@@ -29,6 +31,10 @@ async def crown_in_browser(session: "Session", ranking: Ranking, generation: int
     to the next kernel of the same pool (a new ranking, told as ``RankingReady``)."""
     for _ in range(CROWN_TRIES):
         winner = ranking.winner
+        top = winner or ranking.undecided  # the headline names it even within noise
+        if top is not None and await session.lanes_disagree(top.id):  # rejected, said: never crowned
+            ranking = session.standings(generation, [r.id for r in ranking.ranked if r.id != top.id], final=True)
+            continue
         if winner is None or not await judged_in_browser(session, winner.id):
             return ranking
         ranking = session.standings(generation, [r.id for r in ranking.ranked], final=True)
