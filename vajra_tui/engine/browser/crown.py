@@ -31,7 +31,9 @@ async def crown_in_browser(session: "Session", ranking: Ranking, generation: int
     to the next kernel of the same pool (a new ranking, told as ``RankingReady``)."""
     for _ in range(CROWN_TRIES):
         winner = ranking.winner
-        top = winner or ranking.undecided  # the headline names it even within noise
+        # the winner; else the kernel the headline names within noise, or the fastest beside a
+        # baseline that won (a user may still export it): whichever kernel leads
+        top = winner or ranking.undecided or next((r for r in ranking.ranked if r.id != "baseline"), None)
         if top is not None and await session.lanes_disagree(top.id):  # rejected, said: never crowned
             ranking = session.standings(generation, [r.id for r in ranking.ranked if r.id != top.id], final=True)
             continue
