@@ -45,30 +45,19 @@ def atomic_write(path: Path, text: str, replace: bool = True) -> None:
     umask. Exported kernels and lockfiles are meant to be shared and committed. A
     write that fails (a full disk) removes the temporary file and raises OSError: the
     target keeps its old content, never a truncated one.
-       ``replace=False``: a file that appeared at ``path`` meanwhile (another program's, or
+    ``replace=False``: a file that appeared at ``path`` meanwhile (another program's, or
     another output of the same run) is kept and FileExistsError raised: a link, unlike a
     rename, never replaces.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = _staged(path, text)  # a full disk reported only now is never renamed into place
     try:
-        mode = stat.S_IMODE(os.stat(path).st_mode)
-    except OSError:
-        mode = 0o666 & ~current_umask()
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-            handle.flush()
-            sync(handle)  # a full disk reported only now is never renamed into place
-            os.fchmod(handle.fileno(), mode)
         if replace:
             os.replace(tmp, path)
         else:
             os.link(tmp, path)
-            Path(tmp).unlink()
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def _staged(path: Path, text: str) -> Path:
