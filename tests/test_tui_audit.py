@@ -11,14 +11,13 @@ to run; a tie is said on the headline; the source view's hint covers the footer.
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 
 import pytest
-from rich.console import Console
 from textual.widgets import DataTable, Input, OptionList, RadioButton, RadioSet, Static
 
+from test_navigation import screen_text
 from vajra_tui.engine.events import (
     CandidateFinished, CandidateQueued, CandidateResult, DeviceInfo, Notice,
 )
@@ -41,16 +40,6 @@ DEVICE = DeviceInfo(name="llvmpipe (LLVM 15.0.6, 256 bits)", backend="Vulkan", a
 @pytest.fixture(autouse=True)
 def _isolated(tmp_path, monkeypatch):
     isolate(tmp_path, monkeypatch)
-
-
-def screen_text(app) -> str:
-    """What the terminal shows, as text (the render a screenshot is made from)."""
-    width, height = app.size
-    console = Console(width=width, height=height, file=io.StringIO(), force_terminal=True, record=True,
-                      legacy_windows=False, safe_box=False)
-    console.print(app.screen._compositor.render_update(full=True, screen_stack=app._background_screens,
-                                                       simplify=True))
-    return console.export_text()
 
 
 def shown(widget: Static) -> str:

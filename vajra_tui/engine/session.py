@@ -24,7 +24,6 @@ from vajra_tui.settings import TimingSettings
 from vajra_tui.engine.store import calibration_cache
 from vajra_tui.engine.admission.adapter_fit import missing_features, oversized
 from vajra_tui.engine.admission.admit import COMPILE_TIMEOUT_S, Admission
-from vajra_tui.engine.admission.lane_order import lanes_reordered_agree
 from vajra_tui.engine.admission.portability import LIMITS, portability_problems
 from vajra_tui.engine.timing.batches import BatchTiming
 from vajra_tui.engine.candidate import Candidate
@@ -95,7 +94,7 @@ class Session:
         # that keeps outputs for the fixed seeds cannot know it. Every kernel is timed on its
         # inputs, and the finalists of every shoot-out verify on it.
         self.fresh_seed = fresh if fresh is not None else fresh_seed(seeds)
-        self.lanes_judged: set[str] = set()  # kernels whose reordered lanes verified (lanes_disagree)
+        self.lanes_judged: set[str] = set()  # kernels whose reordered lanes verified (browser/crown.py)
         self.source_mode, self.grounding = source_mode, grounding
         self.device: DeviceInfo | None = None
         self.calibration: Calibration | None = None
@@ -390,18 +389,6 @@ class Session:
             await self.time_batch(["baseline", *ids])
         await self.drop(ids)
         return self.standings(generation, ["baseline", *ids], final=True)
-
-    async def lanes_disagree(self, cid: str) -> bool:
-        """Whether the kernel about to be crowned fails with its lanes reordered (admission/
-        lane_order.py: a race that lockstep adapters hide); then it is rejected, said. Judged
-        once per kernel, and only for a crown: every finalist's check quadrupled the time of
-        lavapipe's attention tests."""
-        if cid in self.lanes_judged:
-            return False
-        if await lanes_reordered_agree(self.client, self, self.results[cid], self.stitched[cid], self.fresh_seed):
-            self.lanes_judged.add(cid)
-            return False
-        return True
 
     async def fresh_check(self, ids: list[str]) -> list[str]:
         """The kernels (verified ones, before a crown) that also verify on this run's fresh seed;

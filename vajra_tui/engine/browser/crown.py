@@ -7,7 +7,7 @@ crowned kernel's export runs in Chromium (browser/verdict.py); when the browser 
 (wrong outputs, or a module it cannot compile) it is not portable, the report shows it as
 the fastest kernel here, and the crown passes to the next one, judged the same way. Under
 ``--limits adapter`` the user asked for this adapter's own rules: the verdict stays a warning.
-Before either, a winner must compute the same with its lanes reordered (session.lanes_disagree):
+Before either, a winner must compute the same with its lanes reordered (lanes_disagree):
 one that does not is rejected, under any limits, and the crown passes on.
 """
 
@@ -34,7 +34,7 @@ async def crown_in_browser(session: "Session", ranking: Ranking, generation: int
         # the winner; else the kernel the headline names within noise, or the fastest beside a
         # baseline that won (a user may still export it): whichever kernel leads
         top = winner or ranking.undecided or next((r for r in ranking.ranked if r.id != "baseline"), None)
-        if top is not None and await session.lanes_disagree(top.id):  # rejected, said: never crowned
+        if top is not None and await lanes_disagree(session, top.id):  # rejected, said: never crowned
             ranking = session.standings(generation, [r.id for r in ranking.ranked if r.id != top.id], final=True)
             continue
         if winner is None or not await judged_in_browser(session, winner.id):
@@ -44,6 +44,22 @@ async def crown_in_browser(session: "Session", ranking: Ranking, generation: int
         session.emit(Notice(level="warning", message=f"{winner.name} runs here but not in the browser: "
                                                      f"the crown passes to {after}"))
     return ranking
+
+
+async def lanes_disagree(session: "Session", cid: str) -> bool:
+    """Whether the kernel about to be crowned fails with its lanes reordered (admission/
+    lane_order.py: a race that lockstep adapters hide); then it is rejected, said. Judged
+    once per kernel, and only for a crown: every finalist's check quadrupled the time of
+    lavapipe's attention tests."""
+    from vajra_tui.engine.admission.lane_order import lanes_reordered_agree
+
+    if cid in session.lanes_judged:
+        return False
+    if await lanes_reordered_agree(session.client, session, session.results[cid], session.stitched[cid],
+                                   session.fresh_seed):
+        session.lanes_judged.add(cid)
+        return False
+    return True
 
 
 async def judged_in_browser(session: "Session", cid: str) -> bool:
