@@ -29,6 +29,7 @@ ROOT = Path(__file__).parent.parent
 ROWHIST_PY = str(ROOT / "examples" / "workloads" / "rowhist.py")
 TRANSPOSE_PY = str(ROOT / "examples" / "workloads" / "transpose.py")
 MIXED_PY = str(Path(__file__).parent / "data" / "mixed_outputs.py")
+TINY_PY = str(Path(__file__).parent / "data" / "f16_tiny.py")
 
 
 @pytest.fixture(scope="module")
@@ -130,10 +131,24 @@ MIXED_CASES = {
                         "rejected", "output Q: "),
 }
 
+TINY_HEAD = """
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) g: vec3<u32>) {
+    if (g.x >= N) { return; }
+    let h = f16(X[g.x] * 0.00000762939453125);
+"""
+# every H is subnormal: the nearest half passes, four steps (2^-22) off does not
+TINY_CASES = {
+    "right": (TINY_HEAD + "    H[g.x] = h;\n}\n", "verified", ""),
+    "four_steps_off": (TINY_HEAD + "    H[g.x] = h + select(0.0h, 0.0000002384185791015625h, g.x == 11u);\n}\n",
+                      "rejected", "1 of 4099 elements out of tolerance; worst at 11 "),
+}
+
 CASES = ([("sgemm", "128", k, *v) for k, v in SGEMM.items()]
          + [(ROWHIST_PY, "ROWS=48,COLS=256,BINS=64", k, *v) for k, v in ROWHIST.items()]
          + [(TRANSPOSE_PY, "256", k, *v) for k, v in TRANSPOSE_CASES.items()]
-         + [(MIXED_PY, "4099", k, *v) for k, v in MIXED_CASES.items()])
+         + [(MIXED_PY, "4099", k, *v) for k, v in MIXED_CASES.items()]
+         + [(TINY_PY, "4099", k, *v) for k, v in TINY_CASES.items()])
 
 
 async def _run(client, spec: str, size: str, body: str):

@@ -22,3 +22,17 @@ def test_floats_get_the_digits_that_tell_them_apart():
     v = compare(np.array([1.2345678], np.float32), np.array([1.2345671]), atol=1e-8, rtol=0.0)
     got, want = v.reason.split("(got ")[1].rstrip(")").split(", want ")
     assert got != want and len(got) <= 12, v.reason
+
+
+def test_the_nearest_half_to_a_subnormal_reference_verifies():
+    """f16 subnormals are 2^-24 apart: the correctly rounded half of a tiny reference can miss
+    it by half a step, a relative error no rtol covers, and still be the best answer there is;
+    four steps off is a wrong answer."""
+    rng = np.random.default_rng(7)
+    ref = rng.uniform(-4, 4, 4099) * 2.0**-17
+    nearest = ref.astype(np.float16)
+    assert compare(nearest, ref, atol=0.0, rtol=1e-3, dtype="f16").passed
+    off = nearest.copy()
+    off[11] = np.float16(float(off[11]) + 2.0**-22)
+    verdict = compare(off, ref, atol=0.0, rtol=1e-3, dtype="f16")
+    assert not verdict.passed and verdict.worst_index == 11, verdict.reason

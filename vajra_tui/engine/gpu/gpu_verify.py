@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import wgpu
 
-from vajra_tui.engine.gpu.verify import Tally, Verdict, floor_of, measures, verdict_of
+from vajra_tui.engine.gpu.verify import Tally, Verdict, floor_of, measures, output_atol, verdict_of
 from vajra_tui.engine.gpu import judge_wgsl as K
 from vajra_tui.engine.gpu.references import Reference, tolerance_ok
 
@@ -76,7 +76,8 @@ class GPUJudge:
 
     def _pipelines(self, dtype: str, count: int) -> tuple[Any, Any, int]:
         module = self.device.create_shader_module(code=K.judge_source(
-            dtype, count, self.atol, self.rtol, floor_of(self.atol, self.rtol)))
+            dtype, count, output_atol(self.atol, dtype), self.rtol,
+            floor_of(output_atol(self.atol, dtype), self.rtol)))
         layout = self.device.create_pipeline_layout(bind_group_layouts=[self.layout])
         scan, collect = (self.device.create_compute_pipeline(
             layout=layout, compute={"module": module, "entry_point": e}) for e in ("scan", "collect"))
@@ -111,7 +112,7 @@ class GPUJudge:
         for k in todo:
             name, dtype, _ = self.items[k]
             head = words[K.REGION // 4 * k: K.REGION // 4 * k + K.WORDS]
-            verdicts[name] = resolve(head, host_refs[name], dtype, self.atol, self.rtol,
+            verdicts[name] = resolve(head, host_refs[name], dtype, output_atol(self.atol, dtype), self.rtol,
                                      lambda i, b=targets[name], d=dtype: self.element(b, d, i))
         return verdicts
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import wgpu
 
-from vajra_tui.engine.gpu.verify import other_fill, poison_word
+from vajra_tui.engine.gpu.verify import other_fill, output_atol, poison_word
 
 SLOT_BYTES = 256  # dynamic offsets must be multiples of minStorageBufferOffsetAlignment (<= 256)
 MAX_OUTPUTS = SLOT_BYTES // 8
@@ -195,7 +195,7 @@ class Outputs:
         for k, o in enumerate(self.items):
             count = int(counts[o.name])
             module = self.device.create_shader_module(code=CHECK.format(
-                words=words, count=count, atol=f"{atol:.9e}", rtol=f"{rtol:.9e}", base=2 * k,
+                words=words, count=count, atol=f"{output_atol(atol, o.dtype):.9e}", rtol=f"{rtol:.9e}", base=2 * k,
                 compare=COMPARE[o.dtype]))
             ro = {"type": wgpu.BufferBindingType.read_only_storage}
             layout = self.device.create_bind_group_layout(entries=[

@@ -19,6 +19,7 @@ import numpy as np
 import wgpu
 
 from vajra_tui.engine.gpu.outputs import as_words, want_words
+from vajra_tui.engine.gpu.verify import output_atol
 
 SMALLEST = 2.0**-100  # tolerances and (with atol = 0) references below this go to the CPU
 LARGEST = 2.0**126
@@ -49,7 +50,7 @@ def split(ref: np.ndarray, dtype: str, atol: float) -> tuple[np.ndarray, np.ndar
         hi = ref.astype(np.float32)
         lo = (ref - hi).astype(np.float32)
     ok = bool(ref.size == 0 or np.abs(hi).max() <= LARGEST)  # NaN fails this too
-    if ok and atol == 0:  # a zero limit needs every nonzero reference to stay normal in f32
+    if ok and output_atol(atol, dtype) == 0:  # a zero limit needs every nonzero reference to stay normal in f32
         mags = np.abs(ref)
         ok = not bool(np.any((mags > 0) & (mags < SMALLEST)))
     return hi, lo, ok

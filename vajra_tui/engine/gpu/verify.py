@@ -14,6 +14,11 @@ A NaN does not survive everything: ``max(y, v)``, ``min(y, v)`` and ``select`` r
 other operand. So a kernel that verifies is run once more from :func:`other_fill`, each
 element at one end of its type's range (even elements at one, odd at the other), and must
 verify again: what it computes may not depend on what its output held before.
+
+An f16 output cannot hold every value: below 2^-14 its values are subnormal, spaced
+2^-24 apart, so even the nearest half to the reference misses it by up to 2^-25, far more
+than any relative tolerance of a value that small. Every judge therefore adds one such
+step to the absolute tolerance of an f16 output (:func:`output_atol`).
 """
 
 from __future__ import annotations
@@ -38,6 +43,16 @@ INT_POISON = (0xFFFFFFFF, 0xAAAAAAAA)  # integer outputs: one pattern per seed, 
 SECOND_FILL = {"f32": (0x7149F2CA, 0xF149F2CA),  # +1e30, -1e30: finite, so arithmetic keeps them
                "f16": (0xFBFF7BFF, 0xFBFF7BFF),  # +65504 (even half), -65504 (odd half)
                "u32": (0x00000000, 0xFFFFFFFF), "i32": (0x80000000, 0x7FFFFFFF)}
+
+
+F16_STEP = 2.0**-24  # the spacing of f16 subnormals: the absolute error no f16 result can avoid
+
+
+def output_atol(atol: float, dtype: str) -> float:
+    """The absolute tolerance an output of ``dtype`` is judged with: the workload's own, plus
+    one subnormal step for f16 (a correctly rounded half may miss a tiny reference by half a
+    step, and drivers' f32-to-f16 conversions are not all round-to-nearest there)."""
+    return atol + F16_STEP if dtype == "f16" else atol
 
 
 def other_fill(dtype: str, kind: str = "extremes") -> tuple[int, int]:
@@ -156,6 +171,7 @@ def compare(out: np.ndarray, ref: np.ndarray, atol: float, rtol: float = RTOL,
     if out.size < ref.size:
         return Verdict(False, None, None, f"output has {out.size} elements, expected {ref.size}")
     out = np.ascontiguousarray(out[: ref.size], dtype=_NUMPY[dtype])
+    atol = output_atol(atol, dtype)
     word = poison_word(dtype) if poison is None else poison
     t = _scan(out, ref, atol, rtol, word & 0xFFFF if dtype == "f16" else word)
     return verdict_of(t, ref, lambda i: out[i])

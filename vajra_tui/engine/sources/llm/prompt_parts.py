@@ -123,6 +123,9 @@ def verification_text(ctx: GenerationContext, own_start: bool = False) -> str:
             f"element must be written (an unwritten one fails as \"never written\"); NaN or Inf "
             f"never pass. Each element must satisfy |out - ref| <= atol + rtol*|ref| with "
             f"atol={w.atol:g}, rtol={w.rtol:g}, on two input sets of signed values."
+            + (" An f16 output's atol is 2^-24 more (one subnormal step)."
+               if any(b.get("dtype") == "f16" and b.get("access") == "read_write" for b in w.bindings)
+               else "")
             + (" A buffer the bindings above say starts at a value or holds an input starts so "
                "instead." if own_start else ""))
 
