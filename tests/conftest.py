@@ -115,7 +115,7 @@ def child_pythonpath() -> str:
 # another worker). Handed out first, so that no long module starts last and leaves the other
 # worker idle at the end; the ``serial`` modules go last, where exclusivity costs least.
 # Only the order changes; a module missing here just keeps its place.
-HEAVY_FIRST = ("test_library.py", "test_ray.py", "test_fft.py", "test_engine.py", "test_lanes.py",
+HEAVY_FIRST = ("test_driver_wait.py", "test_library.py", "test_ray.py", "test_fft.py", "test_engine.py", "test_lanes.py",
                "test_wheel.py", "test_user_workloads.py", "test_snapshots.py", "test_run_controls.py",
                "test_kernels_as_written.py", "test_tune.py", "test_published_kernels.py")
 

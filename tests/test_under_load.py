@@ -86,13 +86,3 @@ def test_a_loaded_machine_kills_only_the_hung_kernel(cpu_hogs):
     else:
         assert report.baseline_won or report.ties
 
-
-def test_a_hang_past_the_drivers_own_wait_is_a_timeout_not_a_rejection():
-    """wgpu-native's blocking poll gives up after about 30 s on lavapipe, the kernel still
-    running; with a deadline past that, the hang was read back as finished and rejected
-    ("never written") instead of killed at its deadline (a held-out fault audit)."""
-    import vajra_tui
-
-    report = vajra_tui.bench("sgemm", [KERNELS / "hang.wgsl"], size="64", deadline=36.0, warmup=0, reps=1)
-    hang = next(r for r in report.results if r.name == "hang")
-    assert hang.status == "timeout" and "36.0 s deadline" in hang.reason, (hang.status, hang.reason)

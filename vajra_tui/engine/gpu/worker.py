@@ -375,6 +375,9 @@ def serve(conn: Connection, prefer: str | None, nvml_index: int | None = None) -
     except Exception as exc:
         conn.send(Failure("error", f"no usable adapter: {exc}"))
         return
+    # Everything alive now (modules, wgpu's bindings, the device) lives as long as the worker:
+    # frozen, the collections _trim() runs after each batch only walk what the tune made since.
+    gc.freeze()
     conn.send(Ready())
     while True:
         try:
