@@ -75,8 +75,10 @@ def test_a_workload_module_on_a_folder_a_script_added_to_its_path_is_tuned(tmp_p
     monkeypatch.setattr(sys, "path", [*sys.path, str(folder)])
     monkeypatch.chdir(tmp_path)
     try:
-        report = vajra_tui.tune("appended_hist:WORKLOAD", size="seed", generations=0, budget=1,
-                                warmup=1, reps=2)
+        # a small size: what is tested is the import, and the seed's naive baseline (1024 rows
+        # of 1024, 64 bins) took most of this test's 17 s on lavapipe
+        report = vajra_tui.tune("appended_hist:WORKLOAD", size="ROWS=16,COLS=300,BINS=20", generations=0,
+                                budget=1, warmup=1, reps=2)
     finally:
         sys.modules.pop("appended_hist", None)
     baseline = next(r for r in report.results if r.name == "baseline")

@@ -140,9 +140,10 @@ console.log(JSON.stringify({ ok: true, entry: mod.ENTRY_POINT, passes: mod.PASSE
 """
 
 
-def _measure(tmp_path: Path, text: str, stem: str, monkeypatch):
-    """The workload file's baseline as the engine verifies it, exported into ``tmp_path/out``."""
-    monkeypatch.setenv("VAJRA_CACHE_DIR", str(tmp_path / "cache"))
+def _measure(tmp_path: Path, text: str, stem: str):
+    """The workload file's baseline as the engine verifies it, exported into ``tmp_path/out``.
+    It runs with the run's shared cache folder (conftest's user_dirs) and its calibration: a
+    cache folder per test made each of them calibrate from scratch, in a worker of its own."""
     path = tmp_path / f"{stem}.py"
     path.write_text(text)
     report = vajra_tui.bench(path, [], size="seed", warmup=1, reps=3)
@@ -183,8 +184,8 @@ def _assert_close(got: np.ndarray, ref: np.ndarray, atol: float) -> None:
     assert np.all(err <= atol + 1e-4 * np.abs(ref)), f"index {worst}: got {got[worst]} want {ref[worst]}"
 
 
-def test_a_uniform_group_one_and_a_named_entry_point_export_and_run(tmp_path, monkeypatch):
-    w, result, report, paths = _measure(tmp_path, SCALE_ROWS, "scalerows", monkeypatch)
+def test_a_uniform_group_one_and_a_named_entry_point_export_and_run(tmp_path):
+    w, result, report, paths = _measure(tmp_path, SCALE_ROWS, "scalerows")
     out = tmp_path / "out"
     assert [p.name for p in paths] == ["scalerows.wgsl", "scalerows.ts", LOCK_NAME]
     assert (out / "scalerows.wgsl").read_bytes() == result.stitched_source.encode()
@@ -211,8 +212,8 @@ def test_a_uniform_group_one_and_a_named_entry_point_export_and_run(tmp_path, mo
         _assert_close(np.fromfile(tmp_path / "run" / f"{name}.bin", dtype="<f4"), refs[name], 1e-5)
 
 
-def test_a_two_pass_result_exports_both_modules_and_runs_them_in_order(tmp_path, monkeypatch):
-    w, result, report, paths = _measure(tmp_path, TWO_PASS, "squareshift", monkeypatch)
+def test_a_two_pass_result_exports_both_modules_and_runs_them_in_order(tmp_path):
+    w, result, report, paths = _measure(tmp_path, TWO_PASS, "squareshift")
     out = tmp_path / "out"
     assert [p["label"] for p in result.passes] == ["square", "shift"]
     assert [p["own"] for p in result.passes] == [True, False]
@@ -240,13 +241,12 @@ def test_a_two_pass_result_exports_both_modules_and_runs_them_in_order(tmp_path,
                   w.checked_references(size, inputs)["Y"], 1e-5)
 
 
-def test_a_pass_that_rebinds_buffers_exports_and_runs(tmp_path, monkeypatch):
+def test_a_pass_that_rebinds_buffers_exports_and_runs(tmp_path):
     """The published two-level scan: one entry point at two levels, with its own ELEMENT_COUNT
     and other buffers bound in the second pass; the export runs all three passes."""
     published = Path(__file__).parent / "published" / "radix_sort_prefix_sum"
     shutil.copy(published / "kernel.wgsl", tmp_path / "kernel.wgsl")
-    w, result, report, paths = _measure(tmp_path, (published / "workload_full.py").read_text(), "scanfull",
-                                        monkeypatch)
+    w, result, report, paths = _measure(tmp_path, (published / "workload_full.py").read_text(), "scanfull")
     ts = (tmp_path / "out" / "radix_sort_prefix_sum_full.ts").read_text()
     assert '"bind": {"items": "blockSums", "blockSums": "blockSums2"}' in ts
     assert '"ELEMENT_COUNT": 196' in ts  # the second level's count at the seed size (100000 items)

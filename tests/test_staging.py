@@ -128,12 +128,16 @@ def test_a_script_without_a_main_guard_runs_once(tmp_path):
             f.write("ran\\n")
         report = vajra_tui.tune("softmax", size="8x64", generations=0, warmup=1, reps=2)
         print(report.winner.name if report.winner else "none")
+        from vajra_tui.engine.admission import staging
+        print(f"staging processes: {{len(staging._STAGERS)}}")
     """))
-    env = {**os.environ, "VAJRA_STAGING_PROCESSES": "2",
+    # one staging process is enough to import __main__ a second time; a second one only cost its start
+    env = {**os.environ, "VAJRA_STAGING_PROCESSES": "1",
            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env,
                           timeout=280, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "staging processes: 1" in proc.stdout, proc.stdout  # the generation was staged there
     assert marker.read_text() == "ran\n"
 
 

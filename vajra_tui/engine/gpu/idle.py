@@ -41,10 +41,19 @@ def idle_seconds() -> float:
         return 30.0
 
 
+# Variables that name a moment, not a configuration: pytest rewrites PYTEST_CURRENT_TEST at
+# every phase of every test, so with it in the key a suite that scripts Vajra (ours, or a
+# user's CI) never reused a parked worker and paid a process, a Vulkan instance and a device
+# for every test. A worker does not read it.
+MOMENTARY = frozenset({"PYTEST_CURRENT_TEST"})
+
+
 def worker_key(prefer: Any, nice: int, nvml_index: int | None, env: dict[str, str]) -> Hashable:
-    """What makes two workers interchangeable: everything their start was given, the working
-    folder included (a workload named by a relative path resolves there)."""
-    digest = hashlib.sha256(repr(sorted(env.items())).encode()).hexdigest()
+    """What makes two workers interchangeable: everything their start was given (but the
+    :data:`MOMENTARY` variables), the working folder included (a workload named by a relative
+    path resolves there)."""
+    kept = sorted((k, v) for k, v in env.items() if k not in MOMENTARY)
+    digest = hashlib.sha256(repr(kept).encode()).hexdigest()
     return (str(prefer), nice, nvml_index, os.getcwd(), digest)
 
 
