@@ -49,6 +49,19 @@ def gpu():
     client.close()
 
 
+@pytest.fixture(scope="module")
+def no_browser_verdict(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """For a module whose tests assert lanes, workers or faults and never a crown's browser
+    verdict (tests/test_browser_*.py do): the judge is off (VAJRA_BROWSER=off, read per call,
+    so later modules in this process still get the browser) and the Node fallback finds no
+    sidecar, so each crown is "unchecked" at once instead of costing a Chromium start or a
+    Tint run. Module-scoped, so a module's shared runs see it too."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("VAJRA_BROWSER", "off")
+        patch.setenv("VAJRA_NODE_DIR", str(tmp_path_factory.mktemp("no-sidecar") / "absent"))
+        yield
+
+
 def kernel(name: str) -> str:
     return (KERNELS / name).read_text()
 
@@ -100,6 +113,19 @@ def one_error_line(capsys: pytest.CaptureFixture[str]) -> str:
     assert len(lines) == 1 and "Traceback" not in err, err[-2000:]
     assert lines[0].startswith("vajra-tui: "), lines[0]
     return lines[0]
+
+
+def cache_with_this_runs_calibration(cache: Path) -> Path:
+    """``cache``, a folder of its own for a child process, holding the calibration an earlier
+    test stored in the run's shared cache (when one did): the child checks it with a quick copy
+    instead of measuring the whole roofline again, which no test of a child's cache is about."""
+    import shutil
+
+    cache.mkdir(parents=True, exist_ok=True)
+    shared = Path(os.environ["VAJRA_CACHE_DIR"]) / "calibration.json"
+    if shared.is_file():
+        shutil.copyfile(shared, cache / "calibration.json")
+    return cache
 
 
 def child_pythonpath() -> str:

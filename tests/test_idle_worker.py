@@ -28,6 +28,7 @@ def parking(monkeypatch):
     idle.end_all()
 
 
+
 def _serve_softmax(client: GPUClient) -> None:
     client.request_blocking(Prepare(workload="softmax", size=SIZE, seeds=[1]), 120)
     st = stitch(SOFTMAX, SIZE, SOFTMAX.baseline)
@@ -104,7 +105,7 @@ def test_zero_turns_parking_off(monkeypatch) -> None:
     assert idle.parked_pids() == []
 
 
-def test_tunes_in_a_row_share_one_worker_and_each_verifies() -> None:
+def test_tunes_in_a_row_share_one_worker_and_each_verifies(no_browser_verdict: None) -> None:
     """Two workloads of different buffers, one after the other in one process: the second
     runs on the first's worker, and its baseline and winner verify against its own data."""
     pids = []

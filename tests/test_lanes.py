@@ -2,6 +2,7 @@
 
 Two lanes on the one real adapter (``--gpus 0,0``) exercise everything but the hardware:
 two worker processes, two sessions with their own baselines, and a worker killed for real.
+No crown is judged in a browser here: none of these tests is about that verdict.
 """
 
 from __future__ import annotations
@@ -29,7 +30,11 @@ from vajra_tui.engine.sources.library import LibrarySource
 from vajra_tui.engine.workloads import get_workload
 from vajra_tui.settings import TimingSettings
 
+# no crown is judged in a browser here (tests/conftest.py): none of these tests is about that verdict
+pytestmark = pytest.mark.usefixtures("no_browser_verdict")
+
 FAST = ["--size", "32x256", "--source", "library", "--reps", "3", "--warmup", "1"]
+
 
 
 @pytest.fixture(scope="module")
@@ -242,31 +247,38 @@ async def test_the_tui_runs_on_two_lanes_live(tmp_path, monkeypatch):
     assert {"gpu0", "gpu0.2"} <= lanes
 
 
-def test_a_copy_dealt_with_its_twin_is_a_duplicate_across_lanes(tmp_path, capsys):
-    """Two lanes each know only their own kernels: a copy must land in its twin's batch,
-    where it is called a duplicate instead of being compiled and timed a second time."""
+@pytest.fixture(scope="module")
+def api_run_with_twins(tmp_path_factory: pytest.TempPathFactory) -> object:
+    """One ``vajra_tui.tune(..., gpus="0,0")`` of generation 1, a user's kernel and its exact copy
+    among the candidates: the API test and the duplicate test read the same run (each was a
+    run of this shape of its own)."""
+    import vajra_tui
 
+    folder = tmp_path_factory.mktemp("twins")
     source = kernel("softmax_row.wgsl")
-    first, copy = tmp_path / "row.wgsl", tmp_path / "row_copy.wgsl"
+    first, copy = folder / "row.wgsl", folder / "row_copy.wgsl"
     first.write_text(source)
     copy.write_text(source)
-    code = main(["tune", "-w", "softmax", *FAST, "--generations", "0", "--gpus", "0,0", "--json", "-q",
-                 "--kernel", str(first), "--kernel", str(copy)])
-    assert code == 0
-    doc = json.loads(capsys.readouterr().out)
+    return vajra_tui.tune("softmax", [first, copy], size="32x256", source="library", generations=0,
+                          warmup=1, reps=3, gpus="0,0")
+
+
+def test_a_copy_dealt_with_its_twin_is_a_duplicate_across_lanes(api_run_with_twins):
+    """Two lanes each know only their own kernels: a copy must land in its twin's batch,
+    where it is called a duplicate instead of being compiled and timed a second time."""
+    doc = api_run_with_twins.to_json()
     mine = [r for r in doc["results"] if r["strategy"] == "user"]
     assert sorted(r["status"] for r in mine) == ["duplicate", "verified"], [(r["name"], r["status"]) for r in mine]
     twin = next(r for r in mine if r["status"] == "duplicate")
     assert twin["duplicate_of"] == next(r for r in mine if r["status"] == "verified")["name"]
 
 
-def test_the_python_api_tunes_on_several_lanes_and_refuses_a_bad_choice():
+def test_the_python_api_tunes_on_several_lanes_and_refuses_a_bad_choice(api_run_with_twins):
     """``vajra_tui.tune(..., gpus=)`` is ``tune --gpus``: batches spread over the lanes, the
     report says which lane timed what; a choice that names no adapter is a ValueError."""
     import vajra_tui
 
-    report = vajra_tui.tune("softmax", size="32x256", source="library", generations=0, warmup=1, reps=3,
-                            gpus="0,0")
+    report = api_run_with_twins
     assert [lane.label for lane in report.lanes] == ["gpu0", "gpu0.2"]
     assert report.final_lane == "gpu0" and report.baseline_spread is not None
     assert all(lane.batches >= 1 and lane.baseline_median_ms for lane in report.lanes)

@@ -3,7 +3,9 @@
 Both nodes run on this machine and see the same adapters (lavapipe), so each node gives
 one lane: two actors, each pinned to its node, each with its own GPU worker. Ray starts
 once for the whole file (one session fixture, a few seconds); every run is the smallest
-that still shows the behaviour (softmax 32x256, generation 1 only).
+that still shows the behaviour (softmax 32x256, generation 1 only), the cluster's adapters
+are discovered once for the tests that build their own lanes, and no crown is judged in a
+browser (none of these tests is about that verdict).
 """
 
 from __future__ import annotations
@@ -27,10 +29,13 @@ from vajra_tui.engine.gpu.protocol import Hello, Prepare
 from vajra_tui.engine.scale.ray_lanes import LaneServer, shipped_file
 
 FAST = ["--size", "32x256", "--reps", "3", "--warmup", "1", "--generations", "0", "--budget", "2"]
+# no crown is judged in a browser here (tests/conftest.py): none of these tests is about that verdict
+pytestmark = pytest.mark.usefixtures("no_browser_verdict")
 
 
 def _ray():
     return pytest.importorskip("ray", reason="Ray is optional: pip install 'ray>=2.60'")
+
 
 
 def _cli(argv: list[str]) -> tuple[int, str]:
@@ -95,6 +100,20 @@ def cluster(tmp_path_factory):
     c.shutdown()
 
 
+@pytest.fixture(scope="module")
+def node_adapters(cluster) -> list:
+    """Both nodes' adapters, discovered once (a task pinned to each node lists its adapters in
+    a child process: seconds each). The tests that build their own lanes only read this list;
+    discovery itself is exercised by the CLI tests, which discover on their own."""
+    import ray
+
+    from vajra_tui.engine.scale.ray_cluster import discover
+
+    adapters, problems = discover(ray)
+    assert adapters and not problems, problems
+    return adapters
+
+
 def test_tune_spreads_batches_over_both_nodes(cluster):
     code, out = _cli(["tune", "-w", "softmax", *FAST, "--source", "library", "--ray", cluster.address,
                       "--json", "-q", "--no-cache"])
@@ -121,18 +140,17 @@ def test_tune_spreads_batches_over_both_nodes(cluster):
     assert "baseline" in [r["name"] for r in final] and {r["lane"] for r in final} == {labels[0]}
 
 
-def test_killing_an_actor_mid_run_costs_only_its_in_flight_work(cluster):
+def test_killing_an_actor_mid_run_costs_only_its_in_flight_work(node_adapters):
     import ray
 
     from vajra_tui.engine.scale.lanes import LaneTuner
-    from vajra_tui.engine.scale.ray_cluster import build_lanes, discover
+    from vajra_tui.engine.scale.ray_cluster import build_lanes
     from vajra_tui.engine.session import Session
     from vajra_tui.engine.sources.library import LibrarySource
     from vajra_tui.engine.workloads import get_workload
     from vajra_tui.settings import TimingSettings
 
-    adapters, _ = discover(ray)
-    lanes = build_lanes(ray, adapters)
+    lanes = build_lanes(ray, node_adapters)
     events: list = []
     workload = get_workload("softmax")
     session = Session(workload, workload.size("32x256"), lanes[0], events.append, TimingSettings(warmup=1, reps=3))
@@ -181,17 +199,16 @@ def _in_generation(session, generation: int, action, seen: list) -> None:
     session._sink = sink
 
 
-def test_the_only_lane_killed_mid_run_still_reports_the_finished_generation(cluster, monkeypatch, capsys):
+def test_the_only_lane_killed_mid_run_still_reports_the_finished_generation(node_adapters, monkeypatch, capsys):
     """kill -9 of the one lane's actor in generation 2: exit 1 with one line naming the loss, the
     JSON of generation 1 (marked incomplete), and a notice that does not claim a retry elsewhere."""
     import ray
 
     from vajra_tui.cli import commands
     from vajra_tui.engine.run import builder
-    from vajra_tui.engine.scale.ray_cluster import build_lanes, discover
+    from vajra_tui.engine.scale.ray_cluster import build_lanes
 
-    adapters, _ = discover(ray)
-    lanes = build_lanes(ray, adapters[:1])
+    lanes = build_lanes(ray, node_adapters[:1])
     seen: list = []
     killed: list[list[str]] = []  # the hit list of on_first_verification, once generation 2 starts
     make_tuner = builder._tuner
@@ -221,18 +238,17 @@ def test_the_only_lane_killed_mid_run_still_reports_the_finished_generation(clus
     assert any("no other lane to retry on" in m for m in lost), lost
 
 
-async def test_a_hung_kernel_is_killed_by_the_watchdog_on_its_own_node(cluster):
+async def test_a_hung_kernel_is_killed_by_the_watchdog_on_its_own_node(node_adapters):
     """The deadline is kept by the actor's client, next to the GPU: a timeout, then a fresh worker."""
     import ray
 
     from vajra_tui.engine.candidate import Candidate
-    from vajra_tui.engine.scale.ray_cluster import build_lanes, discover
+    from vajra_tui.engine.scale.ray_cluster import build_lanes
     from vajra_tui.engine.session import Session
     from vajra_tui.engine.workloads import get_workload
     from vajra_tui.settings import TimingSettings
 
-    adapters, _ = discover(ray)
-    lane = build_lanes(ray, adapters[-1:])[0]  # the second node's adapter
+    lane = build_lanes(ray, node_adapters[-1:])[0]  # the second node's adapter
     workload = get_workload("sgemm")
     session = Session(workload, workload.size("128x96x40"), lane, lambda e: None,
                       TimingSettings(warmup=1, reps=3, deadline_s=3))

@@ -28,7 +28,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from vajra_tui.engine.browser.find import Found, find_browser
+from vajra_tui.engine.browser.find import OFF_REASON, Found, browser_off, find_browser
 from vajra_tui.engine.browser.harness import RUN_EXPORT
 from vajra_tui.engine.browser.serve import StaticServer
 from vajra_tui.engine.browser.transpile import TranspileError, transpile
@@ -230,7 +230,11 @@ def shared_judge() -> ChromiumJudge:
     """One judge per process, started on first use and closed at exit (BrowserUnavailable if none).
 
     A browser that failed to start is not retried in the same process: the reason is kept.
+    VAJRA_BROWSER=off is read on every call and never kept, so turning the judge off for a
+    while (a script's one run, a test module) leaves it usable afterwards.
     """
+    if browser_off():
+        raise BrowserUnavailable(OFF_REASON)
     with _SHARED_LOCK:
         if "judge" in _SHARED:
             return _SHARED["judge"]

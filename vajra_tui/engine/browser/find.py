@@ -74,11 +74,19 @@ def version_of(path: str, timeout: float = 20.0) -> str:
     return " ".join(words[: numbered[0] + 1]) if numbered else proc.stdout.strip()[:80]
 
 
+OFF_REASON = "the browser judge is off (VAJRA_BROWSER=off)"
+
+
+def browser_off() -> bool:
+    """Whether VAJRA_BROWSER turns the judge off (read each time: it may change in a process)."""
+    return os.environ.get("VAJRA_BROWSER", "").strip().lower() in ("off", "none", "0", "no")
+
+
 def find_browser(check_version: bool = True) -> Found:
     """The browser the judge would start; ``Found.reason`` says why there is none."""
     wanted = os.environ.get("VAJRA_BROWSER", "").strip()
-    if wanted.lower() in ("off", "none", "0", "no"):
-        return Found(reason="the browser judge is off (VAJRA_BROWSER=off)")
+    if browser_off():
+        return Found(reason=OFF_REASON)
     if not playwright_available():
         return Found(reason="playwright-python is not installed (pip install 'playwright>=1.40', "
                             "or with pipx: pipx inject vajra-tui 'playwright>=1.40'; "
