@@ -80,9 +80,11 @@ def chromium():
 
 
 @pytest.fixture(scope="module")
-def measured(tmp_path_factory):
-    """Each workload's baseline, verified and timed by the real engine on the local adapter."""
-    from vajra_tui.engine.gpu.client import GPUClient
+def measured(tmp_path_factory, gpu):
+    """Each workload's baseline, verified and timed by the real engine on the local adapter
+    (conftest's worker, which the fft2 test below uses too). No calibration: the roofline is
+    not what a browser judges, and its copy check cost each of these twelve sessions more than
+    its baseline did."""
     from vajra_tui.engine.session import Session
     from vajra_tui.engine.workloads.loader import load_file as load_workload
     from vajra_tui.settings import TimingSettings
@@ -96,19 +98,15 @@ def measured(tmp_path_factory):
     half = load_workload(str(folder / "half.py"))
 
     async def run() -> dict:
-        client = GPUClient()
         out = {}
-        try:
-            for name, (workload, spec) in cases.items():
-                size = workload.size(spec)
-                session = Session(workload, size, client, lambda e: None, TimingSettings(warmup=1, reps=3))
-                await session.start()
-                out[name] = (await session.run_baseline(time=True), session, workload, size)
-            session = Session(half, half.size("seed"), client, lambda e: None, TimingSettings(warmup=1, reps=3))
-            await session.start()
-            out["half_double"] = (await session.run_baseline(time=False), session, half, half.size("seed"))
-        finally:
-            client.close()
+        for name, (workload, spec) in cases.items():
+            size = workload.size(spec)
+            session = Session(workload, size, gpu, lambda e: None, TimingSettings(warmup=1, reps=3))
+            await session.start(calibrate=False)
+            out[name] = (await session.run_baseline(time=True), session, workload, size)
+        session = Session(half, half.size("seed"), gpu, lambda e: None, TimingSettings(warmup=1, reps=3))
+        await session.start(calibrate=False)
+        out["half_double"] = (await session.run_baseline(time=False), session, half, half.size("seed"))
         return out
 
     return asyncio.run(run())
@@ -202,11 +200,11 @@ def test_a_session_judges_its_winner_in_the_browser(chromium, tmp_path):
     assert mine.browser_judge.startswith("Chromium") and mine.browser_adapter
 
 
-def test_folded_fft2_kernels_run_in_chromium(chromium, tmp_path):
+def test_folded_fft2_kernels_run_in_chromium(chromium, gpu, tmp_path):
     """fft2's folded register kernels (fold=2 and the radix-4 fold, blocked scratch) combine rows
     by subgroup shuffles: exported, each is browser-valid where Chromium has subgroups, and
-    refused in one line naming them where it has not."""
-    from vajra_tui.engine.gpu.client import GPUClient
+    refused in one line naming them where it has not. Measured on the module's worker, with no
+    calibration (what is judged is the export, not its roofline)."""
     from vajra_tui.engine.session import Session
     from vajra_tui.engine.sources.library import LibrarySource
     from vajra_tui.settings import TimingSettings
@@ -215,20 +213,16 @@ def test_folded_fft2_kernels_run_in_chromium(chromium, tmp_path):
     size = workload.size("H=16,W=32")
 
     async def run() -> tuple[Session, list]:
-        client = GPUClient()
-        try:
-            s = Session(workload, size, client, lambda e: None, TimingSettings(warmup=1, reps=3))
-            await s.start()
-            lib, out = LibrarySource(s.device), []
-            for i, p in enumerate(({"regs": 16, "cols": 4, "ex": 1, "fold": 2},
-                                   {"regs": 32, "cols": 4, "ex": 1, "blk": 1, "fold": 4})):
-                cand = lib.instantiate({**p, "template": "fft2/regs"}, s.size, cid=f"fold{i}")
-                assert cand is not None and await s.admit(cand), s.results[f"fold{i}"].reason
-                await s.time_batch([cand.id])
-                out.append(s.results[cand.id])
-            return s, out
-        finally:
-            client.close()
+        s = Session(workload, size, gpu, lambda e: None, TimingSettings(warmup=1, reps=3))
+        await s.start(calibrate=False)
+        lib, out = LibrarySource(s.device), []
+        for i, p in enumerate(({"regs": 16, "cols": 4, "ex": 1, "fold": 2},
+                               {"regs": 32, "cols": 4, "ex": 1, "blk": 1, "fold": 4})):
+            cand = lib.instantiate({**p, "template": "fft2/regs"}, s.size, cid=f"fold{i}")
+            assert cand is not None and await s.admit(cand), s.results[f"fold{i}"].reason
+            await s.time_batch([cand.id])
+            out.append(s.results[cand.id])
+        return s, out
 
     session, results = asyncio.run(run())
     for i, result in enumerate(results):

@@ -82,7 +82,7 @@ async def test_workgroup_memory_over_the_limit_never_runs(gpu):
     w = get_workload("conv1d")
     events: list = []
     s = Session(w, w.size("4096x64"), gpu, events.append, TimingSettings(warmup=1, reps=2))
-    await s.start()
+    await s.start(calibrate=False)  # the roofline plays no part in a refusal
     await s.run_baseline(time=False)
     floats = s.device.limits["max-compute-workgroup-storage-size"] // 4 + 256
     body = """
@@ -122,7 +122,7 @@ async def test_every_timed_dispatch_is_checked(gpu):
     """The worker checks each dispatch on the GPU after its clock stopped, and says which failed."""
     w = get_workload("softmax")
     s = Session(w, w.size("32x64"), gpu, lambda e: None, TimingSettings(warmup=1, reps=2))
-    await s.start()
+    await s.start(calibrate=False)  # the roofline plays no part in a dispatch's check
     await s.run_baseline(time=False)
     st = s.admission.stitch((KERNELS / "noop.wgsl").read_text())
     reply = await gpu.request(Compile(cid="wrong", source=st.source, dispatch=list(st.dispatch)), 60)

@@ -275,16 +275,27 @@ def test_replay_in_a_pseudo_terminal_writes_no_attack(tmp_path):
                     return
                 output.extend(chunk)
 
+    def drawn_after(key: bytes, quiet: float = 0.3, most: float = 10.0) -> None:
+        """Press ``key`` and read until the app has drawn its answer: new bytes, then ``quiet``
+        seconds without more (a screen is written in one go). It was a fixed 0.8 s a key."""
+        before = len(output)
+        os.write(fd, key)
+        end = time.monotonic() + most
+        while len(output) == before and time.monotonic() < end:
+            read_for(0.05)
+        while time.monotonic() < end:
+            seen = len(output)
+            read_for(quiet)
+            if len(output) == seen:
+                return
+
     try:
         deadline = time.monotonic() + 60
         while b"RECORDING" not in output and time.monotonic() < deadline:
             read_for(0.5)
         assert b"RECORDING" in output, "the app never drew its banner"
-        for key in (b"v", b"g", b"j", b"r", b"s"):
-            os.write(fd, key)
-            read_for(0.8)
-        os.write(fd, b"\x1b")
-        read_for(0.5)
+        for key in (b"v", b"g", b"j", b"r", b"s", b"\x1b"):
+            drawn_after(key)
         os.write(fd, b"q")
         status = None
         deadline = time.monotonic() + 30

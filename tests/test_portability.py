@@ -113,8 +113,10 @@ def test_a_fastest_kernel_over_the_defaults_is_measured_but_not_crowned(tmp_path
 def test_the_table_marks_a_kernel_that_is_not_portable(tmp_path, capsys, gpu):
     if (gpu.device or gpu.start()).limits.get("max-compute-invocations-per-workgroup", 256) < 512:
         pytest.skip("this adapter does not run 512 invocations per workgroup")
-    code = main(["bench", "-w", "sgemm", "--size", "256", "-k", _wide(tmp_path), "--reps", "3",
-                 "--warmup", "1", "-q", "--no-cache"])
+    # The mark is the verdict on the kernel's shape, whatever it measures: 128 (two of its
+    # 128 x 64 tiles) and one timed dispatch, where the tests that crown it need 256 and nine.
+    code = main(["bench", "-w", "sgemm", "--size", "128", "-k", _wide(tmp_path), "--reps", "1",
+                 "--warmup", "0", "-q", "--no-cache"])
     assert code == 0
     out = capsys.readouterr().out
     said = " ".join(out.split())

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import kernel
+from conftest import cache_with_this_runs_calibration, kernel
 from vajra_tui.engine.store import calibration_cache
 from vajra_tui.engine.candidate import Candidate
 from vajra_tui.engine.events import CalibrationReady, Notice, RankingReady
@@ -109,7 +109,8 @@ def test_resume_after_a_killed_tune_measures_nothing_that_finished(tmp_path):
     import sys
     import time
 
-    env = {**os.environ, "VAJRA_CACHE_DIR": str(tmp_path / "cache"), "PYTHONUNBUFFERED": "1"}
+    cache = cache_with_this_runs_calibration(tmp_path / "cache")
+    env = {**os.environ, "VAJRA_CACHE_DIR": str(cache), "PYTHONUNBUFFERED": "1"}
     base = [sys.executable, "-m", "vajra_tui", "tune", "-w", "conv1d", "--size", "3000x16",
             "--source", "library", "--budget", "2", "--reps", "2", "--warmup", "0"]
     proc = subprocess.Popen([*base, "--generations", "6"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -138,34 +138,65 @@ def test_type_nesting_is_bounded():
     assert var.bytes is None and "nested deeper than 64" in var.problem
 
 
-def _bench(path: Path, capsys) -> dict:
-    code = main(["bench", "-w", "softmax", "--size", "8x64", "-k", str(path), "--json", "-q"])
-    out = capsys.readouterr().out
-    assert code == 0
-    (result,) = [r for r in json.loads(out)["results"] if r["name"] != "baseline"]
-    return result
+class Benched(NamedTuple):
+    results: dict[str, dict]  # by the kernel file's stem
+    workgroup_storage: int  # the adapter's max-compute-workgroup-storage-size, as the run saw it
 
 
-def _limit_of_this_adapter() -> int:
-    from vajra_tui.engine.gpu.adapters import list_adapters
+@pytest.fixture(scope="module")
+def benched(tmp_path_factory: pytest.TempPathFactory) -> Benched:
+    """One ``bench`` of every kernel the refusal tests below judge, and the limit it judged them by.
 
-    return int(list_adapters()[0]["device"]["limits"].get("max-compute-workgroup-storage-size", 16384))
+    Each kernel is refused by the front end, before the GPU sees it, so what a bench of its own
+    cost was a worker, a calibration check and a baseline: eight times over. One run that holds
+    them all must still exit 0 with each one rejected on its own, which is the property the
+    one-token tests assert (a value that crashed the run would fail every test here). The limit
+    is read from the run's recording (its device), not from a second process listing adapters."""
+    import contextlib
+    import io
+
+    from vajra_tui.engine.events import SessionStarted
+    from vajra_tui.engine.store.record import read_recording
+
+    folder = tmp_path_factory.mktemp("wgsl-kernels")
+    paths = [KERNELS / "wrapped_length.wgsl", KERNELS / "memoizing_wrapped_length.wgsl"]
+    for name, ((old, new), _) in ONE_TOKEN.items():
+        path = folder / f"{name}.wgsl"
+        path.write_text(SOFTMAX_ROW.replace(old, new))
+        paths.append(path)
+    out, recording = io.StringIO(), folder / "bench.jsonl"
+    with pytest.MonkeyPatch.context() as env:  # conftest's user_dirs is per test: its folders, here
+        base = tmp_path_factory.getbasetemp()
+        for name, folder_name in (("VAJRA_CACHE_DIR", "cache"), ("VAJRA_DATA_DIR", "data"),
+                                  ("VAJRA_CONFIG_DIR", "config")):
+            env.setenv(name, str(base / folder_name))
+        for key in ("NEBIUS_API_KEY", "TAVILY_API_KEY"):
+            env.delenv(key, raising=False)
+        with contextlib.redirect_stdout(out):
+            code = main(["bench", "-w", "softmax", "--size", "8x64", *[a for p in paths for a in ("-k", str(p))],
+                         "--json", "-q", "--record", str(recording)])
+    assert code == 0, out.getvalue()[-2000:]
+    results = [r for r in json.loads(out.getvalue())["results"] if r["name"] != "baseline"]
+    assert sorted(r["name"] for r in results) == sorted(p.stem for p in paths)
+    [started] = [e for e in read_recording(recording)[1] if isinstance(e, SessionStarted)]
+    limit = int(started.device.limits.get("max-compute-workgroup-storage-size", 16384))
+    return Benched({r["name"]: r for r in results}, limit)
 
 
-def test_a_wrapped_length_is_refused_on_the_adapters_limit(capsys):
+def test_a_wrapped_length_is_refused_on_the_adapters_limit(benched):
     """Sized at its real 8193 elements (132112 bytes with `red`), past any adapter's limit
     (lavapipe: 32 KB, an H200: 48 KB), never guessed as one element."""
-    result = _bench(KERNELS / "wrapped_length.wgsl", capsys)
+    result = benched.results["wrapped_length"]
     assert result["status"] != "verified"
     assert re.search(r"132112 bytes exceeds the adapter's limit of \d+ bytes", result["reason"]), result["reason"]
 
 
-def test_a_memoizing_kernel_sized_by_a_wrapped_expression_is_refused(capsys):
+def test_a_memoizing_kernel_sized_by_a_wrapped_expression_is_refused(benched):
     """32784 bytes: refused where the limit is 32 KB (lavapipe), never verified as fast."""
-    if _limit_of_this_adapter() >= 32784:
+    if benched.workgroup_storage >= 32784:
         pytest.skip("this adapter's workgroup storage holds the array (an H200: 48 KB); the refusal is "
                     "a 32 KB adapter's, and the whole-array zeroing is tested on its own above")
-    result = _bench(KERNELS / "memoizing_wrapped_length.wgsl", capsys)
+    result = benched.results["memoizing_wrapped_length"]
     assert result["status"] != "verified" and result["speedup"] is None
     assert "32784 bytes exceeds the adapter's limit of" in result["reason"]
 
@@ -183,11 +214,9 @@ ONE_TOKEN = {
 
 
 @pytest.mark.parametrize("name", list(ONE_TOKEN))
-def test_a_one_token_value_rejects_its_candidate_not_the_run(name, tmp_path, capsys):
-    (old, new), why = ONE_TOKEN[name]
-    path = tmp_path / f"{name}.wgsl"
-    path.write_text(SOFTMAX_ROW.replace(old, new))
-    result = _bench(path, capsys)
+def test_a_one_token_value_rejects_its_candidate_not_the_run(name, benched):
+    _, why = ONE_TOKEN[name]
+    result = benched.results[name]
     assert result["status"] == "compile_error" and why in result["reason"].lower()
     assert "\n" not in result["reason"]
 

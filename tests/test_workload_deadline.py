@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import cache_with_this_runs_calibration
 from vajra_tui.settings import Settings, TimingSettings
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "workloads" / "transpose.py"
@@ -52,10 +53,11 @@ def test_the_deadline_is_a_setting_with_a_shorter_default(monkeypatch):
             TimingSettings(prepare_deadline_s=bad)
 
 
+
 def _bench_one_line(tmp_path: Path, workload: Path) -> str:
     """``bench -w workload`` in a child under a 3 s deadline: its one stderr line, exit 2 asserted."""
     env = {**os.environ, "VAJRA_TIMING__PREPARE_DEADLINE_S": "3", "XDG_RUNTIME_DIR": "/tmp",
-           "VAJRA_CACHE_DIR": str(tmp_path / "cache")}
+           "VAJRA_CACHE_DIR": str(cache_with_this_runs_calibration(tmp_path / "cache"))}
     done = subprocess.run([sys.executable, "-m", "vajra_tui", "bench", "-w", str(workload),
                            "--size", "ROWS=32,COLS=32", "-q"], capture_output=True, text=True, env=env, timeout=240)
     err = done.stderr.strip()
