@@ -47,6 +47,10 @@ FINALISTS = 5  # kernels a shoot-out times again beside the baseline
 PREPARE_TIMEOUT_S = 900.0  # the worker's own setup (calibration); the workload's code has timing.prepare_deadline_s
 REASON_CHARS = 400  # a failure's reason, one table cell; diagnostics keep the rest
 RECALIBRATE_DRIFT = 0.15  # a cached roofline whose copy rate is further off than this is redone
+# On a software adapter the copy is CPU work, and its rate moves by a third with the machine's
+# load from one run to the next (0.063 to 0.087 GB/s back to back on a busy 2-core box): a
+# roofline measured again under that load is no truer, and took seconds every run.
+SOFTWARE_RECALIBRATE_DRIFT = 0.5
 
 
 class BaselineError(RunFailed, RuntimeError):
@@ -194,13 +198,14 @@ class Session:
         return self.device
 
     async def _calibrate(self) -> None:
-        """The cached roofline, unless a quick copy check finds it more than 15% off."""
+        """The cached roofline, unless a quick copy check finds it more than 15% off (50% on a
+        software adapter)."""
         assert self.device is not None
         cached = calibration_cache.load(self.device)
         if cached is not None:
             quick = (await self.client.request(QuickCopy(shape=cached.copy_shape), PREPARE_TIMEOUT_S)).copy_gbps
             drift = abs(quick - cached.copy_gbps) / max(cached.copy_gbps, 1e-9)
-            if drift <= RECALIBRATE_DRIFT:
+            if drift <= (SOFTWARE_RECALIBRATE_DRIFT if self.device.software else RECALIBRATE_DRIFT):
                 self.emit(CalibrationReady(calibration=cached, cached=True))
                 self.calibration = cached
                 return
