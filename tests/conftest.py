@@ -7,6 +7,7 @@ modules, heaviest first, and keeps a test marked ``serial`` alone on the machine
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 from contextlib import ExitStack
 from pathlib import Path
@@ -113,6 +114,27 @@ def one_error_line(capsys: pytest.CaptureFixture[str]) -> str:
     assert len(lines) == 1 and "Traceback" not in err, err[-2000:]
     assert lines[0].startswith("vajra-tui: "), lines[0]
     return lines[0]
+
+
+@pytest.fixture(scope="module")
+def calibration(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> str:
+    """This adapter's ``calibration.json``: the one this test run's shared cache holds (conftest's
+    ``user_dirs`` puts it under the base temp folder), else measured once for the module
+    that asks (the text a child's own cache folder is seeded with)."""
+    shared = tmp_path_factory.getbasetemp() / "cache" / "calibration.json"
+    try:
+        text = shared.read_text(encoding="utf-8")
+        if json.loads(text):
+            return text
+    except (OSError, ValueError):
+        pass
+    from vajra_tui.engine.gpu.protocol import Calibrate
+    from vajra_tui.engine.store import calibration_cache
+
+    gpu = request.getfixturevalue("gpu")
+    measured = gpu.request_blocking(Calibrate(), 900).calibration
+    measured.device_key = calibration_cache.key(gpu.device)
+    return json.dumps({measured.device_key: measured.model_dump()}, indent=2)
 
 
 def cache_with_this_runs_calibration(cache: Path) -> Path:
