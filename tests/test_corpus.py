@@ -57,7 +57,11 @@ async def judge(gpu, server: LLMServer, monkeypatch: pytest.MonkeyPatch) -> Asyn
         workload = get_workload(entry["workload"])
         session = Session(workload, workload.size(entry["size"]), gpu, events.append,
                           TimingSettings(warmup=0, reps=2))
-        await session.start()
+        # No calibration: what is judged here is the reply and its kernel, and neither reads the
+        # ceilings (the prompt says none are known). Calibrating cost each case a copy check of
+        # about 0.8 s of CPU on lavapipe, and a full calibration (5 s) whenever a loaded machine
+        # moved the copy rate 15% off the cached one.
+        await session.start(calibrate=False)
         await session.run_baseline(time=True)
         llm = LLMSource(LLMSettings(base_url=server.url, model=model, fallback_model="",
                                     timeout_s=20.0, first_token_timeout_s=10.0), session.emit)

@@ -14,16 +14,17 @@ from vajra_tui.engine.store.record import read_recording
 
 def test_library_tune_ranks_verified_kernels_over_generations(capsys):
     # seven rounds: the crown asks that no round be lost to a neighbouring test (with three,
-    # one such round puts the baseline inside the bootstrap interval)
+    # one such round puts the baseline inside the bootstrap interval). A budget of two: each
+    # evolved generation still has to keep within it, and each kernel it saves is a compile.
     code = main(["tune", "-w", "conv1d", "--size", "20000x64", "--source", "library",
-                 "--generations", "2", "--budget", "3", "--reps", "7", "--warmup", "1", "--json", "-q"])
+                 "--generations", "2", "--budget", "2", "--reps", "7", "--warmup", "1", "--json", "-q"])
     assert code == 0
     doc = json.loads(capsys.readouterr().out)
     by_gen: dict[int, list[dict]] = {}
     for r in doc["results"]:
         by_gen.setdefault(r["generation"], []).append(r)
     assert sorted(r["strategy"] for r in by_gen[1] if r["name"] != "baseline") == ["A", "B", "C"]
-    assert 1 <= len(by_gen[2]) <= 3 and 1 <= len(by_gen[3]) <= 3
+    assert 1 <= len(by_gen[2]) <= 2 and 1 <= len(by_gen[3]) <= 2
     assert all(r["origin"].startswith("library: conv1d/") for g in (2, 3) for r in by_gen[g])
     verified = [r for r in doc["results"] if r["status"] == "verified" and r["name"] != "baseline"]
     winner = min(verified, key=lambda r: r["median_ms"])
@@ -88,7 +89,7 @@ def test_shootout_last_ranks_earlier_generations_provisionally(capsys, tmp_path)
     """`--shootout last`: one shoot-out, after the last generation, and the report is its."""
     rec = tmp_path / "last.jsonl"
     code = main(["tune", "-w", "conv1d", "--size", "20000x64", "--source", "library", "--generations", "2",
-                 "--budget", "3", "--reps", "3", "--warmup", "1", "--shootout", "last", "--json", "-q",
+                 "--budget", "2", "--reps", "3", "--warmup", "1", "--shootout", "last", "--json", "-q",
                  "--record", str(rec)])
     assert code == 0
     doc = json.loads(capsys.readouterr().out)
