@@ -216,18 +216,21 @@ def test_tolerance_grows_with_log_n():
 
 
 
+TWIDDLES = Path(__file__).resolve().parent / "data" / "twiddles.py"
+
+
 @pytest.mark.parametrize("m", [8, 1 << 12, 1 << 20, 3 * 5 * 7 * 11])
-def test_twiddles_are_exact_to_f32_rounding(m):
+async def test_twiddles_are_exact_to_f32_rounding(gpu, m):
     """The twiddle uses no WGSL sin/cos (promised only to 2^-11, and about that coarse in a
     browser's SwiftShader): each of 2m values, a wrapped k and a length that is no power of
-    two among them, is within 2.5e-7 of float64 (a 2^-11 sin/cos is 2000x that)."""
-    from pathlib import Path
+    two among them, is within 2.5e-7 of float64 (a 2^-11 sin/cos is 2000x that).
 
-    from vajra_tui import bench
-
-    workload = Path(__file__).parent / "data" / "twiddles.py"
-    report = bench(workload, size={"M": m}, warmup=0, reps=1)
-    assert report.baseline.status == "verified", report.baseline.reason
+    The workload file runs on the module's worker, verified on both seeds and timed once, as
+    ``bench`` did: bench spawned a worker and checked the calibration for each length, about
+    6 s of a case that verifies in well under one."""
+    s = await _session(gpu, f"{TWIDDLES}:WORKLOAD", f"M={m}")
+    base = await s.run_baseline(time=True)
+    assert base.status == "verified", base.reason
 
 
 def test_folded_columns_are_refused_in_one_line_where_they_cannot_run():

@@ -7,8 +7,8 @@ evolution reaches them from the configurations that won before they existed."""
 from __future__ import annotations
 
 import asyncio
-
 import os
+from typing import Iterator
 
 import pytest
 
@@ -16,9 +16,12 @@ from vajra_tui.engine.candidate import GenerationContext
 from vajra_tui.engine.admission.contract import prelude
 from vajra_tui.engine.events import CandidateResult, DeviceInfo
 from vajra_tui.engine.sources.library import LibrarySource, template
+from vajra_tui.engine.gpu.client import GPUClient
 from vajra_tui.engine.gpu.protocol import Drop
+from vajra_tui.engine.session import Session
 from vajra_tui.engine.wgsl.uniformity import Analysis
 from vajra_tui.engine.workloads import WORKLOADS
+from vajra_tui.settings import TimingSettings
 
 os.environ.setdefault("VAJRA_CACHE_DIR", "/tmp/vcache-lib-tests")
 
@@ -64,33 +67,70 @@ def general(params: dict) -> dict:
     return {**params, **{f: 0 for f in ("spec", "v4out") if f in params}}
 
 
-@pytest.fixture
-def client(gpu):
-    """conftest's worker for this module, under the name the tests use."""
-    return gpu
+@pytest.fixture(scope="module")
+def awkward_gpu() -> Iterator[GPUClient]:
+    """A second real worker, for the awkward sizes, beside conftest's for the seed sizes.
+
+    A worker holds one prepared workload at a time, and preparing one at its seed size
+    (inputs and float64 references for three seeds of a 4096 x 4096 GEMV or a 1M-point
+    conv1d) cost about as much as verifying a kernel there. With each worker at one size,
+    consecutive cases of a workload find their seed size (and often their awkward size)
+    still prepared."""
+    client = GPUClient()
+    client.start()
+    yield client
+    client.close()
 
 
-async def _verify(client, name: str, spec: str | None, params: dict) -> None:
-    from vajra_tui.engine.session import Session
-    from vajra_tui.settings import TimingSettings
+class PreparedSessions:
+    """One Session per worker, kept while the cases ask for its workload and size.
 
+    A kernel verified in it is forgotten and dropped afterwards, so each case starts from
+    the same state as in a session of its own: no earlier kernel can make it a duplicate."""
+
+    def __init__(self) -> None:
+        self._held: dict[int, tuple[tuple[str, str | None], Session]] = {}
+
+    async def at(self, client: GPUClient, name: str, spec: str | None) -> Session:
+        """A started session of ``name`` at ``spec`` on ``client``, prepared anew only when
+        the last one this worker prepared was another workload or size."""
+        held = self._held.get(id(client))
+        if held is not None and held[0] == (name, spec):
+            return held[1]
+        w = WORKLOADS[name]
+        s = Session(w, w.size(spec), client, lambda e: None, TimingSettings(warmup=0, reps=1))
+        await s.start(calibrate=False)
+        self._held[id(client)] = ((name, spec), s)
+        return s
+
+
+@pytest.fixture(scope="module")
+def sessions() -> PreparedSessions:
+    return PreparedSessions()
+
+
+async def _verify(sessions: PreparedSessions, client: GPUClient, name: str, spec: str | None,
+                  params: dict) -> None:
     w = WORKLOADS[name]
-    s = Session(w, w.size(spec), client, lambda e: None, TimingSettings(warmup=0, reps=1))
-    await s.start(calibrate=False)
+    s = await sessions.at(client, name, spec)
     cand = LibrarySource(s.device).instantiate(params, s.size, cid="v", name="v")
     assert cand is not None, f"{params} unusable at {s.size}"
     assert cand.params["key"] == template(params["template"]).key(params)
-    ok = await s.admit(cand)
-    r = s.results["v"]
-    assert ok, f"{cand.origin} at {s.size}: {r.status} {r.reason}\n{cand.source}"
-    assert not Analysis(cand.source, prelude(w, s.size, (1, 1), 1, set())).findings
-    await client.request(Drop(cid="v"), 30.0)
+    try:
+        ok = await s.admit(cand)
+        r = s.results["v"]
+        assert ok, f"{cand.origin} at {s.size}: {r.status} {r.reason}\n{cand.source}"
+        assert not Analysis(cand.source, prelude(w, s.size, (1, 1), 1, set())).findings
+    finally:
+        s.forget("v")
+        await client.request(Drop(cid="v"), 30.0)
 
 
 @pytest.mark.parametrize("name,key,awkward", NEW, ids=[k for _, k, _ in NEW])
-async def test_new_configuration_verifies_at_seed_and_awkward_sizes(client, name, key, awkward):
-    await _verify(client, name, None, parse(key))
-    await _verify(client, name, awkward, general(parse(key)))
+async def test_new_configuration_verifies_at_seed_and_awkward_sizes(gpu, awkward_gpu, sessions, name, key,
+                                                                    awkward):
+    await _verify(sessions, gpu, name, None, parse(key))
+    await _verify(sessions, awkward_gpu, name, awkward, general(parse(key)))
 
 
 def test_old_params_keep_their_kernel():
