@@ -16,7 +16,8 @@ import pytest
 
 from conftest import KERNELS
 from test_navigation import screen_text
-from vajra_tui.tui.app import VajraApp
+from vajra_tui.tui.app import VajraApp, probe_adapter
+from vajra_tui.engine.events import DeviceInfo
 from vajra_tui.engine.store.record import read_recording
 from vajra_tui.settings import Settings, TimingSettings
 
@@ -31,6 +32,14 @@ def _isolated(tmp_path, monkeypatch):
         monkeypatch.delenv(name, raising=False)
 
 
+@pytest.fixture(scope="module")
+def adapter() -> DeviceInfo:
+    """This machine's adapter, probed once for the module the way the picker probes it (a
+    subprocess that loads the driver) and handed to each run's picker: these tests drive a
+    run, not the probe, so each need not pay a process start for the same answer again."""
+    return probe_adapter()
+
+
 async def until(pilot, condition, what: str, timeout: float = 120.0) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
@@ -38,10 +47,10 @@ async def until(pilot, condition, what: str, timeout: float = 120.0) -> None:
         await pilot.pause(0.05)
 
 
-def hanging_app(record: Path) -> VajraApp:
+def hanging_app(record: Path, adapter: DeviceInfo) -> VajraApp:
     settings = Settings(timing=TimingSettings(warmup=1, reps=3, deadline_s=DEADLINE_S))
     return VajraApp(settings, workload="sgemm", size="64", source="library",
-                    kernels=[KERNELS / "hang.wgsl"], record=record)
+                    kernels=[KERNELS / "hang.wgsl"], record=record, probe=lambda: adapter)
 
 
 def hang(app):
@@ -61,9 +70,9 @@ def footer(app) -> str:
     return screen_text(app).splitlines()[-1]
 
 
-async def test_cancel_stops_the_generation_and_the_run_goes_on(tmp_path):
+async def test_cancel_stops_the_generation_and_the_run_goes_on(tmp_path, adapter):
     record = tmp_path / "run.jsonl"
-    app = hanging_app(record)
+    app = hanging_app(record, adapter)
     async with app.run_test(size=(80, 24)) as pilot:
         await start_and_wait_for_the_countdown(pilot)
         assert app.current == "variants"
@@ -96,9 +105,9 @@ async def test_cancel_stops_the_generation_and_the_run_goes_on(tmp_path):
                for e in events), "the deadline is recorded, so a replay counts down too"
 
 
-async def test_escape_during_a_run_asks_then_returns_to_the_picker(tmp_path):
+async def test_escape_during_a_run_asks_then_returns_to_the_picker(tmp_path, adapter):
     record = tmp_path / "run.jsonl"
-    app = hanging_app(record)
+    app = hanging_app(record, adapter)
     async with app.run_test(size=(80, 24)) as pilot:
         await start_and_wait_for_the_countdown(pilot)
         await pilot.press("escape")
@@ -115,10 +124,10 @@ async def test_escape_during_a_run_asks_then_returns_to_the_picker(tmp_path):
         assert any("recording saved" in n.message for n in app._notifications)
 
 
-async def test_q_during_a_run_asks_first_and_keeps_running_on_no(tmp_path):
+async def test_q_during_a_run_asks_first_and_keeps_running_on_no(tmp_path, adapter):
     """q quit mid-generation without a word, while Escape asked."""
     record = tmp_path / "run.jsonl"
-    app = hanging_app(record)
+    app = hanging_app(record, adapter)
     async with app.run_test(size=(80, 24)) as pilot:
         await start_and_wait_for_the_countdown(pilot)
         await pilot.press("q")
