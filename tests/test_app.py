@@ -17,6 +17,7 @@ from textual.widgets import Input
 from vajra_tui.tui.app import VajraApp, run_app
 from vajra_tui.engine.store.record import read_recording
 from vajra_tui.settings import Settings, TimingSettings
+from tui_pilot import shared_roofline  # noqa: F401 - a fixture
 
 DATA = Path(__file__).parent / "data"
 KERNELS = [DATA / "broken_kernel.wgsl", DATA / "wrong_kernel.wgsl"]
@@ -29,15 +30,6 @@ def _isolated(tmp_path, monkeypatch):
     for name in ("NEBIUS_API_KEY", "TAVILY_API_KEY"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.chdir(tmp_path)
-
-
-@pytest.fixture
-def shared_roofline(_isolated, user_dirs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A live run's cache folder is this test run's shared one (conftest's ``user_dirs``), not
-    the test's own: the roofline an earlier run measured is reused after its quick copy check,
-    as a user's second run reuses it. A fresh calibration costs ~5 CPU-seconds on lavapipe, and
-    nothing here is about calibrating; config, data and the working folder stay the test's own."""
-    monkeypatch.setenv("VAJRA_CACHE_DIR", str(user_dirs / "cache"))
 
 
 async def wait_for(pilot, condition, what: str, timeout: float = 90.0) -> None:

@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 
 from conftest import KERNELS
+from tui_pilot import adapter  # noqa: F401 - a fixture
 from test_navigation import screen_text
-from vajra_tui.tui.app import VajraApp, probe_adapter
+from vajra_tui.tui.app import VajraApp
 from vajra_tui.engine.events import DeviceInfo
 from vajra_tui.engine.store.record import read_recording
 from vajra_tui.settings import Settings, TimingSettings
@@ -31,13 +32,6 @@ def _isolated(tmp_path, monkeypatch):
     for name in ("NEBIUS_API_KEY", "TAVILY_API_KEY"):
         monkeypatch.delenv(name, raising=False)
 
-
-@pytest.fixture(scope="module")
-def adapter() -> DeviceInfo:
-    """This machine's adapter, probed once for the module the way the picker probes it (a
-    subprocess that loads the driver) and handed to each run's picker: these tests drive a
-    run, not the probe, so each need not pay a process start for the same answer again."""
-    return probe_adapter()
 
 
 async def until(pilot, condition, what: str, timeout: float = 120.0) -> None:

@@ -16,14 +16,14 @@ import pytest
 from rich.console import Console
 from textual.widgets import DataTable, Static
 
-from vajra_tui.engine.events import DeviceInfo, RankingReady
+from vajra_tui.engine.events import RankingReady
 from vajra_tui.engine.store.record import read_recording
 from vajra_tui.settings import Settings, TimingSettings
 from vajra_tui.shipped import find_shipped
-from vajra_tui.tui.app import VajraApp, probe_adapter
+from vajra_tui.tui.app import VajraApp
 from vajra_tui.tui.widgets.footer import FittingFooter, is_key
 
-from tui_pilot import isolate, wait_for
+from tui_pilot import adapter, isolate, shared_roofline, wait_for  # noqa: F401 - fixtures too
 
 EXAMPLES = Path(__file__).parents[1] / "examples" / "workloads"
 SGEMM = find_shipped("lavapipe-sgemm")
@@ -35,21 +35,6 @@ def _isolated(tmp_path, monkeypatch):
     isolate(tmp_path, monkeypatch)
 
 
-@pytest.fixture
-def shared_roofline(_isolated, user_dirs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A live run's cache folder is this test run's shared one (conftest's ``user_dirs``), not
-    the test's own: the roofline an earlier run measured is reused after its quick copy check,
-    as a user's second run reuses it. A fresh calibration costs ~5 CPU-seconds on lavapipe, and
-    nothing here is about calibrating; config, data and the working folder stay the test's own."""
-    monkeypatch.setenv("VAJRA_CACHE_DIR", str(user_dirs / "cache"))
-
-
-@pytest.fixture(scope="module")
-def adapter() -> DeviceInfo:
-    """This machine's adapter, probed once for the module the way the picker probes it (a
-    subprocess that loads the driver) and handed to each live run's picker: these tests drive
-    a run, not the probe, so each need not pay a process start for the same answer again."""
-    return probe_adapter()
 
 
 def replay(events=None) -> VajraApp:

@@ -19,6 +19,26 @@ def isolate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
 
 
+@pytest.fixture
+def shared_roofline(_isolated: None, user_dirs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A live run's cache folder is this test run's shared one (conftest's ``user_dirs``), not
+    the test's own: the roofline an earlier run measured is reused after its quick copy check,
+    as a user's second run reuses it. A fresh calibration costs ~5 CPU-seconds on lavapipe, and
+    nothing here is about calibrating; config, data and the working folder stay the test's own.
+    Runs after the requesting module's ``_isolated`` fixture (which calls :func:`isolate`)."""
+    monkeypatch.setenv("VAJRA_CACHE_DIR", str(user_dirs / "cache"))
+
+
+@pytest.fixture(scope="module")
+def adapter() -> Any:
+    """This machine's adapter (a DeviceInfo), probed once for the module the way the picker
+    probes it (a subprocess that loads the driver) and handed to each live run's picker: these
+    tests drive a run, not the probe, so each need not pay a process start for the same answer."""
+    from vajra_tui.tui.app import probe_adapter
+
+    return probe_adapter()
+
+
 async def wait_for(pilot: Any, condition: Callable[[], bool], what: str, timeout: float = 90.0) -> None:
     """Pause the pilot until ``condition()`` holds; fail naming ``what`` after ``timeout`` s."""
     deadline = time.monotonic() + timeout
