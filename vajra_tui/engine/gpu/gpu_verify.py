@@ -75,9 +75,9 @@ class GPUJudge:
         self.dummy = device.create_buffer(size=4, usage=wgpu.BufferUsage.STORAGE)
 
     def _pipelines(self, dtype: str, count: int) -> tuple[Any, Any, int]:
+        atol = output_atol(self.atol, dtype)
         module = self.device.create_shader_module(code=K.judge_source(
-            dtype, count, output_atol(self.atol, dtype), self.rtol,
-            floor_of(output_atol(self.atol, dtype), self.rtol)))
+            dtype, count, atol, self.rtol, floor_of(atol, self.rtol)))
         layout = self.device.create_pipeline_layout(bind_group_layouts=[self.layout])
         scan, collect = (self.device.create_compute_pipeline(
             layout=layout, compute={"module": module, "entry_point": e}) for e in ("scan", "collect"))
