@@ -26,15 +26,21 @@ if not os.environ.get("VAJRA_NODE_DIR"):
                                             or platformdirs.user_cache_dir("vajra-tui")) / "node")
 
 
-@pytest.fixture(autouse=True)
-def user_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Keep tests away from the real user's config, data and cache (calibration is shared per run)."""
-    base = tmp_path_factory.getbasetemp()
+def keep_away_from_the_user(base: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Config, data and cache under ``base``; no model or Tavily key (what ``user_dirs`` sets
+    per test, and a module-scoped fixture sets for its own shared run)."""
     monkeypatch.setenv("VAJRA_CACHE_DIR", str(base / "cache"))
     monkeypatch.setenv("VAJRA_DATA_DIR", str(base / "data"))
     monkeypatch.setenv("VAJRA_CONFIG_DIR", str(base / "config"))
     for key in ("NEBIUS_API_KEY", "TAVILY_API_KEY"):
         monkeypatch.delenv(key, raising=False)
+
+
+@pytest.fixture(autouse=True)
+def user_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Keep tests away from the real user's config, data and cache (calibration is shared per run)."""
+    base = tmp_path_factory.getbasetemp()
+    keep_away_from_the_user(base, monkeypatch)
     return base
 
 

@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 import pytest
 
-from conftest import KERNELS
+from conftest import KERNELS, keep_away_from_the_user
 from vajra_tui.cli.main import main
 from vajra_tui.engine.admission.contract import ContractError, stitch
 from vajra_tui.engine.wgsl.consteval import ConstEvalError, evaluate
@@ -166,12 +166,7 @@ def benched(tmp_path_factory: pytest.TempPathFactory) -> Benched:
         paths.append(path)
     out, recording = io.StringIO(), folder / "bench.jsonl"
     with pytest.MonkeyPatch.context() as env:  # conftest's user_dirs is per test: its folders, here
-        base = tmp_path_factory.getbasetemp()
-        for name, folder_name in (("VAJRA_CACHE_DIR", "cache"), ("VAJRA_DATA_DIR", "data"),
-                                  ("VAJRA_CONFIG_DIR", "config")):
-            env.setenv(name, str(base / folder_name))
-        for key in ("NEBIUS_API_KEY", "TAVILY_API_KEY"):
-            env.delenv(key, raising=False)
+        keep_away_from_the_user(tmp_path_factory.getbasetemp(), env)
         with contextlib.redirect_stdout(out):
             code = main(["bench", "-w", "softmax", "--size", "8x64", *[a for p in paths for a in ("-k", str(p))],
                          "--json", "-q", "--record", str(recording)])
