@@ -8,6 +8,7 @@ Every :class:`~vajra_tui.engine.errors.VajraError` is answered once, by ``cli.ma
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sys
 import textwrap
@@ -142,13 +143,28 @@ def json_errors(args: argparse.Namespace) -> Iterator[_Failing]:
         yield failing
     except VajraError as exc:
         if getattr(args, "json", False) and not failing.printed and not told_in_json(exc):
-            from vajra_tui.engine.run.report import result_dict
-
-            results = [result_dict(r) for r in failing.results()]
-            print(json.dumps({"error": exc.user_message(), "winner": None, "results": results}, indent=2))
+            _error_document(exc.user_message(), failing)
         if getattr(args, "json", False):
             mark_told(exc)
         raise
+    except (KeyboardInterrupt, asyncio.CancelledError):  # Ctrl-C or SIGTERM (cli/interrupts.py)
+        if getattr(args, "json", False) and not failing.printed and not _INTERRUPT_TOLD:
+            from vajra_tui.cli.interrupts import what_ended_it
+
+            _error_document(f"{what_ended_it()} before the command finished", failing, incomplete=what_ended_it())
+            _INTERRUPT_TOLD.append(True)  # the outer guard in cli.main sees asyncio's KeyboardInterrupt
+        raise
+
+
+_INTERRUPT_TOLD: list[bool] = []  # one interrupted process prints one document, however deep the guards
+
+
+def _error_document(message: str, failing: _Failing, **extra: str) -> None:
+    """The one JSON document of a command that failed: its error and the results it had."""
+    from vajra_tui.engine.run.report import result_dict
+
+    results = [result_dict(r) for r in failing.results()]
+    print(json.dumps({"error": message, "winner": None, "results": results, **extra}, indent=2), flush=True)
 
 
 def mark_told(exc: VajraError) -> VajraError:
@@ -248,9 +264,17 @@ def _recorded(path: Path) -> tuple[Recording, RecordedRun]:
     return recording, run
 
 
+def opens_the_tui(args: argparse.Namespace) -> bool:
+    """Whether the command runs the Textual app: no subcommand, or ``replay`` on a terminal
+    without ``--headless``/``--json``."""
+    if args.command is None:
+        return True
+    return args.command == "replay" and not args.headless and not args.json and sys.stdout.isatty()
+
+
 def replay(args: argparse.Namespace, settings: Settings) -> int:
     """The TUI on a terminal; headless with ``--headless``/``--json``, or when stdout is no terminal."""
-    if not args.headless and not args.json and sys.stdout.isatty():
+    if opens_the_tui(args):
         from vajra_tui.tui.app import run_app  # a bad file fails there, in one line, before the UI starts
 
         return run_app(settings, replay=args.file, speed=args.speed)

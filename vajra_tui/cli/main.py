@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from vajra_tui import __version__
+from vajra_tui.cli import interrupts
 from vajra_tui.cli.args import OneLineParser, UsageError, int_at_least, positive_seconds, speed
 from vajra_tui.safe_text import clean, one_line
 from vajra_tui.engine.workloads import timed_import
@@ -209,6 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     from vajra_tui.runtime_env import ensure_runtime_dir
 
     ensure_runtime_dir()  # before any driver loads: an unset one made Mesa print errors
+    args: argparse.Namespace | None = None
     try:
         args = _parse(sys.argv[1:] if argv is None else list(argv))
         if args.command == "config" and args.action == "path":
@@ -225,8 +227,11 @@ def main(argv: list[str] | None = None) -> int:
     except VajraError as exc:  # every failure meant for the user: one line, its own exit status
         print(f"vajra-tui: {exc.prefix}{one_line(exc)}", file=sys.stderr)  # messages quote paths: data
         return exc.exit_status
-    except KeyboardInterrupt:
-        return 130
+    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM passed on as it (cli/interrupts.py)
+        kept = args is not None and args.command in ("tune", "bench") and not args.no_cache
+        line, status = interrupts.interrupted_line(kept)
+        print(f"vajra-tui: {line}", file=sys.stderr)
+        return status
     except BrokenPipeError:  # the reader left early (`| head`): no traceback, as a shell tool
         _stdout_gone()
         return EXIT_PIPE
@@ -279,6 +284,8 @@ def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         return new_workload(args)
     from vajra_tui.cli import commands
 
+    if not commands.opens_the_tui(args):  # the app has its own keys; a headless command ends on either signal
+        interrupts.route_sigterm()
     if args.command is None:
         return commands.tui(args, settings)
     if args.command == "config":
