@@ -56,13 +56,19 @@ def gpu():
     client.close()
 
 
-@pytest.fixture(scope="module")
-def no_browser_verdict(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """For a module whose tests assert lanes, workers or faults and never a crown's browser
-    verdict (tests/test_browser_*.py do): the judge is off (VAJRA_BROWSER=off, read per call,
-    so later modules in this process still get the browser) and the Node fallback finds no
-    sidecar, so each crown is "unchecked" at once instead of costing a Chromium start or a
-    Tint run. Module-scoped, so a module's shared runs see it too."""
+@pytest.fixture(scope="module", autouse=True)
+def browser_judge_only_where_asked(request: pytest.FixtureRequest,
+                                   tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The judge that gives a crown its browser verdict runs in the modules that assert that
+    verdict, marked ``browser_judge`` (tests/test_browser_*.py, the export and Tint checks).
+    Everywhere else it is off (VAJRA_BROWSER=off, read per call, so a later module in this
+    process still gets the browser) and the Node fallback finds no sidecar, so each crown is
+    "unchecked" at once instead of costing a Chromium start (seconds of both cores under
+    SwiftShader). Module-scoped and autouse, so a module's shared runs see it too, and the
+    child processes a test starts inherit it."""
+    if request.node.get_closest_marker("browser_judge") is not None:
+        yield
+        return
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("VAJRA_BROWSER", "off")
         patch.setenv("VAJRA_NODE_DIR", str(tmp_path_factory.mktemp("no-sidecar") / "absent"))

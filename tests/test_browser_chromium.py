@@ -18,6 +18,8 @@ from vajra_tui.engine.browser.transpile import find_transpiler
 from vajra_tui.engine.export.winner import LOCK_NAME, export_winner
 from vajra_tui.engine.workloads import WORKLOADS
 
+pytestmark = pytest.mark.browser_judge  # the judge runs here: these tests assert its verdict (conftest.py)
+
 ROOT = Path(__file__).resolve().parents[1]
 SIZES = {"sgemm": "M=64,N=48,K=40", "softmax": "ROWS=32,COLS=100", "conv1d": "N=1000,K=64",
          "sobel": "H=37,W=53", "layernorm": "ROWS=16,COLS=96", "gemv": "M=64,K=80",

@@ -19,6 +19,8 @@ from vajra_tui.engine.browser.transpile import find_transpiler
 from vajra_tui.engine.events import CandidateFinished
 from vajra_tui.engine.store.record import read_recording
 
+pytestmark = pytest.mark.browser_judge  # the judge runs here: these tests assert its verdict (conftest.py)
+
 N = 4096
 
 ADD_ONE = Workload(

@@ -18,6 +18,8 @@ from vajra_tui.engine.browser.find import find_browser
 from vajra_tui.engine.browser.transpile import find_transpiler
 from vajra_tui.engine.events import CandidateResult, Diagnostic
 
+pytestmark = pytest.mark.browser_judge  # the judge runs here: these tests assert its verdict (conftest.py)
+
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "workloads"
 JUDGE = "Chromium 156 (system, headless)"
 

@@ -26,6 +26,8 @@ from vajra_tui.engine.export.winner import (
 from vajra_tui.engine.events import CandidateResult, DeviceInfo
 from vajra_tui.engine.workloads import WORKLOADS
 
+pytestmark = pytest.mark.browser_judge  # the judge runs here: these tests assert its verdict (conftest.py)
+
 SIZES = {
     "sgemm": "M=64,N=48,K=40",
     "softmax": "ROWS=32,COLS=100",

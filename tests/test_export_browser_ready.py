@@ -21,6 +21,8 @@ from vajra_tui.engine.events import CandidateResult, DeviceInfo
 from vajra_tui.engine.export.winner import LOCK_NAME, export_winner
 from vajra_tui.engine.workloads import WORKLOADS
 
+pytestmark = pytest.mark.browser_judge  # the judge runs here: these tests assert its verdict (conftest.py)
+
 ROOT = Path(__file__).resolve().parents[1]
 ROW_NORMALIZE = ROOT / "examples" / "workloads" / "row_normalize.py"
 

@@ -105,7 +105,7 @@ def test_zero_turns_parking_off(monkeypatch) -> None:
     assert idle.parked_pids() == []
 
 
-def test_tunes_in_a_row_share_one_worker_and_each_verifies(no_browser_verdict: None) -> None:
+def test_tunes_in_a_row_share_one_worker_and_each_verifies() -> None:
     """Two workloads of different buffers, one after the other in one process: the second
     runs on the first's worker, and its baseline and winner verify against its own data."""
     pids = []

@@ -30,8 +30,6 @@ from vajra_tui.engine.sources.library import LibrarySource
 from vajra_tui.engine.workloads import get_workload
 from vajra_tui.settings import TimingSettings
 
-# no crown is judged in a browser here (tests/conftest.py): none of these tests is about that verdict
-pytestmark = pytest.mark.usefixtures("no_browser_verdict")
 
 FAST = ["--size", "32x256", "--source", "library", "--reps", "3", "--warmup", "1"]
 

@@ -29,8 +29,6 @@ from vajra_tui.engine.gpu.protocol import Hello, Prepare
 from vajra_tui.engine.scale.ray_lanes import LaneServer, shipped_file
 
 FAST = ["--size", "32x256", "--reps", "3", "--warmup", "1", "--generations", "0", "--budget", "2"]
-# no crown is judged in a browser here (tests/conftest.py): none of these tests is about that verdict
-pytestmark = pytest.mark.usefixtures("no_browser_verdict")
 
 
 def _ray():

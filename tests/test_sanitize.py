@@ -11,6 +11,8 @@ import pytest
 from vajra_tui.engine.wgsl.sanitize import check_tile_header, sanitize
 from vajra_tui.engine.browser.tint import TintResult, node_available, tint_check
 
+pytestmark = pytest.mark.browser_judge  # the judge runs here: these tests assert its verdict (conftest.py)
+
 UNIFORMITY = "must only be called from uniform control flow"
 
 SGEMM = """\

@@ -15,6 +15,8 @@ import pytest
 import vajra_tui
 from vajra_tui.engine.export.winner import export_winner
 
+pytestmark = pytest.mark.browser_judge  # the judge runs here: these tests assert its verdict (conftest.py)
+
 CONV_TAPS_UNIFORM = """\
 // conv1d with the 64 taps read from the constant bank: W declared as a uniform array
 @group(0) @binding(1) var<uniform> W: array<vec4<f32>, K / 4u>;
