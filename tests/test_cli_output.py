@@ -50,6 +50,24 @@ def test_csv_has_every_result_and_refuses_to_overwrite(capsys, tmp_path):
     assert "exists" in capsys.readouterr().err and target.read_text() == before
 
 
+def test_csv_says_which_kernels_break_the_portable_limits_and_why():
+    """The table marks a kernel over WebGPU's default limits with * and a footnote; the CSV,
+    read by a script, has the same verdict and reasons in columns of their own."""
+    from vajra_tui.cli.tables import results_csv
+
+    sgemm = WORKLOADS["sgemm"]
+    info = sgemm.info(sgemm.size("64"))
+    dev = DeviceInfo(name="H200", backend="Vulkan", adapter_type="DiscreteGPU", driver="1.0")
+    over = ["workgroup storage 32768 B over 16384", "1024 invocations over 256"]
+    results = [CandidateResult(id="a", name="a", status="verified", portable=True, workgroup_size=[16, 16, 1]),
+               CandidateResult(id="b", name="b", status="verified", portable=False, portability=over),
+               CandidateResult(id="c", name="c", status="compile_error")]
+    rows = list(csv.DictReader(io.StringIO(results_csv(results, dev, info))))
+    assert [(r["portable"], r["portability"]) for r in rows] == [
+        ("True", ""), ("False", "; ".join(over)), ("", "")]
+    assert rows[0]["workgroup_size"] == "16x16x1"  # shapes still join with x
+
+
 def _lock(tmp_path, name: str, device: str, medians: dict[str, float]):
     sgemm = WORKLOADS["sgemm"]
     info = sgemm.info(sgemm.size("64"))

@@ -77,7 +77,9 @@ CSV_FIELDS = ("name", "status", "reason", "median_ms", "iqr_ms", "p25_ms", "p75_
               "max_ms", "timing", "gflops", "gbps", "intensity", "pct_of_roofline", "regime",
               "suspicious", "speedup", "workgroup_size", "grid", "batch", "warmup", "cache_state",
               "max_rel_error", "worst_index", "generation", "strategy", "origin", "browser",
-              "source_sha256", "lane", "adapter_index")
+              "source_sha256", "lane", "adapter_index", "portable", "portability")
+# Lists of words, joined with "; " (a kernel's reasons); the other lists are shapes, joined with "x".
+_CSV_PHRASES = ("portability",)
 
 
 def _csv_text(value: object) -> str:
@@ -100,7 +102,7 @@ def results_csv(results: list[Any], device: Any, workload: Any) -> str:
         for field in CSV_FIELDS:
             value = data.get(field)
             if isinstance(value, (list, tuple)):
-                value = _csv_text("x".join(map(str, value)))
+                value = _csv_text(("; " if field in _CSV_PHRASES else "x").join(map(str, value)))
             elif isinstance(value, dict):
                 value = _csv_text(json.dumps(value))
             elif isinstance(value, str):
