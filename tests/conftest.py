@@ -146,6 +146,7 @@ def calibration(tmp_path_factory: pytest.TempPathFactory, request: pytest.Fixtur
     gpu = request.getfixturevalue("gpu")
     measured = gpu.request_blocking(Calibrate(), 900).calibration
     measured.device_key = calibration_cache.key(gpu.device)
+    measured.checked_at = measured.measured_at
     return json.dumps({measured.device_key: measured.model_dump()}, indent=2)
 
 

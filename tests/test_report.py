@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import time
+
+import pytest
+
 from conftest import cache_with_this_runs_calibration, kernel
 from vajra_tui.engine.store import calibration_cache
 from vajra_tui.engine.candidate import Candidate
@@ -70,7 +74,9 @@ async def test_the_shootout_times_every_finalist_beside_one_baseline_sample(gpu)
 
 async def test_a_cached_calibration_that_no_longer_holds_is_redone(gpu):
     s, _ = await _session(gpu, "conv1d", "1000x16", calibrate=True)
-    cached = s.calibration.model_copy(update={"copy_gbps": s.calibration.copy_gbps * 10})
+    # checked an hour ago: a software adapter's check is skipped only within minutes of the last
+    cached = s.calibration.model_copy(update={"copy_gbps": s.calibration.copy_gbps * 10,
+                                              "checked_at": time.time() - 3600})
     calibration_cache.store(s.device, cached)
     events: list = []
     again = Session(s.workload, s.size, gpu, events.append, FAST.model_copy())
@@ -79,6 +85,33 @@ async def test_a_cached_calibration_that_no_longer_holds_is_redone(gpu):
     assert not ready.cached and ready.calibration.measured_at and ready.calibration.driver
     assert any(isinstance(e, Notice) and "calibrating again" in e.message for e in events)
     assert calibration_cache.load(s.device).copy_gbps == ready.calibration.copy_gbps
+
+
+async def test_a_software_roofline_checked_minutes_ago_is_not_checked_again(gpu):
+    """Its quick copy is CPU work of its own there; a run minutes after the last check trusts
+    the roofline as it is (ten times off, it would otherwise be measured again)."""
+    s, _ = await _session(gpu, "conv1d", "1000x16", calibrate=True)
+    if not s.device.software:
+        pytest.skip("a GPU's roofline is checked at every run")
+    off = s.calibration.model_copy(update={"copy_gbps": s.calibration.copy_gbps * 10, "checked_at": time.time() - 5})
+    calibration_cache.store(s.device, off)
+    events: list = []
+    await Session(s.workload, s.size, gpu, events.append, FAST.model_copy()).start()
+    [ready] = [e for e in events if isinstance(e, CalibrationReady)]
+    assert ready.cached and ready.calibration.copy_gbps == off.copy_gbps
+    assert calibration_cache.load(s.device).checked_at == off.checked_at  # no check, so no new stamp
+
+
+def test_only_a_software_adapters_recent_check_stands_in_for_a_new_one():
+    from vajra_tui.engine.events import Calibration
+
+    cal = Calibration(copy_gbps=1.0, fma_gflops=1.0, launch_floor_ms=0.1, checked_at=1000.0)
+    fresh = calibration_cache.SOFTWARE_CHECK_FRESH_S
+    assert not calibration_cache.needs_check(cal, software=True, now=1000.0 + fresh - 1)
+    assert calibration_cache.needs_check(cal, software=True, now=1000.0 + fresh + 1)
+    assert calibration_cache.needs_check(cal, software=True, now=900.0)  # a clock set back
+    assert calibration_cache.needs_check(cal, software=False, now=1000.0)  # a GPU: every run
+    assert calibration_cache.needs_check(cal.model_copy(update={"checked_at": None}), software=True, now=1000.0)
 
 
 def test_the_results_cache_never_crosses_devices(tmp_path):

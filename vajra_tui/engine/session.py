@@ -199,21 +199,26 @@ class Session:
 
     async def _calibrate(self) -> None:
         """The cached roofline, unless a quick copy check finds it more than 15% off (50% on a
-        software adapter)."""
+        software adapter; whose roofline checked in the last minutes is not checked again)."""
         assert self.device is not None
         cached = calibration_cache.load(self.device)
+        if cached is not None and not calibration_cache.needs_check(cached, self.device.software):
+            self.emit(CalibrationReady(calibration=cached, cached=True))  # checked minutes ago
+            self.calibration = cached
+            return
         if cached is not None:
             quick = (await self.client.request(QuickCopy(shape=cached.copy_shape), PREPARE_TIMEOUT_S)).copy_gbps
             drift = abs(quick - cached.copy_gbps) / max(cached.copy_gbps, 1e-9)
             if drift <= (SOFTWARE_RECALIBRATE_DRIFT if self.device.software else RECALIBRATE_DRIFT):
-                self.emit(CalibrationReady(calibration=cached, cached=True))
-                self.calibration = cached
+                self.calibration = calibration_cache.mark_checked(self.device, cached)
+                self.emit(CalibrationReady(calibration=self.calibration, cached=True))
                 return
             self.emit(Notice(level="warning", message=(
                 f"copy rate {_rate(quick)} GB/s is {drift:.0%} off the cached "
                 f"{_rate(cached.copy_gbps)} GB/s: calibrating again")))
         fresh = (await self.client.request(Calibrate(), PREPARE_TIMEOUT_S)).calibration
         fresh.device_key = calibration_cache.key(self.device)
+        fresh.checked_at = fresh.measured_at
         calibration_cache.store(self.device, fresh)
         self.emit(CalibrationReady(calibration=fresh, cached=False))
         self.calibration = fresh

@@ -80,6 +80,7 @@ class Calibration(Model):
     device_key: str = ""
     driver: str = ""
     measured_at: float | None = None  # unix time; the age a screen shows
+    checked_at: float | None = None  # unix time of its last quick copy check (store/calibration_cache.py)
     copy_shape: int | None = None  # vec4s per invocation of the fastest copy kernel
 
 
