@@ -24,6 +24,7 @@ if not os.environ.get("VAJRA_NODE_DIR"):
 
     os.environ["VAJRA_NODE_DIR"] = str(Path(os.environ.get("VAJRA_CACHE_DIR")
                                             or platformdirs.user_cache_dir("vajra-tui")) / "node")
+NODE_SIDECAR = os.environ["VAJRA_NODE_DIR"]  # kept: browser_judge_only_where_asked hides it per module
 
 
 def keep_away_from_the_user(base: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -73,6 +74,14 @@ def browser_judge_only_where_asked(request: pytest.FixtureRequest,
         patch.setenv("VAJRA_BROWSER", "off")
         patch.setenv("VAJRA_NODE_DIR", str(tmp_path_factory.mktemp("no-sidecar") / "absent"))
         yield
+
+
+@pytest.fixture
+def node_sidecar(monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The Node sidecar again, for a test that runs an export under Node + Dawn itself in a
+    module where the crown's judge stays off (it skips where setup-node never ran)."""
+    monkeypatch.setenv("VAJRA_NODE_DIR", NODE_SIDECAR)
+    return Path(NODE_SIDECAR)
 
 
 def kernel(name: str) -> str:

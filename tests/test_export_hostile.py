@@ -27,6 +27,9 @@ from vajra_tui.engine.export.ts import typescript_module
 from vajra_tui.engine.workloads import get_workload
 from tests.test_export import _tsx
 
+# exports run under Node + Dawn here; no crown asks for the browser judge (conftest.py)
+pytestmark = pytest.mark.usefixtures("node_sidecar")
+
 # A real recording: a library tune of sgemm on lavapipe.
 RECORDING = Path(vajra_tui.__file__).parent / "recordings" / "lavapipe-sgemm.jsonl"
 # Whatever JavaScript counts as a line end, and NEL, which editors and some tools treat as one.

@@ -19,6 +19,9 @@ import vajra_tui
 from vajra_tui.engine.export.winner import LOCK_NAME, export_winner
 from vajra_tui.engine.workloads import loader
 
+# exports run under Node + Dawn here; no crown asks for the browser judge (conftest.py)
+pytestmark = pytest.mark.usefixtures("node_sidecar")
+
 SCALE_ROWS = '''\
 """Y = alpha * (row + 1) * X, and Z += X in place; params from a uniform, Y and Z at group 1."""
 import numpy as np

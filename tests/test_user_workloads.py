@@ -72,6 +72,7 @@ def test_integer_outputs_are_poisoned_and_checked(capsys, tmp_path):
     assert status["skips"][0] == "rejected" and "16 of 320 elements never written" in status["skips"][1]
 
 
+@pytest.mark.usefixtures("node_sidecar")  # the export runs under Node + Dawn below
 def test_params_search_measures_every_configuration_and_exports_the_winner(capsys, tmp_path):
     """--source params: the // tune: space, each configuration a candidate with its pipeline
     constants; the winner's values become the WGSL defaults, TS constants and lock entries."""
