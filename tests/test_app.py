@@ -70,7 +70,9 @@ async def test_full_keyboard_flow(tmp_path, shared_roofline):
     # of five, put the best kernel's resampled median past the naive kernel's, so the bootstrap
     # could not tell an 8.6x kernel from the baseline and nothing was crowned. Fifteen tolerate
     # three stalls (tests/test_ranking.py shows the arithmetic) for about a second more.
-    settings = Settings(timing=TimingSettings(warmup=1, reps=15))
+    # An evolution round of two (Settings.budget, the TUI's only way to set it): what is under
+    # test is that `e` runs a round and ranks it, not how many it proposes.
+    settings = Settings(timing=TimingSettings(warmup=1, reps=15), budget=2)
     app = VajraApp(settings, workload="sgemm", size="256", source="library",
                    kernels=KERNELS, record=record)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -116,6 +118,7 @@ async def test_full_keyboard_flow(tmp_path, shared_roofline):
         assert app.current == "variants"
         await wait_for(pilot, lambda: not app.driver.busy, "generation 2 to finish")
         assert app.state.ranking.generation == 2
+        assert len([cid for cid in app.state.candidates if cid.startswith("g2-")]) == 2, "the budget reached e"
 
         await pilot.press("x")
         await wait_for(pilot, lambda: type(app.screen).__name__ == "ExportScreen", "the export modal")

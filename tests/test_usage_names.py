@@ -85,6 +85,28 @@ def test_a_short_alias_and_its_nested_name_that_agree_are_one_setting(capsys, mo
     assert json.loads(capsys.readouterr().out)["timing"]["warmup"] == 3
 
 
+def test_the_evolution_budget_is_a_setting_the_cli_and_the_tui_read(capsys, monkeypatch):
+    """VAJRA_BUDGET (or ``budget`` in config.toml) sets the TUI's `e` round, which has no flag,
+    and tune's default; out of range it is refused in one line, exit 2."""
+    import argparse
+    import json
+
+    from vajra_tui.cli.commands import run_request
+    from vajra_tui.settings import load_settings
+
+    monkeypatch.setenv("VAJRA_BUDGET", "3")
+    assert main(["config", "show"]) == 0
+    assert json.loads(capsys.readouterr().out)["budget"] == 3
+    args = argparse.Namespace(workload="sgemm", size=None, source="library", generations=1, budget=None,
+                              record=None)
+    assert run_request(args, load_settings(), "tune").budget == 3
+    args.budget = 5  # the flag wins
+    assert run_request(args, load_settings(), "tune").budget == 5
+    for bad in ("0", "many"):
+        monkeypatch.setenv("VAJRA_BUDGET", bad)
+        assert "VAJRA_BUDGET" in one_line_exit_2(capsys, ["config", "show"])
+
+
 def test_the_readme_documents_limits_and_the_folders():
     text = README.read_text()
     for name in ("VAJRA_LIMITS", "VAJRA_CACHE_DIR", "VAJRA_DATA_DIR", "VAJRA_CONFIG_DIR"):

@@ -164,6 +164,9 @@ class Settings(BaseSettings):
     # browser gives a page that asks for nothing more), or "adapter", this adapter's own limits.
     # VAJRA_LIMITS, [top level] limits = "adapter", or --limits.
     limits: Literal["portable", "adapter"] = "portable"
+    # Candidates an evolution round proposes: the TUI's `e`, and `tune` without --budget.
+    # VAJRA_BUDGET, or [top level] budget = 4.
+    budget: int = Field(6, ge=1, le=1000)
     keys: dict[str, str] = Field(default_factory=dict)  # action -> key overrides
 
     @classmethod
@@ -240,7 +243,7 @@ def _unreadable_env() -> str:
 
     # pydantic-settings decodes a group's variable (VAJRA_KEYS, VAJRA_TIMING) as JSON whatever
     # its first character: VAJRA_KEYS=notjson failed there too, and named no variable.
-    groups = {f"VAJRA_{name.upper()}" for name in Settings.model_fields if name not in ("theme", "limits")}
+    groups = {f"VAJRA_{name.upper()}" for name in Settings.model_fields if name not in ("theme", "limits", "budget")}
     for name, value in os.environ.items():
         if name in groups or (name.startswith("VAJRA_") and value.lstrip()[:1] in ("{", "[")):
             try:

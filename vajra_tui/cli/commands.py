@@ -49,7 +49,7 @@ def run_request(args: argparse.Namespace, settings: Settings, mode: str) -> RunR
     return RunRequest(
         workload=args.workload, size=args.size, kernels=user_kernels(getattr(args, "kernel", [])), mode=mode,
         source=args.source if tuning else "library", generations=getattr(args, "generations", 0),
-        budget=getattr(args, "budget", 6), shootouts=getattr(args, "shootout", "every"),
+        budget=getattr(args, "budget", None) or settings.budget, shootouts=getattr(args, "shootout", "every"),
         timing=timing_for(args, settings), llm=settings.llm, tavily=settings.tavily,
         cache=None if getattr(args, "no_cache", False) else cache_dir(), resume=getattr(args, "resume", False),
         record=args.record, export=getattr(args, "export", None),

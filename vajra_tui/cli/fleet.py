@@ -41,7 +41,8 @@ def add_fleet_parser(sub: Any) -> None:
     p.add_argument("--deadline", type=positive_seconds, help="seconds a dispatch may run before it is killed")
     p.add_argument("--source", choices=["library", "llm", "auto"], default="library")
     p.add_argument("--generations", type=int_at_least(0), default=2, help="evolution rounds after A/B/C")
-    p.add_argument("--budget", type=int_at_least(1), default=6, help="candidates per evolution round")
+    p.add_argument("--budget", type=int_at_least(1),
+                   help="candidates per evolution round (default 6, or budget in the config)")
     p.add_argument("--out", "-o", type=Path, default=Path("vajra.lock.json"),
                    help="the merged lockfile (default ./vajra.lock.json)")
     p.add_argument("--force", action="store_true", help="overwrite --out")
@@ -137,7 +138,7 @@ async def fleet(args: argparse.Namespace, settings: Any) -> int:
     workload = get_workload(args.workload)
     size = workload.size(args.size)  # a bad size is a usage error before the cluster is asked
     request = RunRequest(workload=workload, size=size, source=args.source, generations=args.generations,
-                         budget=args.budget, timing=timing_for(args, settings), llm=settings.llm,
+                         budget=args.budget or settings.budget, timing=timing_for(args, settings), llm=settings.llm,
                          cache=cache_dir())
     if request.source == "llm" and settings.llm.api_key() is None:
         raise UsageError(f"--source llm needs an API key in ${settings.llm.api_key_env}")

@@ -101,9 +101,9 @@ def build_parser() -> argparse.ArgumentParser:
     tune.add_argument("--source", choices=["library", "llm", "auto", "params"], default="auto",
                       help="params: search the // tune: overrides of the --kernel files (Optuna past --budget)")
     tune.add_argument("--generations", type=int_at_least(0), default=2, help="evolution rounds after A/B/C")
-    tune.add_argument("--budget", type=int_at_least(1), default=6,
-                      help="candidates per offline evolution round; with --source params, "
-                           "configurations in all")
+    tune.add_argument("--budget", type=int_at_least(1),
+                      help="candidates per offline evolution round (default 6, or budget in the config); "
+                           "with --source params, configurations in all")
     tune.add_argument("--shootout", choices=["every", "last"], default="every",
                       help="re-time the finalists beside one baseline sample after every generation "
                            "(default), or only after the last: earlier generations are then ranked "

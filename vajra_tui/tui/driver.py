@@ -181,6 +181,7 @@ class LiveDriver:
                              kernels=user_kernels(config.extra_kernels, strict=False),
                              timing=config.timing or self.settings.timing, llm=self.settings.llm,
                              tavily=self.settings.tavily, missing_key="warn", limits=self.settings.limits,
+                             budget=self.settings.budget,
                              placement=Placement(adapter=config.adapter, gpus=config.gpus, nice=WORKER_NICE))
         self.run = build_run(request, self.emit)
         self.session, self.tuner, self.lanes = self.run.session, self.run.tuner, self.run.lanes
