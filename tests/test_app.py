@@ -63,7 +63,7 @@ async def test_full_keyboard_flow(tmp_path, shared_roofline):
     # 256³ rather than 128³: the best kernel's 0.75 ms dispatch (4.2x the naive one's) was
     # as short as a scheduler slice, and in a loaded CI run its samples overlapped the
     # naive kernel's so nothing was crowned; at 256³ it runs 2.9 ms against 24.8 (8.6x).
-    # The size is given as -s would give it (256); the picker's own probe says whether the
+    # The size is given as -s would give it (M=256,N=256,K=128); the picker's own probe says whether the
     # adapter is a GPU, and there the size field is typed over with 512 before Enter (no
     # GPU worker of its own is started just to ask).
     # Fifteen reps: on a loaded 2-core CI machine one stalled dispatch of three, and later one
@@ -72,8 +72,10 @@ async def test_full_keyboard_flow(tmp_path, shared_roofline):
     # three stalls (tests/test_ranking.py shows the arithmetic) for about a second more.
     # An evolution round of two (Settings.budget, the TUI's only way to set it): what is under
     # test is that `e` runs a round and ranks it, not how many it proposes.
+    # K = 128 halves every dispatch (the naive one's ~200 ms on a busy 2-core lavapipe) and keeps
+    # the ratios, which are all the crown reads.
     settings = Settings(timing=TimingSettings(warmup=1, reps=15), budget=2)
-    app = VajraApp(settings, workload="sgemm", size="256", source="library",
+    app = VajraApp(settings, workload="sgemm", size="M=256,N=256,K=128", source="library",
                    kernels=KERNELS, record=record)
     async with app.run_test(size=(120, 40)) as pilot:
         assert app.current == "picker"

@@ -83,9 +83,14 @@ def _wide(tmp_path) -> str:
     return str(path)
 
 
+# 256 x 256 with K = 128: every kernel's dispatch is half of 256's (the naive one's 0.2 s on a
+# busy 2-core lavapipe), and the ratios between kernels, which these tests read, are K's to keep.
+SIZE = "M=256,N=256,K=128"
+
+
 def _bench(tmp_path, capsys, *flags: str) -> dict:
     # nine rounds: with five, one round lost to a neighbouring test can leave "wide" uncrowned
-    code = main(["bench", "-w", "sgemm", "--size", "256", "-k", _wide(tmp_path), "--reps", "9",
+    code = main(["bench", "-w", "sgemm", "--size", SIZE, "-k", _wide(tmp_path), "--reps", "9",
                  "--warmup", "1", "--json", "-q", "--no-cache", *flags])
     assert code == 0
     return json.loads(capsys.readouterr().out)
@@ -148,7 +153,7 @@ def test_the_lockfile_records_the_limits_and_the_winners_portability(tmp_path, c
 def test_under_adapter_limits_the_lockfile_says_so(tmp_path, capsys, gpu):
     if (gpu.device or gpu.start()).limits.get("max-compute-invocations-per-workgroup", 256) < 512:
         pytest.skip("this adapter does not run 512 invocations per workgroup")
-    doc, entry = _tune_export(tmp_path, capsys, "-w", "sgemm", "--size", "256", "-k", _wide(tmp_path),
+    doc, entry = _tune_export(tmp_path, capsys, "-w", "sgemm", "--size", SIZE, "-k", _wide(tmp_path),
                               "--limits", "adapter")
     winner = next(r for r in doc["results"] if r["name"] == doc["winner"])
     assert doc["limits"] == "adapter" and "fastest_here" not in doc
