@@ -3,7 +3,7 @@
 Python's default for SIGTERM ends the process at once: no ``finally`` runs, so a ``--record``
 was left unpublished and a ``--json`` script read an empty stdout. asyncio already turns
 SIGINT into a cancellation of the running command, whose cleanup (the GPU worker closed,
-the recording kept as ``.partial``) then runs. So SIGTERM is passed on as SIGINT, and the
+the recording written out as far as the run got) then runs. So SIGTERM is passed on as SIGINT, and the
 only difference left is the exit status a shell expects: 130 for SIGINT, 143 for SIGTERM.
 """
 
