@@ -21,18 +21,18 @@ from typing import Callable
 from vajra_tui.engine.errors import RunFailed
 from vajra_tui import __version__
 from vajra_tui.settings import TimingSettings
-from vajra_tui.engine.store import calibration_cache
 from vajra_tui.engine.admission.adapter_fit import missing_features, oversized
 from vajra_tui.engine.admission.admit import COMPILE_TIMEOUT_S, Admission
 from vajra_tui.engine.admission.portability import LIMITS, portability_problems
 from vajra_tui.engine.timing.batches import BatchTiming
+from vajra_tui.engine.timing.roofline import PREPARE_TIMEOUT_S, roofline
 from vajra_tui.engine.candidate import Candidate
 from vajra_tui.engine.admission.contract import Stitched
 from vajra_tui.engine.events import (
-    Calibration, CalibrationReady, CandidateFinished, CandidateQueued, CandidateResult, DeviceInfo,
+    Calibration, CandidateFinished, CandidateQueued, CandidateResult, DeviceInfo,
     Event, Notice, RankingReady, SessionStarted, StageChanged,
 )
-from vajra_tui.engine.gpu.protocol import Calibrate, Drop, Prepare, QuickCopy, Verify, WorkerCrashed, WorkerTimeout
+from vajra_tui.engine.gpu.protocol import Drop, Prepare, Verify, WorkerCrashed, WorkerTimeout
 from vajra_tui.engine.scale.lane import Lane
 from vajra_tui.engine.timing.ranking import Ranking, rank
 from vajra_tui.engine.store.result_cache import ResultCache, result_key
@@ -44,13 +44,7 @@ DROP_TIMEOUT_S = 30.0
 DEADLINE_FLOOR_S = 10.0  # a dispatch's deadline is never shorter (a hardware adapter)
 SOFTWARE_DEADLINE_FLOOR_S = 30.0  # on a software adapter, which a loaded CPU slows
 FINALISTS = 5  # kernels a shoot-out times again beside the baseline
-PREPARE_TIMEOUT_S = 900.0  # the worker's own setup (calibration); the workload's code has timing.prepare_deadline_s
 REASON_CHARS = 400  # a failure's reason, one table cell; diagnostics keep the rest
-RECALIBRATE_DRIFT = 0.15  # a cached roofline whose copy rate is further off than this is redone
-# On a software adapter the copy is CPU work, and its rate moves by a third with the machine's
-# load from one run to the next (0.063 to 0.087 GB/s back to back on a busy 2-core box): a
-# roofline measured again under that load is no truer, and took seconds every run.
-SOFTWARE_RECALIBRATE_DRIFT = 0.5
 
 
 class BaselineError(RunFailed, RuntimeError):
@@ -59,11 +53,6 @@ class BaselineError(RunFailed, RuntimeError):
 
 class WorkloadUnsupported(RunFailed, RuntimeError):
     """The adapter lacks what the workload needs (an f16 binding without shader-f16)."""
-
-
-def _rate(gbps: float) -> str:
-    """Three figures at any scale: "0.3 GB/s is 22% off the cached 0.3 GB/s" said nothing."""
-    return f"{gbps:,.0f}" if gbps >= 100 else f"{gbps:.3g}"
 
 
 def fresh_seed(taken: tuple[int, ...]) -> int:
@@ -198,30 +187,9 @@ class Session:
         return self.device
 
     async def _calibrate(self) -> None:
-        """The cached roofline, unless a quick copy check finds it more than 15% off (50% on a
-        software adapter; whose roofline checked in the last minutes is not checked again)."""
+        """The roofline every result is judged by (timing/roofline.py)."""
         assert self.device is not None
-        cached = calibration_cache.load(self.device)
-        if cached is not None and not calibration_cache.needs_check(cached, self.device.software):
-            self.emit(CalibrationReady(calibration=cached, cached=True))  # checked minutes ago
-            self.calibration = cached
-            return
-        if cached is not None:
-            quick = (await self.client.request(QuickCopy(shape=cached.copy_shape), PREPARE_TIMEOUT_S)).copy_gbps
-            drift = abs(quick - cached.copy_gbps) / max(cached.copy_gbps, 1e-9)
-            if drift <= (SOFTWARE_RECALIBRATE_DRIFT if self.device.software else RECALIBRATE_DRIFT):
-                self.calibration = calibration_cache.mark_checked(self.device, cached)
-                self.emit(CalibrationReady(calibration=self.calibration, cached=True))
-                return
-            self.emit(Notice(level="warning", message=(
-                f"copy rate {_rate(quick)} GB/s is {drift:.0%} off the cached "
-                f"{_rate(cached.copy_gbps)} GB/s: calibrating again")))
-        fresh = (await self.client.request(Calibrate(), PREPARE_TIMEOUT_S)).calibration
-        fresh.device_key = calibration_cache.key(self.device)
-        fresh.checked_at = fresh.measured_at
-        calibration_cache.store(self.device, fresh)
-        self.emit(CalibrationReady(calibration=fresh, cached=False))
-        self.calibration = fresh
+        self.calibration = await roofline(self.client, self.device, self.emit)
 
     @property
     def deadline_s(self) -> float:
