@@ -1,6 +1,6 @@
 """Per-adapter cache of calibration results in the user's cache directory.
 
-A cached roofline is checked with a quick copy at each session start (session.py). On a
+A cached roofline is checked with a quick copy at each session start (timing/roofline.py). On a
 software adapter that check is CPU work of its own (two 32 MiB buffers copied seven times:
 about 1.3 CPU-seconds on lavapipe), so there a roofline checked in the last
 ``SOFTWARE_CHECK_FRESH_S`` seconds is trusted as it is: a script's or a test suite's runs in a
@@ -17,6 +17,8 @@ from vajra_tui.config_env import flag_set
 from vajra_tui.settings import cache_dir
 from vajra_tui.engine.store import damage
 from vajra_tui.engine.events import Calibration, DeviceInfo
+
+SOFTWARE_CHECK_FRESH_S = 300.0  # a software adapter's roofline checked this recently is not checked again
 
 
 def key(device: DeviceInfo) -> str:
@@ -42,9 +44,6 @@ def store(device: DeviceInfo, cal: Calibration) -> None:
     data = damage.read_json(_path())
     data[key(device)] = cal.model_dump()
     damage.write_json(_path(), data, "the calibration", "the roofline is measured again")
-
-
-SOFTWARE_CHECK_FRESH_S = 300.0
 
 
 def needs_check(cal: Calibration, software: bool, now: float | None = None) -> bool:
