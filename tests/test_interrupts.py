@@ -53,3 +53,18 @@ def test_sigterm_mid_tune_ends_it_as_ctrl_c_does(tmp_path):
     assert "Traceback" not in done.stderr
     assert done.stderr.strip().splitlines()[-1] == "vajra-tui: terminated (SIGTERM)"
     assert (tmp_path / "run.jsonl").is_file(), "the recording is kept"
+
+
+
+def test_a_program_that_calls_main_keeps_its_own_sigterm_handler(capsys):
+    """The routing lasts as long as the command: an embedding's handler is put back after it."""
+    from vajra_tui.cli.main import main
+
+    seen: list[int] = []
+    before = signal.signal(signal.SIGTERM, lambda signum, frame: seen.append(signum))
+    try:
+        mine = signal.getsignal(signal.SIGTERM)
+        assert main(["config", "show"]) == 0  # a headless command: SIGTERM was routed while it ran
+        assert signal.getsignal(signal.SIGTERM) is mine
+    finally:
+        signal.signal(signal.SIGTERM, before)

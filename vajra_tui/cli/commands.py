@@ -19,6 +19,7 @@ from typing import Any, Callable, Iterable, Iterator
 from vajra_tui import fmt
 from vajra_tui.cli.args import UsageError
 from vajra_tui.cli.devices import lanes_for, print_lanes
+from vajra_tui.cli.interrupts import opens_the_tui, what_ended_it
 from vajra_tui.cli.options import adapter_flag, timing_for
 from vajra_tui.cli.progress import progress_sink
 from vajra_tui.cli.render import print_table
@@ -139,6 +140,7 @@ def json_errors(args: argparse.Namespace) -> Iterator[_Failing]:
     in their own), the innermost answers and the error is marked told, so stdout holds one
     document."""
     failing = _Failing()
+    _INTERRUPT_TOLD.clear()  # every guard of a command opens before anything can interrupt it
     try:
         yield failing
     except VajraError as exc:
@@ -149,14 +151,12 @@ def json_errors(args: argparse.Namespace) -> Iterator[_Failing]:
         raise
     except (KeyboardInterrupt, asyncio.CancelledError):  # Ctrl-C or SIGTERM (cli/interrupts.py)
         if getattr(args, "json", False) and not failing.printed and not _INTERRUPT_TOLD:
-            from vajra_tui.cli.interrupts import what_ended_it
-
             _error_document(f"{what_ended_it()} before the command finished", failing, incomplete=what_ended_it())
             _INTERRUPT_TOLD.append(True)  # the outer guard in cli.main sees asyncio's KeyboardInterrupt
         raise
 
 
-_INTERRUPT_TOLD: list[bool] = []  # one interrupted process prints one document, however deep the guards
+_INTERRUPT_TOLD: list[bool] = []  # an interrupted command prints one document, however deep its guards
 
 
 def _error_document(message: str, failing: _Failing, **extra: str) -> None:
@@ -262,14 +262,6 @@ def _recorded(path: Path) -> tuple[Recording, RecordedRun]:
     if note:
         print(f"vajra-tui: warning: {recording.shown}: {note}", file=sys.stderr)
     return recording, run
-
-
-def opens_the_tui(args: argparse.Namespace) -> bool:
-    """Whether the command runs the Textual app: no subcommand, or ``replay`` on a terminal
-    without ``--headless``/``--json``."""
-    if args.command is None:
-        return True
-    return args.command == "replay" and not args.headless and not args.json and sys.stdout.isatty()
 
 
 def replay(args: argparse.Namespace, settings: Settings) -> int:

@@ -9,9 +9,13 @@ only difference left is the exit status a shell expects: 130 for SIGINT, 143 for
 
 from __future__ import annotations
 
+import argparse
 import signal
+import sys
 import threading
+from contextlib import contextmanager
 from types import FrameType
+from typing import Iterator
 
 EXIT_INTERRUPTED = 128 + signal.SIGINT
 EXIT_TERMINATED = 128 + signal.SIGTERM
@@ -26,10 +30,28 @@ def _on_sigterm(signum: int, frame: FrameType | None) -> None:
     signal.raise_signal(signal.SIGINT)
 
 
-def route_sigterm() -> None:
-    """SIGTERM ends a headless command as Ctrl-C does (the main thread only: where handlers live)."""
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, _on_sigterm)
+@contextmanager
+def sigterm_as_ctrl_c(args: argparse.Namespace) -> Iterator[None]:
+    """While a headless command runs, SIGTERM ends it as Ctrl-C does; the handler before it is
+    put back after, so a program that calls ``cli.main()`` keeps its own. Not for the TUI, which
+    has its own keys, and only on the main thread, where handlers live."""
+    _received.clear()
+    if threading.current_thread() is not threading.main_thread() or opens_the_tui(args):
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def opens_the_tui(args: argparse.Namespace) -> bool:
+    """Whether the command runs the Textual app: no subcommand, or ``replay`` on a terminal
+    without ``--headless``/``--json``."""
+    if args.command is None:
+        return True
+    return args.command == "replay" and not args.headless and not args.json and sys.stdout.isatty()
 
 
 def what_ended_it() -> str:

@@ -223,7 +223,8 @@ def main(argv: list[str] | None = None) -> int:
             settings = None if args.command in NO_SETTINGS else load_settings()
             if settings is not None:  # a workload file's import is bounded as its functions are
                 timed_import.set_deadline(settings.timing.prepare_deadline_s)
-            return _dispatch(args, settings)
+            with interrupts.sigterm_as_ctrl_c(args):
+                return _dispatch(args, settings)
     except VajraError as exc:  # every failure meant for the user: one line, its own exit status
         print(f"vajra-tui: {exc.prefix}{one_line(exc)}", file=sys.stderr)  # messages quote paths: data
         return exc.exit_status
@@ -284,8 +285,6 @@ def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         return new_workload(args)
     from vajra_tui.cli import commands
 
-    if not commands.opens_the_tui(args):  # the app has its own keys; a headless command ends on either signal
-        interrupts.route_sigterm()
     if args.command is None:
         return commands.tui(args, settings)
     if args.command == "config":
