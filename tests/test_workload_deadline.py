@@ -89,3 +89,82 @@ def test_a_make_inputs_that_ends_the_worker_its_own_way_is_the_workloads_error(t
     path.write_text(EXAMPLE.read_text() + f"\n\ndef _ends(size, rng):\n    {ending}\n\n\n"
                     "import dataclasses\nWORKLOAD = dataclasses.replace(WORKLOAD, make_inputs=_ends)\n")
     assert said in _bench_one_line(tmp_path, path)
+
+
+# ---- the picker while a folder file imports ------------------------------------------------
+def _folder_with(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, files: dict[str, str]) -> Path:
+    """A workloads folder of its own (the config dir this test alone uses), holding ``files``."""
+    config = tmp_path / "config"
+    (config / "workloads").mkdir(parents=True)
+    for name, text in files.items():
+        (config / "workloads" / name).write_text(text)
+    monkeypatch.setenv("VAJRA_CONFIG_DIR", str(config))
+    return config / "workloads"
+
+
+def _picker_rows(app) -> list[tuple[str, str]]:
+    from textual.widgets import DataTable
+
+    table = app.screen.query_one("#workloads", DataTable)
+    return [(str(table.get_row_at(i)[0]), str(table.get_row_at(i)[1])) for i in range(table.row_count)]
+
+
+async def test_a_folder_file_whose_import_hangs_never_freezes_the_picker(tmp_path, monkeypatch):
+    """The picker imported the folder on the UI thread: one file whose top-level code never
+    returned froze the whole TUI (no key, no redraw, not even q) until the prepare deadline,
+    300 s by default. Its row now says loading… at once, a built-in can be chosen and read
+    meanwhile, and at the deadline the row gets its one-line error."""
+    from textual.widgets import Static
+
+    from test_app import fast_settings, wait_for
+    from vajra_tui.engine.workloads import timed_import
+    from vajra_tui.tui.app import VajraApp
+
+    deadline = 8.0
+    monkeypatch.setattr(timed_import, "deadline_s", deadline)
+    _folder_with(tmp_path, monkeypatch, {"hangs.py": EXAMPLE.read_text().replace('name="transpose"', 'name="hangs"')
+                                         + "\n\nimport time as _time\n_time.sleep(3600)\n"})
+    began = time.monotonic()
+    app = VajraApp(fast_settings(), source="library")
+    async with app.run_test(size=(100, 34)) as pilot:
+        await pilot.pause(0.1)
+        rows = _picker_rows(app)
+        listed_after = time.monotonic() - began
+        assert listed_after < deadline, f"the picker was held {listed_after:.1f} s by a file's import"
+        assert rows[0][0] == "sgemm" and rows[-1] == ("hangs (yours)", "loading…"), rows
+        await pilot.press("down")  # the UI answers keys while the file imports
+        await pilot.pause(0.1)
+        assert str(app.screen.query_one("#workload-what", Static).render()).startswith("softmax")
+        assert app.screen.importing, "the file's import ended before the test could see it load"
+        await wait_for(pilot, lambda: not app.screen.importing, "the import's deadline", 60)
+        assert _picker_rows(app)[-1][1] == "broken"
+        app.screen.query_one("#workloads").move_cursor(row=len(rows) - 1)
+        await pilot.pause(0.1)
+        what = str(app.screen.query_one("#workload-what", Static).render())
+        assert f"importing it ran past its {deadline:g} s deadline" in what and "hangs.py" in what, what
+
+
+async def test_enter_on_a_loading_row_runs_it_once_it_has_loaded(tmp_path, monkeypatch):
+    """Enter pressed while the row's file still imports is not lost: the picker says so in one
+    line, and the run starts when the import finishes, on that workload."""
+    from test_app import fast_settings, wait_for
+    from vajra_tui.tui.app import VajraApp
+
+    _folder_with(tmp_path, monkeypatch, {"slow.py": EXAMPLE.read_text().replace('name="transpose"', 'name="slow"')
+                                         + "\n\nimport time as _time\n_time.sleep(2)\n"})
+    app = VajraApp(fast_settings(), source="library", size="ROWS=40,COLS=24")
+    async with app.run_test(size=(100, 34)) as pilot:
+        await pilot.pause(0.1)
+        table = app.screen.query_one("#workloads")
+        table.move_cursor(row=table.row_count - 1)
+        await pilot.pause(0.1)
+        assert app.screen.importing, "the file's import ended before the test could press Enter"
+        await pilot.press("enter")
+        await pilot.pause(0.1)
+        assert app.current == "picker"
+        assert "slow.py is still loading" in str(app.screen.query_one("#picker-error").render())
+        await wait_for(pilot, lambda: app.current == "baseline", "the run to start once slow.py loaded", 60)
+        assert app.driver.config.workload.endswith("slow.py")
+        await wait_for(pilot, lambda: app.state.baseline is not None and app.state.baseline.result is not None,
+                       "the baseline of slow.py")
+        assert app.state.baseline.result.status == "verified"

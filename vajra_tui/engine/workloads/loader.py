@@ -35,6 +35,7 @@ import importlib.util
 import re
 import sys
 from pathlib import Path
+from typing import Iterator
 
 from vajra_tui.engine.errors import UsageError
 from vajra_tui.engine.workloads import timed_import
@@ -48,9 +49,9 @@ from vajra_tui.engine.workloads.registry import (
     GROUP, Found, entry_point_names, named, registered, registered_by_name, registered_names,
 )
 
-__all__ = ["GROUP", "WORKLOAD_ATTR", "Found", "Provenance", "UnknownWorkload", "entry_point_names", "everything",
-           "folder", "folder_names", "in_folder", "load", "load_file", "load_module", "provenance", "registered",
-           "registered_by_name", "registered_names"]
+__all__ = ["GROUP", "WORKLOAD_ATTR", "Found", "Provenance", "UnknownWorkload", "each_in_folder",
+           "entry_point_names", "everything", "folder", "folder_names", "folder_paths", "in_folder", "load",
+           "load_file", "load_module", "provenance", "registered", "registered_by_name", "registered_names"]
 
 
 class UnknownWorkload(UsageError, KeyError):
@@ -73,25 +74,35 @@ def _folder_files() -> list[Path]:
     return [p for p in folder().glob("*.py") if not p.name.startswith(("_", "."))]
 
 
-def in_folder() -> list[Found]:
-    """The folder's files, each loaded (again when it changed); broken ones carry their error."""
-    out: list[Found] = []
-    taken: set[str] = set()  # this folder's names so far; registered ones are looked up one by one
+def folder_paths() -> list[Path]:
+    """The folder's workload files, sorted, none loaded (an unreadable folder has none): what a
+    listing can show at once, before :func:`in_folder` imports them."""
     try:
-        paths = sorted(_folder_files())
+        return sorted(_folder_files())
     except OSError:
-        return out
-    for path in paths:
+        return []
+
+
+def in_folder(paths: list[Path] | None = None) -> list[Found]:
+    """The folder's files (or ``paths``, as :func:`folder_paths` listed them), each loaded
+    (again when it changed); broken ones carry their error."""
+    return list(each_in_folder(paths))
+
+
+def each_in_folder(paths: list[Path] | None = None) -> Iterator[Found]:
+    """:func:`in_folder` one file at a time, as each import finishes: a listing shows the
+    files that loaded while a slow one is still importing."""
+    taken: set[str] = set()  # this folder's names so far; registered ones are looked up one by one
+    for path in folder_paths() if paths is None else paths:
         try:
             w = load_file(path)
             if w.name in taken or registered_by_name(w.name) is not None:
                 raise WorkloadError("name", f"{w.name!r} is taken by another workload: give this one "
                                     "its own", str(path))
             taken.add(w.name)
-            out.append(Found(str(path), w.name, "folder", w))
+            yield Found(str(path), w.name, "folder", w)
         except WorkloadError as exc:
-            out.append(Found(str(path), path.stem, "folder", error=str(exc)))
-    return out
+            yield Found(str(path), path.stem, "folder", error=str(exc))
 
 
 def folder_names() -> list[str]:

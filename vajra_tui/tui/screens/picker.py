@@ -3,6 +3,12 @@
 The adapter is probed in a thread worker (loading a GPU driver can take a
 second) so the picker is usable at once; with no adapter it offers the shipped
 recordings instead, clearly marked as recordings.
+
+The user's workload files are imported in a thread worker too: importing one runs its
+module-level code, which may take long or never return (bounded by the prepare deadline,
+300 s by default). Their rows are listed at once and say "loading…" until then; the
+registered workloads can be chosen and run meanwhile, and Enter on a loading row runs it
+as soon as it has loaded.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from textual.widgets.option_list import Option
 from vajra_tui.engine.events import DeviceInfo
 from vajra_tui.engine.admission.adapter_fit import oversized
 from vajra_tui.engine.workloads import SizeError, WorkloadError
-from vajra_tui.engine.workloads.loader import Found, everything
+from vajra_tui.engine.workloads.loader import Found, each_in_folder, folder_paths, registered
 from vajra_tui.safe_text import clean, one_line, plain
 from vajra_tui.shipped import shipped_recordings  # package data: in a wheel too
 from vajra_tui import fmt
@@ -37,6 +43,7 @@ SOURCE_LABELS = {"library": "library (offline)", "llm": "Nemotron", "auto": "aut
 
 
 NOT_THIS_SIZE = "does not apply"  # the size chosen (--size, or typed) is another workload's shape
+LOADING = "loading…"  # a folder file whose import has not finished
 
 
 def row_label(f: Found) -> str:
@@ -114,20 +121,82 @@ class PickerScreen(StateScreen):
         # the description is its own line under the table: a column of it was cut at 80 columns
         for label in ("workload", "size", "FLOPs", "bytes"):
             table.add_column(label, key=label)
-        # registered workloads (the built-ins among them), then the user's folder; a file
-        # that does not load is listed with its one-line error, and the rest still run
-        self.found: list[Found] = everything()
-        self.found += self._given(self.vapp.initial_workload)
+        # registered workloads (the built-ins among them), then the user's folder: its files are
+        # listed now and imported by _load_yours; a file that does not load is listed with its
+        # one-line error, and the rest still run
+        self.found: list[Found] = registered()
+        self.found += [Found(str(path), path.stem, "folder") for path in folder_paths()]
+        # keys of folder rows whose import has not finished (Screen.loading is Textual's own)
+        self.importing: set[str] = {f.key for f in self.found if f.origin == "folder"}
+        self._queued_run: str | None = None  # the row Enter was pressed on while it loaded
         for f in self.found:
             table.add_row(plain(row_label(f), single_line=True), "", "", "", key=f.key)
-        row = self._initial_row(self.vapp.initial_workload)
-        if row is not None:
-            table.move_cursor(row=row)
+        self._place_cursor(self.vapp.initial_workload)
+        self._mount_row = table.cursor_row
+        # -w names a file, or a folder workload by a name not its file's: its row comes later
+        self._initial_unresolved = self._given_pending(self.vapp.initial_workload)
         self.query_one("#recordings").display = False
         self.query_one("#custom", Input).cursor_blink = not self.app.is_headless
         self._refresh_sizes()
         table.focus()
         self._probe()
+        if self.importing or self._initial_unresolved:
+            self._load_yours(self.vapp.initial_workload)
+
+    def _place_cursor(self, initial: str | None) -> None:
+        row = self._initial_row(initial) if initial else None
+        if row is not None:
+            self.query_one("#workloads", DataTable).move_cursor(row=row)
+
+    def _given_pending(self, spec: str | None) -> bool:
+        """Whether ``-w`` names something no row has yet: a file, or a folder workload by a
+        name that is not its file's."""
+        return bool(spec) and self._initial_row(spec) is None
+
+    # ---- the user's files ------------------------------------------------------
+    @work(thread=True, exclusive=True, group="yours")
+    def _load_yours(self, initial: str | None) -> None:
+        """The folder's files, then a ``-w`` file, imported off the UI thread (their code runs),
+        each row filled in as its import finishes."""
+        yours = []
+        for found in each_in_folder([Path(f.key) for f in self.found if f.key in self.importing]):
+            yours.append(found)
+            self.app.call_from_thread(self._one_loaded, found)
+        given = self._given(initial, [f for f in self.found if f.origin != "folder"] + yours)
+        self.app.call_from_thread(self._all_loaded, given, initial)
+
+    def _one_loaded(self, found: Found) -> None:
+        table = self.query_one("#workloads", DataTable)
+        self.found = [found if f.key == found.key else f for f in self.found]
+        self.importing.discard(found.key)
+        table.update_cell(found.key, "workload", plain(row_label(found), single_line=True), update_width=True)
+        self._after_loading(table)
+
+    def _all_loaded(self, given: list[Found], initial: str | None) -> None:
+        table = self.query_one("#workloads", DataTable)
+        row_before = table.cursor_row
+        self.found += given
+        for f in given:
+            table.add_row(plain(row_label(f), single_line=True), "", "", "", key=f.key)
+        if self._initial_unresolved and row_before == table.cursor_row == self._mount_row:
+            self._place_cursor(initial)  # not moved meanwhile: to -w's row, now known
+        self._initial_unresolved = False
+        self._after_loading(table)
+
+    def _after_loading(self, table: DataTable) -> None:
+        """Sizes and the description brought up to date; a run Enter asked for while the row
+        under the cursor was loading starts now (or is refused in its one line)."""
+        self._refresh_sizes()
+        self._describe_row(table.cursor_row)
+        if self._queued_run is None or self._initial_unresolved:
+            return
+        row = self._initial_row(self._queued_run)
+        if row is None or self.found[row].key in self.importing:
+            return  # not loaded yet
+        self._queued_run = None
+        if row == table.cursor_row:  # still on it: as if Enter were pressed now
+            self.query_one("#picker-error", Static).update("")
+            self.action_run()
 
     # ---- adapter ---------------------------------------------------------------
     @work(thread=True, exclusive=True, group="probe")
@@ -185,7 +254,9 @@ class PickerScreen(StateScreen):
         spec = self._size_spec()
         self.query_one("#custom", Input).disabled = self._preset() != "custom"
         for f in self.found:
-            if f.workload is None:
+            if f.key in self.importing:
+                cells = (Text(LOADING, style="dim"), fmt.DASH, fmt.DASH)
+            elif f.workload is None:
                 cells = ("broken", fmt.DASH, fmt.DASH)
             else:
                 try:
@@ -201,11 +272,16 @@ class PickerScreen(StateScreen):
 
     @on(DataTable.RowHighlighted, "#workloads")
     def _describe(self, event: DataTable.RowHighlighted) -> None:
-        f = self._found(str(event.row_key.value))
-        if f is None:
+        self._describe_row(event.cursor_row)
+
+    def _describe_row(self, row: int) -> None:
+        if not 0 <= row < len(self.found):
             return
+        f = self.found[row]
         what = self.query_one("#workload-what", Static)
-        if f.workload is None:  # the file's one line: which file, which field
+        if f.key in self.importing:
+            what.update(plain(f"{f.key}: {LOADING} (its import runs first)", style="dim"))
+        elif f.workload is None:  # the file's one line: which file, which field
             what.update(plain(f.error, style="bold red"))
         else:
             where = "" if f.origin == "built-in" or f.origin.startswith("package") else f"  ({clean(f.key)})"
@@ -222,12 +298,13 @@ class PickerScreen(StateScreen):
                 return row
         return None
 
-    def _given(self, spec: str | None) -> list[Found]:
+    @staticmethod
+    def _given(spec: str | None, listed: list[Found]) -> list[Found]:
         """A workload named on the command line (`-w mine.py`) that no listing has: its own row.
         A path to a file of the workloads folder is that folder's row, not a second one."""
-        if not spec or any(spec in (f.key, f.name) for f in self.found):
+        if not spec or any(spec in (f.key, f.name) for f in listed):
             return []
-        if any(f.origin == "folder" and _same_file(f.key, spec) for f in self.found):
+        if any(f.origin == "folder" and _same_file(f.key, spec) for f in listed):
             return []
         from vajra_tui.engine.workloads import WorkloadError, get_workload
 
@@ -236,9 +313,6 @@ class PickerScreen(StateScreen):
         except (WorkloadError, KeyError) as exc:
             return [Found(spec, spec, "file", error=str(exc))]
         return [Found(spec, w.name, "file", w)]
-
-    def _found(self, key: str) -> Found | None:
-        return next((f for f in self.found if f.key == key), None)
 
     @on(RadioSet.Changed, "#preset")
     @on(Input.Changed, "#custom")
@@ -261,6 +335,15 @@ class PickerScreen(StateScreen):
         table = self.query_one("#workloads", DataTable)
         found = self.found[table.cursor_row]
         spec = self._size_spec()
+        if self._initial_unresolved and table.cursor_row == self._mount_row:
+            # Enter at once after `-w mine.py`: that one, not the row under the cursor now
+            self._queued_run = self.vapp.initial_workload
+            self._refuse(f"{_short(self._queued_run)} is still loading: it runs when its import has finished")
+            return
+        if found.key in self.importing:  # runs once its import has finished, if the cursor stays
+            self._queued_run = found.key
+            self._refuse(f"{_short(found.key)} is still loading: it runs when its import has finished")
+            return
         if found.workload is None:
             self._refuse(found.error)
             return
