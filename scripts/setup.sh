@@ -90,11 +90,14 @@ if [ ! -x .venv/bin/python ] || ! .venv/bin/python -m pip --version >/dev/null 2
   "$PY" -m venv .venv
 fi
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
-.venv/bin/python -m pip install -q -e '.[test]'
-# An editable install leaves Vajra's own modules uncompiled, and where PYTHONDONTWRITEBYTECODE
-# is set (CI images often set it) every process compiled them again at each start: a GPU
-# worker 0.1 s, the CLI 0.2 s. Compiled once here; a file edited later is compiled as before.
-.venv/bin/python -m compileall -q -j 0 vajra_tui >/dev/null || true
+.venv/bin/python -m pip install -q --no-compile -e '.[test]'
+# Byte-compiled here on every core: pip compiles what it installs one file at a time (25 of
+# its 53 s on a 2-core machine; -j 0 takes 15), and an editable install leaves Vajra's own
+# modules uncompiled. Where PYTHONDONTWRITEBYTECODE is set (CI images often set it) nothing is
+# compiled later either, and every process compiled its imports again at each start (a GPU
+# worker 0.1 s of Vajra's alone, the CLI 0.2 s). A file edited later is compiled as before.
+.venv/bin/python -m compileall -q -j 0 vajra_tui \
+  "$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" >/dev/null 2>&1 || true
 
 # Node and the npm 'webgpu' package (Dawn) check kernels the way browsers do and run
 # the exported TypeScript. Without Node, only that check is skipped.
