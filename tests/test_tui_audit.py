@@ -176,6 +176,35 @@ async def test_the_picker_refuses_a_size_the_adapter_cannot_bind_as_the_cli_does
         assert started[0][:2] == ("sgemm", "64")
 
 
+async def test_the_picker_refuses_a_workload_whose_feature_the_adapter_lacks_as_the_cli_does(tmp_path, monkeypatch):
+    """An f16 workload on an adapter without shader-f16: Enter started a run, and the engine's
+    refusal came only after a GPU worker had started. Now the picker says it in the engine's
+    own line and starts nothing; a built-in still runs."""
+    from test_browser_chromium import HALF
+
+    path = tmp_path / "half_double.py"
+    path.write_text(HALF)
+    app = VajraApp(Settings(), workload=str(path), size="N=256", source="library", probe=lambda: DEVICE)
+    started = no_run(app, monkeypatch)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: app.adapter_info is not None and not app.screen.still_importing,
+                       "the probe and the file's import", 30)
+        await pilot.press("enter")
+        error = app.screen.query_one("#picker-error", Static)
+        await wait_for(pilot, lambda: "shader-f16" in shown(error), "the refusal", 10)
+        assert not started and app.current == "picker"
+        assert shown(error) == ("half_double has f16 bindings, which need shader-f16; "
+                                "llvmpipe (LLVM 15.0.6, 256 bits) does not offer it"), shown(error)
+        table = app.screen.query_one("#workloads", DataTable)
+        table.move_cursor(row=0)
+        app.screen.query_one("#custom", Input).value = "64"
+        await pilot.pause(0.1)
+        table.focus()
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: bool(started), "sgemm's run to start", 10)
+        assert started[0][0] == "sgemm"
+
+
 class _Ended:
     """A live driver whose first step ended (an error before the baseline): not busy, not ready."""
 

@@ -26,7 +26,7 @@ from textual.widgets import (
 from textual.widgets.option_list import Option
 
 from vajra_tui.engine.events import DeviceInfo
-from vajra_tui.engine.admission.adapter_fit import oversized
+from vajra_tui.engine.admission.adapter_fit import missing_features, oversized
 from vajra_tui.engine.workloads import SizeError, WorkloadError
 from vajra_tui.engine.workloads.loader import Found, each_in_folder, folder_paths, registered
 from vajra_tui.safe_text import clean, one_line, plain
@@ -142,6 +142,11 @@ class PickerScreen(StateScreen):
         self._probe()
         if self.importing or self._initial_unresolved:
             self._load_yours(self.vapp.initial_workload)
+
+    @property
+    def still_importing(self) -> bool:
+        """Whether a file of the folder, or the one ``-w`` named, is still being imported."""
+        return bool(self.importing) or self._initial_unresolved
 
     def _place_cursor(self, initial: str | None) -> None:
         row = self._initial_row(initial) if initial else None
@@ -355,9 +360,9 @@ class PickerScreen(StateScreen):
         except SizeError as exc:
             self._refuse(str(exc))
             return
-        too_large = self._too_large(found, size)
-        if too_large:  # refused here as the CLI refuses it, not after the run has started
-            self._refuse(too_large)
+        cannot = self._cannot_run(found, size)
+        if cannot:  # refused here as the CLI refuses it, not after the run has started
+            self._refuse(cannot)
             return
         if self.vapp.adapter_info is None and self.query_one("#recordings").display:
             self.notify("no WebGPU adapter: pick a recording to play", severity="warning")
@@ -371,14 +376,17 @@ class PickerScreen(StateScreen):
         error.update(plain(message, style="bold red"))
         self.call_after_refresh(error.scroll_visible, animate=False)  # at its new height
 
-    def _too_large(self, found: Found, size: object) -> str:
-        """The engine's own check (a binding larger than the probed adapter allows; the CLI's
-        exit 2), in its words: '' when the size fits or no adapter was probed."""
+    def _cannot_run(self, found: Found, size: object) -> str:
+        """The engine's own checks (a feature the probed adapter lacks, a binding larger than it
+        allows; the CLI's exit 2), in their words: '' when it can run or no adapter was probed."""
         device = self.vapp.adapter_info
         if device is None or found.workload is None:
             return ""
         try:
-            why = oversized(found.workload, size, device)  # type: ignore[arg-type]
+            lacks = missing_features(found.workload, device)
+            why = None if lacks else oversized(found.workload, size, device)  # type: ignore[arg-type]
         except Exception:  # noqa: BLE001 - a user's lengths failing: the run says it as before
             return ""
+        if lacks:
+            return one_line(lacks)
         return one_line(WorkloadError("size", why)) if why else ""
