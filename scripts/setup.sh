@@ -96,8 +96,10 @@ fi
 # modules uncompiled. Where PYTHONDONTWRITEBYTECODE is set (CI images often set it) nothing is
 # compiled later either, and every process compiled its imports again at each start (a GPU
 # worker 0.1 s of Vajra's alone, the CLI 0.2 s). A file edited later is compiled as before.
+# It runs beside the Node setup below (npm's downloads wait on the network), and is waited for.
 .venv/bin/python -m compileall -q -j 0 vajra_tui \
-  "$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" >/dev/null 2>&1 || true
+  "$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" >/dev/null 2>&1 &
+compiling=$!
 
 # Node and the npm 'webgpu' package (Dawn) check kernels the way browsers do and run
 # the exported TypeScript. Without Node, only that check is skipped.
@@ -108,4 +110,5 @@ else
   echo "setup: node/npm not found; browser (Tint) checks will be skipped" >&2
 fi
 .venv/bin/vajra-tui doctor | grep -E 'chromium|ts→js' || true  # what judges exports here
+wait "$compiling" || true
 echo "setup: done"
