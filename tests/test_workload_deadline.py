@@ -120,7 +120,7 @@ async def test_a_folder_file_whose_import_hangs_never_freezes_the_picker(tmp_pat
     from vajra_tui.engine.workloads import timed_import
     from vajra_tui.tui.app import VajraApp
 
-    deadline = 5.0
+    deadline = 8.0  # far past the app's start on a loaded machine: the row is seen loading before it
     monkeypatch.setattr(timed_import, "deadline_s", deadline)
     _folder_with(tmp_path, monkeypatch, {"hangs.py": EXAMPLE.read_text().replace('name="transpose"', 'name="hangs"')
                                          + "\n\nimport time as _time\n_time.sleep(3600)\n"})
@@ -152,7 +152,7 @@ async def test_enter_on_a_loading_row_runs_it_once_it_has_loaded(tmp_path, monke
     from vajra_tui.tui.app import VajraApp
 
     _folder_with(tmp_path, monkeypatch, {"slow.py": EXAMPLE.read_text().replace('name="transpose"', 'name="slow"')
-                                         + "\n\nimport time as _time\n_time.sleep(2)\n"})
+                                         + "\n\nimport time as _time\n_time.sleep(4)\n"})
     app = VajraApp(fast_settings(), source="library", size="ROWS=40,COLS=24")
     started: list = []
     monkeypatch.setattr(app, "start_live", lambda *args: started.append(args))
