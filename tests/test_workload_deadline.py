@@ -170,3 +170,39 @@ async def test_enter_on_a_loading_row_runs_it_once_it_has_loaded(tmp_path, monke
         key, size, _ = started[0]
         assert key.endswith("slow.py") and size == "ROWS=40,COLS=24", started
         assert str(app.screen.query_one("#picker-error").render()) == ""
+
+
+QUIT_BESIDE_A_HANG = """
+import asyncio, sys
+from vajra_tui.engine.workloads import timed_import
+from vajra_tui.settings import Settings
+from vajra_tui.tui.app import VajraApp
+
+timed_import.set_deadline(300)
+
+
+async def main():
+    app = VajraApp(Settings(), source="library", probe=lambda: None)
+    async with app.run_test(size=(100, 34)) as pilot:
+        await pilot.pause(0.3)
+        assert app.screen.still_importing
+        await pilot.press("q")
+    print("quit", flush=True)
+
+asyncio.run(main())
+"""
+
+
+def test_quitting_beside_a_hanging_import_ends_the_process_at_once(tmp_path, monkeypatch):
+    """The imports ran on asyncio's executor, whose threads the interpreter waits for at exit:
+    q beside a hanging file left the process running until the import's deadline (300 s)."""
+    from conftest import child_pythonpath
+
+    _folder_with(tmp_path, monkeypatch, {"hangs.py": EXAMPLE.read_text().replace('name="transpose"', 'name="hangs"')
+                                         + "\n\nimport time as _time\n_time.sleep(3600)\n"})
+    began = time.monotonic()
+    done = subprocess.run([sys.executable, "-c", QUIT_BESIDE_A_HANG], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": child_pythonpath(), "XDG_RUNTIME_DIR": "/tmp"})
+    took = time.monotonic() - began
+    assert done.returncode == 0 and "quit" in done.stdout, done.stderr[-2000:]
+    assert took < 60, f"the process outlived its app by {took:.0f} s"

@@ -4,7 +4,7 @@ The adapter is probed in a thread worker (loading a GPU driver can take a
 second) so the picker is usable at once; with no adapter it offers the shipped
 recordings instead, clearly marked as recordings.
 
-The user's workload files are imported in a thread worker too: importing one runs its
+The user's workload files are imported on a thread of their own: importing one runs its
 module-level code, which may take long or never return (bounded by the prepare deadline,
 300 s by default). Their rows are listed at once and say "loading…" until then; the
 registered workloads can be chosen and run meanwhile, and Enter on a loading row runs it
@@ -13,6 +13,7 @@ as soon as it has loaded.
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 from rich.text import Text
@@ -159,16 +160,24 @@ class PickerScreen(StateScreen):
         return bool(spec) and self._initial_row(spec) is None
 
     # ---- the user's files ------------------------------------------------------
-    @work(thread=True, exclusive=True, group="yours")
     def _load_yours(self, initial: str | None) -> None:
         """The folder's files, then a ``-w`` file, imported off the UI thread (their code runs),
-        each row filled in as its import finishes."""
-        yours = []
-        for found in each_in_folder([Path(f.key) for f in self.found if f.key in self.importing]):
-            yours.append(found)
-            self.app.call_from_thread(self._one_loaded, found)
-        given = self._given(initial, [f for f in self.found if f.origin != "folder"] + yours)
-        self.app.call_from_thread(self._all_loaded, given, initial)
+        each row filled in as its import finishes. A daemon thread of its own, not a Textual
+        thread worker: those run on asyncio's executor, whose threads the interpreter waits for
+        at exit, so quitting beside a hanging file kept the process alive until its deadline."""
+        threading.Thread(target=self._import_yours, args=(initial,), name="vajra-picker-imports",
+                         daemon=True).start()
+
+    def _import_yours(self, initial: str | None) -> None:
+        try:
+            yours = []
+            for found in each_in_folder([Path(f.key) for f in self.found if f.key in self.importing]):
+                yours.append(found)
+                self.app.call_from_thread(self._one_loaded, found)
+            given = self._given(initial, [f for f in self.found if f.origin != "folder"] + yours)
+            self.app.call_from_thread(self._all_loaded, given, initial)
+        except RuntimeError:  # the app has ended meanwhile: no picker to fill in
+            return
 
     def _one_loaded(self, found: Found) -> None:
         table = self.query_one("#workloads", DataTable)
