@@ -102,6 +102,14 @@ def _folder_with(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, files: dict[st
     return config / "workloads"
 
 
+def _example_named(name: str, top_level: str) -> str:
+    """The example workload under ``name``, with ``top_level`` code run when it is imported."""
+    return EXAMPLE.read_text().replace('name="transpose"', f'name="{name}"') + f"\n\n{top_level}\n"
+
+
+HANGS = _example_named("hangs", "import time as _time\n_time.sleep(3600)")
+
+
 def _picker_rows(app) -> list[tuple[str, str]]:
     from textual.widgets import DataTable
 
@@ -122,8 +130,7 @@ async def test_a_folder_file_whose_import_hangs_never_freezes_the_picker(tmp_pat
 
     deadline = 8.0  # far past the app's start on a loaded machine: the row is seen loading before it
     monkeypatch.setattr(timed_import, "deadline_s", deadline)
-    _folder_with(tmp_path, monkeypatch, {"hangs.py": EXAMPLE.read_text().replace('name="transpose"', 'name="hangs"')
-                                         + "\n\nimport time as _time\n_time.sleep(3600)\n"})
+    _folder_with(tmp_path, monkeypatch, {"hangs.py": HANGS})
     began = time.monotonic()
     app = VajraApp(fast_settings(), source="library")
     async with app.run_test(size=(100, 34)) as pilot:
@@ -151,8 +158,7 @@ async def test_enter_on_a_loading_row_runs_it_once_it_has_loaded(tmp_path, monke
     from test_app import fast_settings, wait_for
     from vajra_tui.tui.app import VajraApp
 
-    _folder_with(tmp_path, monkeypatch, {"slow.py": EXAMPLE.read_text().replace('name="transpose"', 'name="slow"')
-                                         + "\n\nimport time as _time\n_time.sleep(4)\n"})
+    _folder_with(tmp_path, monkeypatch, {"slow.py": _example_named("slow", "import time as _time\n_time.sleep(4)")})
     app = VajraApp(fast_settings(), source="library", size="ROWS=40,COLS=24")
     started: list = []
     monkeypatch.setattr(app, "start_live", lambda *args: started.append(args))
@@ -198,8 +204,7 @@ def test_quitting_beside_a_hanging_import_ends_the_process_at_once(tmp_path, mon
     q beside a hanging file left the process running until the import's deadline (300 s)."""
     from conftest import child_pythonpath
 
-    _folder_with(tmp_path, monkeypatch, {"hangs.py": EXAMPLE.read_text().replace('name="transpose"', 'name="hangs"')
-                                         + "\n\nimport time as _time\n_time.sleep(3600)\n"})
+    _folder_with(tmp_path, monkeypatch, {"hangs.py": HANGS})
     began = time.monotonic()
     done = subprocess.run([sys.executable, "-c", QUIT_BESIDE_A_HANG], capture_output=True, text=True, timeout=120,
                           env={**os.environ, "PYTHONPATH": child_pythonpath(), "XDG_RUNTIME_DIR": "/tmp"})
