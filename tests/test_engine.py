@@ -122,7 +122,7 @@ async def test_failures_are_results_and_the_run_goes_on(gpu):
     assert results["hang"].status == "timeout" and results["hang"].deadline_s == 3
     assert results["writable"].status == "compile_error"
     assert "inputs must be read-only" in results["writable"].reason
-    assert results["writable"].diagnostics[0].line == 2
+    assert results["writable"].diagnostics[0].line == 9  # the write, not the declaration
     assert results["good"].status == "verified", results["good"].reason
     finished = {e.result.id for e in events if isinstance(e, CandidateFinished)}
     assert set(results) <= finished

@@ -33,6 +33,10 @@ RUNS = {
     "webgpu_blas_sgemm_block": {"M": 64, "N": 64, "K": 32},
     "web_rwkv_softmax": {"C": 1000, "T": 4},
     "web_rwkv_layer_norm": {"C": 1024, "T": 4},
+    "gpucpp_llmc_layernorm": {"B": 2, "T": 100, "C": 96},
+    "gpucpp_llmc_attention": {"B": 2, "T": 48, "C": 64, "NH": 4},
+    "gpucpp_llmc_matmul": {"B": 2, "T": 40, "C": 48, "OC": 72},
+    "gpucpp_llmc_encoder": {"B": 3, "T": 37, "C": 40},
 }
 # id -> (size, names of which the refusal must mention one)
 REFUSED = {
@@ -76,3 +80,36 @@ def test_texture_kernel_is_refused_in_one_line(kid):
         message = report.baseline.reason or ""
     assert message and "\n" not in message.strip(), message
     assert "texture" in message.lower() and any(n in message for n in names), message
+
+
+LLMC_MATMUL = PUBLISHED / "gpucpp_llmc_matmul"
+# gpu.cpp's llm.c matmul declares its inputs read_write and only reads them; each of these
+# writes one, which would hand the next candidate other inputs than its reference saw
+WRITES_AN_INPUT = {
+    "stores into it": ("for (var o : u32 = 0u; o < OC; o++) {\n              var val : {{precision}} = bias[o];",
+                       "inp[0] = 0.0;\n          for (var o : u32 = 0u; o < OC; o++) {\n              "
+                       "var val : {{precision}} = bias[o];"),
+    "a compound assignment": ("out[bt * OC + o] = val;\n          }\n      }\n    }\n}",
+                              "out[bt * OC + o] = val;\n          }\n      }\n    }\n"
+                              "    weight[global_id.x] *= 1.0;\n}"),
+    "a store through a pointer": ("if (arrayLength(&bias) == 1) {",
+                                  "let p = &inp[0];\n    *p = 0.0;\n    if (arrayLength(&bias) == 1) {"),
+}
+
+
+@pytest.mark.parametrize("how", sorted(WRITES_AN_INPUT))
+def test_an_input_declared_read_write_that_the_kernel_writes_is_refused_at_that_line(how):
+    old, new = WRITES_AN_INPUT[how]
+    published = (LLMC_MATMUL / "kernel.wgsl").read_text(encoding="utf-8")
+    assert old in published
+    kernel = published.replace(old, new, 1)
+    report = vajra_tui.bench(str(LLMC_MATMUL / "workload.py"), {"writes": kernel}, size=RUNS["gpucpp_llmc_matmul"],
+                             warmup=1, reps=3)
+    assert report.baseline.status == "verified"
+    result = report["writes"]
+    assert result.status == "compile_error", (how, result.status)
+    reason = result.reason or ""
+    assert "\n" not in reason.strip() and "is declared read_write and the kernel writes it" in reason
+    assert "'inout'" in reason and ("`inp`" in reason or "`weight`" in reason), reason
+    line = next(n for n, text in enumerate(kernel.splitlines(), 1) if text not in published.splitlines())
+    assert f"at line {line})" in reason, (line, reason)

@@ -1,4 +1,4 @@
-// Declares input A writable: refused before it runs.
+// Declares input A writable and writes it: refused at the write (line 9), before it runs.
 @group(0) @binding(0) var<storage, read_write> A: array<f32>;
 
 @compute @workgroup_size(16, 16)

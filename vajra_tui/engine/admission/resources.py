@@ -2,7 +2,8 @@
 
 A published kernel declares its own bindings, at any group and binding number, as
 storage or uniform buffers. Each declaration must name a binding of the workload at
-that slot, in the same address space; an input may not be declared writable; a texture
+that slot, in the same address space; an input may be declared writable (many published
+kernels declare every buffer ``read_write``) but never written (wgsl/writes.py); a texture
 or sampler is refused in one line (storage and uniform buffers only, for now). A small
 read-only input may also be declared ``var<uniform>`` (filter taps, a lookup table: on
 NVIDIA a uniform is an operand read from the constant bank, no register or shared load),
@@ -17,7 +18,8 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from vajra_tui.engine.wgsl.layout import type_size
-from vajra_tui.engine.wgsl.tokens import storage_bindings
+from vajra_tui.engine.wgsl.tokens import BindingDecl, storage_bindings
+from vajra_tui.engine.wgsl.writes import first_write
 from vajra_tui.engine.workloads.base import Size, Workload, WorkloadError, padded
 from vajra_tui.engine.workloads.bindings import Binding
 from vajra_tui.engine.workloads.uniforms import MAX_UNIFORM_BYTES, UniformError, pack, struct_size, struct_wgsl
@@ -50,11 +52,20 @@ def check_bindings(workload: Workload, body: str, fail: ContractFail) -> set[Slo
                        f"{want.name} there as a {_space(want)} buffer ({want.access!r}; only a "
                        "read-only input may also be read as var<uniform>)", decl.line)
         if want.access == "read" and decl.access not in ("read", ""):
-            raise fail(f"input binding {decl.binding} `{want.name}` is declared {decl.access}; "
-                       "inputs must be read-only (a kernel that writes one needs the workload to bind it "
-                       "'inout')", decl.line)
+            _check_input_unwritten(body, decl, want.name, fail)
         declared.add(slot)
     return declared
+
+
+def _check_input_unwritten(body: str, decl: BindingDecl, name: str, fail: ContractFail) -> None:
+    """An input declared ``read_write`` is bound as such, but only while the kernel never
+    writes it: every candidate reads the same input buffers, so one that a kernel changed
+    would feed the next kernels other inputs than their references were computed from."""
+    wrote = first_write(body, decl.name)
+    if wrote is not None:
+        raise fail(f"input binding {decl.binding} `{name}` is declared {decl.access} and the kernel writes it "
+                   f"(`{decl.name}` at line {wrote.line}); inputs must be read-only (a kernel that writes one "
+                   "needs the workload to bind it 'inout')", wrote.line)
 
 
 def check_uniform_sizes(workload: Workload, size: Size, source: str, consts: dict[str, int],
