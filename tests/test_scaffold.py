@@ -136,6 +136,18 @@ def test_the_scaffold_of_every_published_kernel_imports_or_is_refused_in_one_lin
             assert "not supported yet" in err, err
 
 
+def test_a_buffer_declared_read_write_that_no_module_writes_is_scaffolded_as_an_input(tmp_path, api):
+    """gpu.cpp's llm.c kernels declare every buffer read_write; only out, mean and rstd are written."""
+    kernel = PUBLISHED / "gpucpp_llmc_layernorm" / "kernel.wgsl"
+    out = tmp_path / "layernorm.py"
+    assert main(["new-workload", str(kernel), "--out", str(out)]) == 0
+    workload = runpy.run_path(str(out))["WORKLOAD"]
+    access = {b.name: b.access for b in workload.bindings}
+    assert access == {"inp": "read", "weight": "read", "bias": "read", "out": "read_write", "mean": "read_write",
+                      "rstd": "read_write", "params": "uniform"}
+    assert 'Binding(0, "inp", "read", "f32"),  # array<precision>; declared read_write, never written' in out.read_text()
+
+
 def test_a_texture_is_refused_with_its_line(tmp_path, capsys):
     status, out = scaffold(tmp_path, TEXTURE)
     assert status == 2 and not out.exists()

@@ -29,6 +29,7 @@ from vajra_tui.engine.wgsl.tokens import (
     ATTR, BindingDecl, FunctionSpan, find_functions, override_names, storage_bindings, typed_consts,
 )
 from vajra_tui.engine.wgsl.template import placeholders
+from vajra_tui.engine.wgsl.writes import first_write
 from vajra_tui.engine.workloads.base import RESERVED, WORKLOAD_NAME
 from vajra_tui.engine.workloads.uniforms import UniformError, check_fields, read_struct
 from vajra_tui.safe_text import one_line
@@ -163,7 +164,21 @@ def _buffers(sources: list[tuple[str, str]]) -> list[Buffer]:
                     _same_buffer(first[slot], (shown, d))
                 continue
             found[slot], first[slot] = _buffer(shown, d, sources), (shown, d)
-    return sorted(found.values(), key=lambda b: (b.group, b.binding))
+    return sorted((_read_only_if_unwritten(b, sources) for b in found.values()), key=lambda b: (b.group, b.binding))
+
+
+def _read_only_if_unwritten(b: Buffer, sources: list[tuple[str, str]]) -> Buffer:
+    """A buffer declared read_write that no module writes is an input (gpu.cpp's llm.c
+    kernels declare every buffer read_write): scaffolded as "read", which Vajra binds as the
+    kernel declares it and holds to being read only."""
+    if b.access != "read_write":
+        return b
+    for _, src in sources:
+        names = {d.name for d in storage_bindings(src) if (d.group, d.binding) == (b.group, b.binding)}
+        if any(first_write(src, name) is not None for name in names):
+            return b
+    note = "declared read_write, never written: an input" + (f"; {b.note}" if b.note else "")
+    return replace(b, access="read", note=note)
 
 
 def _same_buffer(was: tuple[str, BindingDecl], now: tuple[str, BindingDecl]) -> None:
