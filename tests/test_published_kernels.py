@@ -37,6 +37,10 @@ RUNS = {
     "gpucpp_llmc_attention": {"B": 2, "T": 48, "C": 64, "NH": 4},
     "gpucpp_llmc_matmul": {"B": 2, "T": 40, "C": 48, "OC": 72},
     "gpucpp_llmc_encoder": {"B": 3, "T": 37, "C": 40},
+    "burn_matmul_naive": {"M": 40, "K": 24, "N": 56},
+    "burn_matmul_vec4": {"M": 128, "K": 64, "N": 192},
+    "burn_reduce_sum": {"R": 37, "C": 1000},
+    "burn_prng_uniform": {"N": 8192, "NV": 4},
 }
 # id -> (size, names of which the refusal must mention one)
 REFUSED = {
@@ -46,19 +50,24 @@ REFUSED = {
 
 
 def _sha256s() -> dict[str, str]:
+    """path (kid/file) -> the sha256 it was copied with."""
     lines = (PUBLISHED / "SOURCES.sha256").read_text().splitlines()
-    return {path.split("/")[0]: digest for digest, path in (line.split("  ", 1) for line in lines)}
+    return {path: digest for digest, path in (line.split("  ", 1) for line in lines)}
 
 
 def test_the_corpus_is_as_published():
-    """Every kernel still has the bytes it was copied with, and every one has a row in SOURCES.md."""
+    """Every kernel (and fragment kept beside one) still has the bytes it was copied with, and
+    every one has a row in SOURCES.md."""
     digests, sources = _sha256s(), (PUBLISHED / "SOURCES.md").read_text()
-    assert set(digests) == set(RUNS) | set(REFUSED)
-    for kid, digest in digests.items():
-        assert hashlib.sha256((PUBLISHED / kid / "kernel.wgsl").read_bytes()).hexdigest() == digest, kid
+    kids = {path.split("/")[0] for path in digests}
+    assert kids == set(RUNS) | set(REFUSED)
+    assert all(f"{kid}/kernel.wgsl" in digests for kid in kids)
+    for path, digest in digests.items():
+        assert hashlib.sha256((PUBLISHED / path).read_bytes()).hexdigest() == digest, path
+    for kid in kids:
         assert f"| {kid} |" in sources, kid
     assert len({row.split(" | ")[1] for row in sources.splitlines() if row.startswith("| ") and " | " in row
-                and not row.startswith("| id") and not row.startswith("|---")}) >= 6
+                and not row.startswith("| id") and not row.startswith("|---")}) >= 7
 
 
 @pytest.mark.parametrize("kid", sorted(RUNS))

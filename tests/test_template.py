@@ -115,6 +115,16 @@ def test_literals() -> None:
         literal(float("inf"), "V", 1)
 
 
+def test_a_value_of_several_lines_is_folded_onto_its_placeholders_line() -> None:
+    """burn pastes a whole loop into `{{ prng_loop }}`: the lines after it keep their numbers,
+    and the fragment's `//` comments cannot swallow the rest of its folded line."""
+    loop = "for (var i = 0u; i < n; i++) { // each value\r\n    out[i] = f32(i); /* a\nblock */\n}\n"
+    src = "fn main() {\n    {{ prng_loop }}\n    let after = 1;\n}"
+    lines = expand(src, {"prng_loop": loop}).split("\n")
+    assert len(lines) == 4 and lines[2] == "    let after = 1;"
+    assert lines[1].split() == "for (var i = 0u; i < n; i++) { out[i] = f32(i); /* a block */ }".split()
+
+
 @pytest.mark.parametrize(("source", "line", "words"), [
     ('x\n\n#include "common.wgsl"', 3, "`#include` is not supported (line 3)"),
     ("#import foo", 1, "`#import` is not supported"),

@@ -147,6 +147,9 @@ def element(type_text: str) -> tuple[str, str]:
     return scalar, "atomic: the dtype is its integer type" if atomic else ""
 
 
+_STATEMENT_PLACEHOLDER = re.compile(r"^[ \t]*\{\{\s*[A-Za-z_]\w*\s*\}\}[ \t]*;?[ \t]*$", re.M)
+
+
 def _buffers(sources: list[tuple[str, str]]) -> list[Buffer]:
     """One Buffer per (group, binding) slot, first declaration first; textures refused, and
     two modules that put different buffers at one slot too (a workload has one binding table)."""
@@ -164,14 +167,17 @@ def _buffers(sources: list[tuple[str, str]]) -> list[Buffer]:
                     _same_buffer(first[slot], (shown, d))
                 continue
             found[slot], first[slot] = _buffer(shown, d, sources), (shown, d)
-    return sorted((_read_only_if_unwritten(b, sources) for b in found.values()), key=lambda b: (b.group, b.binding))
+    buffers = sorted(found.values(), key=lambda b: (b.group, b.binding))
+    inputs = [_read_only_if_unwritten(b, sources) for b in buffers]
+    return inputs if any(b.access == "read_write" for b in inputs) else buffers
 
 
 def _read_only_if_unwritten(b: Buffer, sources: list[tuple[str, str]]) -> Buffer:
     """A buffer declared read_write that no module writes is an input (gpu.cpp's llm.c
     kernels declare every buffer read_write): scaffolded as "read", which Vajra binds as the
-    kernel declares it and holds to being read only."""
-    if b.access != "read_write":
+    kernel declares it and holds to being read only. A placeholder alone on its line may be
+    code that writes it (burn pastes a loop into ``{{ prng_loop }}``): then it stays an output."""
+    if b.access != "read_write" or any(_STATEMENT_PLACEHOLDER.search(src) for _, src in sources):
         return b
     for _, src in sources:
         names = {d.name for d in storage_bindings(src) if (d.group, d.binding) == (b.group, b.binding)}

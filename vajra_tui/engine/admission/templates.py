@@ -28,11 +28,14 @@ def fill(workload: Workload, size: Size, body: str,
     overrides = _overrides_of(body)
     pipeline = {k: v for k, v in constants.items() if k in overrides}
     defines = workload.template_values(size)
-    macros = {k: v for k, v in defines.items() if k not in size}  # the workload's -D values
+    # the workload's -D values, save a name this kernel writes as {{NAME}}: there it is a template
+    # value only, and the kernel may name a local after it (burn: `let wg_x = {{ wg_x }}u;`)
+    written = set(placeholders(body))
+    macros = {k: v for k, v in defines.items() if k not in size and k not in written}
     values: dict[str, Any] = {**first_values(body), **defines}
     values.update({k: v for k, v in constants.items() if k not in overrides})
     expanded = expand(body, {k: v for k, v in values.items() if k not in macros}, macros)
-    used = {k: values[k] for k in placeholders(body) if k in values}
+    used = {k: values[k] for k in written if k in values}
     used.update({k: v for k, v in constants.items() if k not in overrides})
     return expanded, pipeline, used
 

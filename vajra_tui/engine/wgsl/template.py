@@ -1,7 +1,8 @@
 """WGSL kernels as published projects write them: host-side templates (``{{NAME}}`` and a small
 C-like preprocessor), expanded by Vajra itself so such a kernel is read, tuned and exported as
-written. Every line keeps its number (directive and inactive lines become empty lines) because
-diagnostics point at the source the user wrote. Costs are bounded: a template is untrusted
+written. Every line keeps its number (directive and inactive lines become empty lines, a value
+of several lines is folded onto its placeholder's line) because diagnostics point at the
+source the user wrote. Costs are bounded: a template is untrusted
 text, and a macro bomb must stop with a one-line error, not exhaust memory."""
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import operator
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+
+from vajra_tui.engine.wgsl.lexer import LINE_COMMENT, tokenize
 
 MAX_EXPR, MAX_DEPTH, MAX_OUTPUT, MAX_DIRECTIVES = 400, 64, 2_000_000, 10_000
 _EVAL_STEPS = 20_000  # tokens one #if may read, counting the macros it looks into
@@ -77,10 +80,17 @@ def literal(value: object, name: str, line: int, column: int = 1) -> str:
         return str(int(value))
     if isinstance(value, numbers.Real) and math.isfinite(value):
         return repr(float(value))
-    if isinstance(value, str) and "\n" not in value and "\r" not in value:
-        return value
-    why = "spans lines" if isinstance(value, str) else f"is {value!r}, not a WGSL literal"
-    raise TemplateError(f"{{{{{name}}}}}'s value {why} (line {line})", line, column)
+    if isinstance(value, str):
+        return value if "\n" not in value and "\r" not in value else folded(value)
+    raise TemplateError(f"{{{{{name}}}}}'s value is {value!r}, not a WGSL literal (line {line})", line, column)
+
+
+def folded(code: str) -> str:
+    """A value of several lines (burn pastes a distribution's whole loop into ``{{ prng_loop }}``)
+    on one line, so that every line after it keeps its number: its ``//`` comments dropped,
+    since they would swallow the rest of the line, and every line break a space."""
+    return "".join(" " if t.text in ("\n", "\r\n", "\r") else re.sub(r"[\r\n]", " ", t.text)
+                   for t in tokenize(code) if t.kind != LINE_COMMENT)
 
 
 def expand(source: str, values: Mapping[str, int | float | bool | str],
