@@ -260,3 +260,58 @@ def test_a_pass_that_rebinds_buffers_exports_and_runs(tmp_path):
     assert run["passes"] == ["reduce_downsweep", "reduce_downsweep", "add_block_sums"]
     got = np.fromfile(tmp_path / "run" / "items.bin", dtype="<u4")
     assert np.array_equal(got.astype(np.int64), w.checked_references(size, inputs)["items"].astype(np.int64))
+
+
+AFFINE = '''\
+"""Y = 2 X + 1, with a tuned workgroup size that the kernel declares with a numeric @id."""
+import numpy as np
+from vajra_tui import Binding, Workload
+
+WORKLOAD = Workload(
+    name="affine", summary="Y = 2 X + 1", dims=("N",), presets={"seed": {"N": 5000}},
+    bindings=(Binding(0, "X", "read"), Binding(1, "Y", "read_write")),
+    buffer_len=lambda s: {"X": s["N"], "Y": s["N"]},
+    make_inputs=lambda s, rng: {"X": rng.uniform(-2, 2, s["N"]).astype(np.float32)},
+    reference=lambda s, x: 2.0 * x["X"].astype(np.float64) + 1.0,
+    flops=lambda s: 2.0 * s["N"], output_grid=lambda s: (s["N"], 1), atol=1e-6,
+    baseline="""
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) g: vec3<u32>) {
+    if (g.x < N) { Y[g.x] = 2.0 * X[g.x] + 1.0; }
+}
+""",
+)
+'''
+
+ID_KERNEL = """\
+// tune: WG = 32, 128
+// tile: WG
+@id(7) override WG: u32 = 64;
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+    let i = vajra_tile(wid).x * WG + lid.x;
+    if (i < N) { Y[i] = 2.0 * X[i] + 1.0; }
+}
+"""
+
+
+def test_an_override_with_a_numeric_id_is_tuned_and_exported_under_its_id(tmp_path):
+    """WebGPU sets an `@id(7) override` by the key "7" only: by name, every configuration of
+    it failed to build ("pipeline-overridable constant"), here and in the exported module."""
+    path = tmp_path / "affine.py"
+    path.write_text(AFFINE)
+    report = vajra_tui.tune(path, {"ids": ID_KERNEL}, size="seed", source="params", budget=2, warmup=1, reps=3)
+    tuned = {r.name: r for r in report.results if r.name.startswith("ids")}
+    assert sorted(tuned) == ["ids WG=128", "ids WG=32"]
+    assert all(r.status == "verified" for r in tuned.values()), {n: r.reason for n, r in tuned.items()}
+    result = tuned["ids WG=32"]
+    assert result.constants == {"WG": 32}
+    export_winner(result, report.device, report.workload, tmp_path / "out")
+    ts = (tmp_path / "out" / "affine.ts").read_text()
+    assert '"constants": {"7": 32}' in ts
+    assert "override WG: u32 = 32u;" in (tmp_path / "out" / "affine.wgsl").read_text()
+    w = loader.load_file(path)
+    size = dict(report.workload.size)
+    inputs = w.checked_inputs(size, np.random.default_rng(2))
+    _run_under_dawn(tmp_path / "out" / "affine.ts", inputs, tmp_path / "run")
+    _assert_close(np.fromfile(tmp_path / "run" / "Y.bin", dtype="<f4"), w.checked_references(size, inputs)["Y"], 1e-6)

@@ -8,8 +8,9 @@ template literals, and comment text through :func:`~.names.comment_text`.
 from __future__ import annotations
 
 from vajra_tui.engine.export.names import comment_text, js_literal, template_literal
-from vajra_tui.engine.export.program import ExportProgram
+from vajra_tui.engine.export.program import ExportProgram, PassPlan
 from vajra_tui.engine.export.wgsl import browser_enables
+from vajra_tui.engine.wgsl.tokens import pipeline_constants
 
 INPUT_ACCESS = ("read", "inout")  # what run() uploads (make_inputs gave the engine)
 OUTPUT_ACCESS = ("read_write", "inout")  # what run() reads back (verified by the engine)
@@ -58,7 +59,7 @@ export const UNIFORMS: readonly UniformSpec[] = [
 def pass_exports(program: ExportProgram) -> str:
     """MODULES (WGSL of each module, [0] the result's own) and PASSES, in the order they run."""
     others = "".join(f",\n  {template_literal(m)}" for m in program.modules[1:])
-    rows = "".join(f"  {js_literal(_pass_row(p))},\n" for p in program.passes)
+    rows = "".join(f"  {js_literal(_pass_row(p, program.modules[p.module]))},\n" for p in program.passes)
     prefixes = ["".join(f"enable {n}; " for n in browser_enables(m)[1]) for m in program.modules[1:]]
     return f"""\
 /** Every WGSL module the passes are built from: [0] is WGSL, the others are passes the
@@ -79,6 +80,7 @@ export interface PassSpec {{
   /** Index into MODULES. */
   readonly module: number;
   readonly dispatch: readonly [number, number, number];
+  /** Pipeline constants as createComputePipeline takes them: an override's `@id` number where it has one. */
   readonly constants: Readonly<Record<string, number>>;
   /** [group, binding, type] of every binding, as this pass's module declares it. */
   readonly layout: readonly (readonly [number, number, LayoutType])[];
@@ -92,9 +94,12 @@ export const PASSES: readonly PassSpec[] = [
 """
 
 
-def _pass_row(p) -> dict:
+def _pass_row(p: PassPlan, source: str) -> dict:
+    """One PASSES row; its constants keyed as createComputePipeline wants them (an override's
+    ``@id`` number where it has one, else its name)."""
     return {"label": p.label, "entry": p.entry, "module": p.module, "dispatch": list(p.dispatch),
-            "constants": dict(p.constants), "layout": p.layout, "workgroup": list(p.workgroup),
+            "constants": pipeline_constants(source, dict(p.constants)), "layout": p.layout,
+            "workgroup": list(p.workgroup),
             "bind": dict(p.bind)}
 
 

@@ -16,6 +16,7 @@ import wgpu
 from vajra_tui.engine.gpu.adapter_info import device_info
 from vajra_tui.engine.gpu.adapters import pick
 from vajra_tui.engine.gpu.flush import CacheFlusher
+from vajra_tui.engine.wgsl.tokens import pipeline_constants
 from vajra_tui.engine.workloads.base import padded
 from vajra_tui.engine.gpu.outputs import Outputs, as_words
 from vajra_tui.engine.gpu.resources import Program, Resources, Step
@@ -132,7 +133,7 @@ class Runtime:
         module = self.device.create_shader_module(code=source)
         stage: dict = {"module": module, "entry_point": entry}
         if constants:
-            stage["constants"] = {k: float(v) for k, v in constants.items()}
+            stage["constants"] = pipeline_constants(source, {k: float(v) for k, v in constants.items()})
         layout, _ = self.resources.layout(source, bind)
         return self.device.create_compute_pipeline(layout=layout, compute=stage)
 

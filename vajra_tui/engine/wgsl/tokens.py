@@ -215,6 +215,30 @@ def override_names(src: str | list[Token]) -> list[str]:
     return names
 
 
+def pipeline_constants(src: str, values: dict[str, float]) -> dict[str, float]:
+    """``values`` (by override name) keyed as WebGPU's pipeline ``constants`` want them: an
+    ``override`` declared with ``@id(N)`` is set by the key "N" alone, its name is refused
+    ("unknown pipeline-overridable constant"); any other by its name."""
+    keys = override_ids(src)
+    return {keys.get(name, name): value for name, value in values.items()}
+
+
+def override_ids(src: str | list[Token]) -> dict[str, str]:
+    """Each module-scope ``override`` that has an ``@id(N)``: name -> "N"."""
+    toks = significant_tokens(src) if isinstance(src, str) else src
+    ids, depth = {}, 0
+    for i, t in enumerate(toks):
+        if t.text in ("{", "}"):
+            depth += 1 if t.text == "{" else -1
+        elif depth == 0 and t.kind == KEYWORD and t.text == "override" and i + 1 < len(toks):
+            at = dict(attributes_before(toks, i)).get("id")
+            number = int_literal(toks[at + 3].text) if at is not None and at + 4 < len(toks) \
+                and toks[at + 4].text == ")" else None
+            if number is not None:
+                ids[toks[i + 1].text] = str(number)
+    return ids
+
+
 MAX_WORKGROUP_INVOCATIONS = 65536
 """A sanity cap on a workgroup's invocations before the compiler is asked: no GPU runs
 more than a few thousand, and a larger product is only a number too big to carry around."""
