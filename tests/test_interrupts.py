@@ -68,3 +68,70 @@ def test_a_program_that_calls_main_keeps_its_own_sigterm_handler(capsys):
         assert signal.getsignal(signal.SIGTERM) is mine
     finally:
         signal.signal(signal.SIGTERM, before)
+
+
+HANG = os.path.join(os.path.dirname(__file__), "kernels", "hang.wgsl")
+
+
+def _workers_of(parent: int) -> list[int]:
+    """The GPU workers ``parent`` started (its children running the worker module)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = open(f"/proc/{entry}/stat").read()
+            cmdline = open(f"/proc/{entry}/cmdline", "rb").read()
+        except OSError:
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[1]) == parent and b"vajra_tui.engine.gpu.worker" in cmdline:
+            found.append(int(entry))
+    return found
+
+
+def _cpu_s(pid: int) -> float:
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _running(pid: int) -> bool:
+    """Alive and not a zombie (an orphan's exit is reaped by whatever adopted it, maybe never)."""
+    try:
+        return open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_a_worker_inside_a_hung_kernel_ends_when_its_parent_is_killed(tmp_path):
+    """kill -9 of the command, or an SSH session's hangup, mid-kernel. An idle worker sees its
+    pipe close; one inside a kernel that never returns never reads it again, and before this
+    it held the GPU (and here a core) until the machine restarted."""
+    env = {**os.environ, "VAJRA_CACHE_DIR": str(cache_with_this_runs_calibration(tmp_path / "cache"))}
+    argv = [sys.executable, "-m", "vajra_tui", "bench", "-w", "sgemm", "--size", "64", "--kernel", HANG,
+            "--deadline", "600", "--reps", "3", "--warmup", "0", "-q"]
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        busy, streak, deadline = None, 0, time.monotonic() + 120
+        while streak < 4 and time.monotonic() < deadline and proc.poll() is None:
+            # inside the hang lavapipe spins without pause; start-up and the baseline's few
+            # dispatches at 64x64x64 are over in well under the four busy seconds asked for
+            workers = _workers_of(proc.pid)
+            try:
+                before = {pid: _cpu_s(pid) for pid in workers}
+                time.sleep(1.0)
+                spun = [pid for pid in workers if _cpu_s(pid) - before[pid] > 0.6]
+            except OSError:
+                spun = []
+            streak = streak + 1 if spun and spun[0] == busy else (1 if spun else 0)
+            busy = spun[0] if spun else None
+        assert streak >= 4, "no GPU worker ran the hanging kernel"
+    finally:
+        proc.kill()
+        proc.wait()
+    ends = time.monotonic() + 15
+    while _running(busy) and time.monotonic() < ends:
+        time.sleep(0.2)
+    still = _running(busy)
+    if still:
+        os.kill(busy, signal.SIGKILL)
+    assert not still, "the GPU worker outlived its parent inside a hung kernel"

@@ -1,7 +1,9 @@
 """The worker process: owns the adapter and answers one request at a time.
 
 The parent (client.py) enforces deadlines by killing this process; nothing
-here needs to defend against hangs, only against errors, which it reports.
+here needs to defend against hangs, only against errors, which it reports. A parent that
+dies without ending it (kill -9, an SSH session's hangup) cannot: so the worker ends itself
+once it has been orphaned, even in the middle of a kernel that never returns.
 """
 
 from __future__ import annotations
@@ -10,7 +12,10 @@ import ctypes
 import ctypes.util
 import gc
 import os
+import signal
 import sys
+import threading
+import time
 from multiprocessing.connection import Connection
 from typing import Any, Callable
 
@@ -368,8 +373,28 @@ def _trim() -> None:
         _LIBC.malloc_trim(0)
 
 
-def serve(conn: Connection, prefer: str | None, nvml_index: int | None = None) -> None:
+ORPHAN_CHECK_S = 1.0
+
+
+def end_with_parent(parent: int) -> None:
+    """A daemon thread that kills this process once ``parent`` is no longer its parent. An
+    idle worker sees the pipe close and returns, but one inside a hung kernel never reads it
+    again, and would hold the GPU until the machine restarts. A polled parent id, not Linux's
+    PR_SET_PDEATHSIG: that fires when the *thread* that started the worker ends, and the
+    parent starts workers from threads that come and go."""
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(ORPHAN_CHECK_S)
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    threading.Thread(target=watch, name="vajra-orphan-check", daemon=True).start()
+
+
+def serve(conn: Connection, prefer: str | None, nvml_index: int | None = None,
+          parent: int | None = None) -> None:
     """Entry point of the child process."""
+    if parent is not None:
+        end_with_parent(parent)
     try:
         worker = Worker(prefer, nvml_index)
     except Exception as exc:
@@ -401,4 +426,4 @@ def serve(conn: Connection, prefer: str | None, nvml_index: int | None = None) -
 
 if __name__ == "__main__":
     serve(Connection(int(sys.argv[1])), sys.argv[2] if len(sys.argv) > 2 and sys.argv[2] else None,
-          int(sys.argv[3]) if len(sys.argv) > 3 else None)
+          int(sys.argv[3]) if len(sys.argv) > 3 and sys.argv[3] else None, os.getppid())
