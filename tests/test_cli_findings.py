@@ -188,6 +188,22 @@ def test_a_written_input_names_the_inout_binding_that_allows_it(tmp_path, capsys
         in capsys.readouterr().err
 
 
+READ_ONLY_AS_WRITTEN = """
+@group(0) @binding(0) var<storage, read_write> x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> y: array<f32>;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) g: vec3<u32>) {
+    if (g.x < arrayLength(&x)) { let v = x[g.x]; y[g.x] = v + 1.0; }
+}
+"""
+
+
+def test_an_input_declared_read_write_and_only_read_runs_as_written(tmp_path, capsys):
+    """gpu.cpp's llm.c kernels declare every buffer read_write; reads and arrayLength write nothing."""
+    assert main(["bench", "-w", str(_workload(tmp_path, READ_ONLY_AS_WRITTEN)), "-q", *FAST]) == 0
+    assert "verified" in capsys.readouterr().out
+
+
 TWO_A = """
 @group(0) @binding(0) var<storage, read> x: array<f32>;
 @group(0) @binding(1) var<storage, read_write> y: array<f32>;

@@ -7,7 +7,7 @@ module tells a declaration that is writable from a kernel that writes. In WGSL a
 module-scope variable is written only through an expression rooted at its name (an
 assignment, a compound assignment, ``++`` or ``--``, with any chain of ``[...]`` and
 ``.member`` between), or through a pointer, which only ``&`` can make (``arrayLength(&x)``
-only measures). So a kernel
+and ``atomicLoad(&x[i])`` only read). So a kernel
 whose tokens hold neither never writes it. A local that shadows the name is counted as
 the variable: the answer errs toward "writes", never toward "reads only".
 """
@@ -35,9 +35,13 @@ def first_write(src: str, name: str) -> Token | None:
     return None
 
 
+READING_BUILTINS = frozenset({"arrayLength", "atomicLoad"})
+
+
 def _measured(toks: list[Token], amp: int) -> bool:
-    """``arrayLength(&name...)``: the one use of a pointer that cannot write through it."""
-    return amp >= 2 and toks[amp - 1].text == "(" and toks[amp - 2].text == "arrayLength"
+    """``arrayLength(&name...)`` or ``atomicLoad(&name...)``: the uses of a pointer that
+    cannot write through it."""
+    return amp >= 2 and toks[amp - 1].text == "(" and toks[amp - 2].text in READING_BUILTINS
 
 
 def _past_accessors(toks: list[Token], i: int) -> int:
