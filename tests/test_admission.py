@@ -87,6 +87,29 @@ fn main(@builtin(global_invocation_id) g: vec3<u32>) {
     assert r.enables == ["f16"] and r.stitched_source.startswith("enable f16;\n")
 
 
+async def test_requires_and_diagnostic_directives_go_before_the_prelude_too(gpu):
+    """A kernel as published may open with `requires` and a global `diagnostic`; behind the
+    prelude each was "a global directive written after the first global declaration"."""
+    s, _ = await _session(gpu, "conv1d", "1000x16")
+    body = """requires pointer_composite_access;
+diagnostic(off, derivative_uniformity);
+// tile: 64
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) g: vec3<u32>) {
+    if (g.x >= N) { return; }
+    var acc = 0.0;
+    for (var k = 0u; k < K; k = k + 1u) { acc = fma(X[g.x + k], W[k], acc); }
+    Y[g.x] = acc;
+}
+"""
+    [r] = await s.evaluate([_cand("directives", body)])
+    assert r.status == "verified", r.reason
+    head = r.stitched_source.split("\n")
+    assert head[:2] == ["requires pointer_composite_access;", "diagnostic(off, derivative_uniformity);"]
+    body_lines = r.stitched_source.split("\n")[-len(body.split("\n")):]
+    assert body_lines[4] == "fn main(@builtin(global_invocation_id) g: vec3<u32>) {"  # line numbers kept
+
+
 async def test_a_repeated_kernel_is_named_and_not_timed_twice(gpu):
     s, events = await _session(gpu, "softmax", "8x64")
     first, second = await s.evaluate([_cand("B", kernel("softmax_row.wgsl"), "B"),

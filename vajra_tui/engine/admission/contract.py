@@ -153,36 +153,52 @@ def check_workgroup_memory(body: str, consts: dict[str, int], limit: int | None)
         raise ContractError(message, line, column)
 
 
-_ENABLE = re.compile(r"^[ \t]*enable\s+([A-Za-z_][\w\s,]*?)\s*;[ \t]*(//.*)?$", re.M)
+_DIRECTIVE = re.compile(r"^[ \t]*(enable|requires|diagnostic)\b([^;{}]*);[ \t]*(//.*)?$", re.M)
 # Extensions Naga (wgpu-native) refuses although browsers' Tint requires them; the
 # feature itself is requested on the device, so the directive is simply left out here.
 NATIVE_IMPLICIT = {"subgroups"}
 
 
-def hoist_enables(body: str) -> tuple[list[str], str]:
-    """Move ``enable`` directives out of the body, keeping its line numbers.
+@dataclass(frozen=True)
+class Directives:
+    """A kernel's global directives: the extensions it enables, and its ``requires`` and
+    ``diagnostic(...)`` lines as written."""
+
+    enables: list[str]
+    others: list[str]
+
+
+def hoist_directives(body: str) -> tuple[Directives, str]:
+    """Move the global directives (``enable``, ``requires``, ``diagnostic``) out of the body,
+    keeping its line numbers.
 
     WGSL requires directives before any declaration, so they cannot follow the
     prelude. Each is blanked to an empty line in place, so every later line keeps
     the number the model gave it.
     """
     names: list[str] = []
+    others: list[str] = []
 
     def take(match: re.Match[str]) -> str:
-        for name in match.group(1).split(","):
+        if match.group(1) != "enable":
+            others.append(f"{match.group(1)}{match.group(2)};")
+            return ""
+        for name in match.group(2).split(","):
             if name.strip() and name.strip() not in names:
                 names.append(name.strip())
         return ""
 
-    return names, _ENABLE.sub(take, body)
+    rest = _DIRECTIVE.sub(take, body)
+    return Directives(names, list(dict.fromkeys(others))), rest
 
 
-def directives_for(workload: Workload, enables: list[str]) -> str:
-    """The `enable` lines in front of the prelude: the kernel's own, plus f16 for f16 bindings."""
-    names = [n for n in enables if n not in NATIVE_IMPLICIT]
+def directives_for(workload: Workload, found: Directives) -> str:
+    """The directive lines in front of the prelude: the kernel's own enables, plus f16 for
+    f16 bindings, then its other directives."""
+    names = [n for n in found.enables if n not in NATIVE_IMPLICIT]
     if "shader-f16" in workload.features and "f16" not in names:
         names.insert(0, "f16")
-    return "".join(f"enable {name};\n" for name in names)
+    return "".join(f"enable {name};\n" for name in names) + "".join(f"{line}\n" for line in found.others)
 
 
 def check_constants(body: str, constants: dict[str, int | float | bool]) -> None:
@@ -212,7 +228,8 @@ def stitch(workload: Workload, size: Size, body: str, max_dim: int = 65535,
         raise ContractError(str(exc), exc.line, exc.column) from None
     if not body.strip():
         raise ContractError(f"no @compute entry point named `{workload.entries[0]}`")
-    enables, rest = hoist_enables(body)
+    found, rest = hoist_directives(body)
+    enables = found.enables
     own = own_passes(workload, rest)
     declared = check_bindings(workload, rest)
     check_constants(rest, constants)
@@ -227,7 +244,7 @@ def stitch(workload: Workload, size: Size, body: str, max_dim: int = 65535,
         plans.append(plan_pass(workload, size, rest, index, entry, consts, params, constants, max_dim, tile,
                                plans[0] if plans else None))
     first = plans[0]
-    head = directives_for(workload, enables) + prelude(workload, size, first.tiles, first.dispatch[0],
+    head = directives_for(workload, found) + prelude(workload, size, first.tiles, first.dispatch[0],
                                                       declared, module_names(rest), rest)
     source = head + rest
     try:
@@ -291,8 +308,8 @@ def parse_only_source(workload: Workload, size: Size, body: str) -> Stitched:
         body = fill_template(workload, size, body, {})[0]
     except (TemplateError, WorkloadError):
         pass  # the compiler then reads the template as it is
-    enables, rest = hoist_enables(body)
-    directives = directives_for(workload, enables)
+    found, rest = hoist_directives(body)
+    directives = directives_for(workload, found)
     try:  # bindings the body declares itself must not be declared twice
         own = {(decl.group, decl.binding) for decl in storage_bindings(rest, include_all=True)
                if decl.address_space in ("storage", "uniform")}
@@ -301,4 +318,4 @@ def parse_only_source(workload: Workload, size: Size, body: str) -> Stitched:
         own, taken = set(), set()
     head = directives + prelude(workload, size, (1, 1), 1, own, taken)
     return Stitched(source=head + rest, prelude_lines=head.count("\n"), workgroup_size=(1, 1, 1),
-                    tile=(1, 1), tiles=(1, 1), dispatch=(1, 1, 1), enables=enables)
+                    tile=(1, 1), tiles=(1, 1), dispatch=(1, 1, 1), enables=found.enables)
