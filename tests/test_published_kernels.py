@@ -101,6 +101,7 @@ WRITES_AN_INPUT = {
     "a compound assignment": ("out[bt * OC + o] = val;\n          }\n      }\n    }\n}",
                               "out[bt * OC + o] = val;\n          }\n      }\n    }\n"
                               "    weight[global_id.x] *= 1.0;\n}"),
+    "a parenthesised store": ("if (arrayLength(&bias) == 1) {", "(inp)[0] = 0.0;\n    if (arrayLength(&bias) == 1) {"),
     "a store through a pointer": ("if (arrayLength(&bias) == 1) {",
                                   "let p = &inp[0];\n    *p = 0.0;\n    if (arrayLength(&bias) == 1) {"),
 }

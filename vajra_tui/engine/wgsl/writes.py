@@ -27,7 +27,10 @@ def first_write(src: str, name: str) -> Token | None:
     for i, tok in enumerate(toks):
         if tok.kind != IDENT or tok.text != name or (i and toks[i - 1].text == "."):
             continue
-        if i and toks[i - 1].text == "&" and not _measured(toks, i - 1):
+        before = i - 1
+        while before >= 0 and toks[before].text == "(":  # &(x), ((x))[0] = ...
+            before -= 1
+        if before >= 0 and toks[before].text == "&" and not _measured(toks, before):
             return tok
         after = _past_accessors(toks, i + 1)
         if after < len(toks) and toks[after].text in ASSIGNING:
@@ -45,12 +48,15 @@ def _measured(toks: list[Token], amp: int) -> bool:
 
 
 def _past_accessors(toks: list[Token], i: int) -> int:
-    """The index after a chain of ``[...]`` and ``.member`` starting at ``i``."""
+    """The index after a chain of ``[...]``, ``.member`` and closing parentheses starting at
+    ``i``: WGSL takes a parenthesised left-hand side, ``(x)[0] = v``."""
     while i < len(toks):
         if toks[i].text == "." and i + 1 < len(toks):
             i += 2
         elif toks[i].text == "[":
             i = _after_close(toks, i)
+        elif toks[i].text == ")":
+            i += 1
         else:
             break
     return i
