@@ -211,3 +211,33 @@ def test_quitting_beside_a_hanging_import_ends_the_process_at_once(tmp_path, mon
     took = time.monotonic() - began
     assert done.returncode == 0 and "quit" in done.stdout, done.stderr[-2000:]
     assert took < 60, f"the process outlived its app by {took:.0f} s"
+
+
+QUIT_BESIDE_A_HANGING_PROBE = """
+import asyncio, time
+from vajra_tui.settings import Settings
+from vajra_tui.tui.app import VajraApp
+
+
+async def main():
+    app = VajraApp(Settings(), source="library", probe=lambda: time.sleep(90))
+    async with app.run_test(size=(100, 34)) as pilot:
+        await pilot.pause(0.3)
+        await pilot.press("q")
+    print("quit", flush=True)
+
+asyncio.run(main())
+"""
+
+
+def test_quitting_while_the_adapter_probe_hangs_ends_the_process_at_once():
+    """A driver that hangs while the picker asks for the adapter: the probe ran on asyncio's
+    executor, so q left the process waiting for the probe's own timeout (120 s)."""
+    from conftest import child_pythonpath
+
+    began = time.monotonic()
+    done = subprocess.run([sys.executable, "-c", QUIT_BESIDE_A_HANGING_PROBE], capture_output=True, text=True,
+                          timeout=150, env={**os.environ, "PYTHONPATH": child_pythonpath(), "XDG_RUNTIME_DIR": "/tmp"})
+    took = time.monotonic() - began
+    assert done.returncode == 0 and "quit" in done.stdout, done.stderr[-2000:]
+    assert took < 60, f"the process outlived its app by {took:.0f} s"

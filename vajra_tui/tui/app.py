@@ -7,7 +7,7 @@ when something moved — so a fast token stream never floods the renderer.
 
 from __future__ import annotations
 
-import subprocess
+
 import sys
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -20,9 +20,9 @@ from vajra_tui.tui.driver import EngineEvent, EngineIdle, LiveDriver, ReplayDriv
 from vajra_tui.engine.events import DeviceInfo, Event, GenerationStarted, Notice, RankingReady, SessionFinished
 from vajra_tui.engine.events import SessionStarted
 from vajra_tui.engine.store import damage
-from vajra_tui.engine.child import child_env, code_command
 from vajra_tui.engine.store.record import Recording, RecordingError
 from vajra_tui.safe_text import clean, clean_event, one_line
+from vajra_tui.tui.adapter_probe import probe_adapter
 from vajra_tui.tui.controls import RunControls
 from vajra_tui.tui.screens import StateScreen
 from vajra_tui.tui.screens.baseline import BaselineScreen
@@ -41,23 +41,6 @@ SCREENS_BY_NAME: dict[str, type[StateScreen]] = {
     "graveyard": GraveyardScreen, "report": ReportScreen,
 }
 REFRESH_HZ = 15
-
-
-_PROBE = ("import json, sys; from vajra_tui.engine.gpu.runtime import device_info; "
-          "from vajra_tui.engine.gpu.adapters import pick; i, a = pick(sys.argv[1] or None); "
-          "print(json.dumps(device_info(a, index=i).model_dump()))")
-
-
-def probe_adapter(prefer: str | None = None) -> DeviceInfo:
-    """The adapter the GPU worker will pick, asked in a subprocess (from a thread worker):
-    loading a driver is slow and drivers print to stderr, which would tear the UI."""
-    proc = subprocess.run(code_command(_PROBE, prefer or ""), capture_output=True, text=True,
-                          timeout=120, stdin=subprocess.DEVNULL, env=child_env())
-    lines = proc.stdout.strip().splitlines()
-    if proc.returncode != 0 or not lines:
-        errors = [line for line in proc.stderr.strip().splitlines() if line.strip()]
-        raise RuntimeError(errors[-1] if errors else "no WebGPU adapter found")
-    return DeviceInfo.model_validate_json(lines[-1])
 
 
 class VajraApp(RunControls, App[int]):

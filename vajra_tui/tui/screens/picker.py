@@ -17,7 +17,7 @@ import threading
 from pathlib import Path
 
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -213,13 +213,20 @@ class PickerScreen(StateScreen):
             self.action_run()
 
     # ---- adapter ---------------------------------------------------------------
-    @work(thread=True, exclusive=True, group="probe")
     def _probe(self) -> None:
+        """The adapter, asked off the UI thread. A daemon thread, as the imports' is: a driver
+        that hangs while probing must not keep the process alive after q."""
+        threading.Thread(target=self._ask_adapter, name="vajra-adapter-probe", daemon=True).start()
+
+    def _ask_adapter(self) -> None:
         try:
             device, error = self.vapp.probe(), ""
         except Exception as exc:  # no driver, no adapter: offer recordings
             device, error = None, (clean(str(exc)).strip().splitlines() or [exc.__class__.__name__])[0]
-        self.app.call_from_thread(self._adapter_ready, device, error)
+        try:
+            self.app.call_from_thread(self._adapter_ready, device, error)
+        except RuntimeError:  # the app has ended meanwhile
+            return
 
     def _adapter_ready(self, device: DeviceInfo | None, error: str) -> None:
         self.vapp.adapter_info = device
