@@ -241,3 +241,47 @@ def test_quitting_while_the_adapter_probe_hangs_ends_the_process_at_once():
     took = time.monotonic() - began
     assert done.returncode == 0 and "quit" in done.stdout, done.stderr[-2000:]
     assert took < 60, f"the process outlived its app by {took:.0f} s"
+
+
+async def test_a_registered_package_whose_import_hangs_never_freezes_the_picker(tmp_path, monkeypatch):
+    """Another installed package's entry point was imported on the UI thread with no deadline:
+    a plugin whose module never finished importing froze the TUI for good. Its row now says
+    loading… at once, the built-ins run meanwhile, and at the deadline it is broken in one line."""
+    from textual.widgets import Static
+
+    from test_app import fast_settings, wait_for
+    from vajra_tui.engine.workloads import registry, timed_import
+    from vajra_tui.tui.app import VajraApp
+
+    site = tmp_path / "site"
+    (site / "vajra_slow_plugin").mkdir(parents=True)
+    (site / "vajra_slow_plugin" / "__init__.py").write_text(_example_named("slowplug", "import time as _time\n"
+                                                                           "_time.sleep(3600)"))
+    info = site / "vajra_slow_plugin-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: vajra-slow-plugin\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[vajra_tui.workloads]\nslowplug = vajra_slow_plugin:WORKLOAD\n")
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.setattr(registry, "_REGISTERED", None)
+    deadline = 8.0
+    monkeypatch.setattr(timed_import, "deadline_s", deadline)
+    _folder_with(tmp_path, monkeypatch, {})
+    began = time.monotonic()
+    app = VajraApp(fast_settings(), source="library")
+    try:
+        async with app.run_test(size=(100, 34)) as pilot:
+            await pilot.pause(0.1)
+            rows = _picker_rows(app)
+            assert time.monotonic() - began < deadline, "the picker was held by the plugin's import"
+            assert rows[0][0] == "sgemm" and rows[-1] == ("slowplug", "loading…"), rows
+            await pilot.press("down")
+            await pilot.pause(0.1)
+            assert str(app.screen.query_one("#workload-what", Static).render()).startswith("softmax")
+            await wait_for(pilot, lambda: not app.screen.still_importing, "the plugin's import deadline", 60)
+            assert _picker_rows(app)[-1][1] == "broken"
+            app.screen.query_one("#workloads").move_cursor(row=len(rows) - 1)
+            await pilot.pause(0.1)
+            what = str(app.screen.query_one("#workload-what", Static).render())
+            assert "entry point 'slowplug'" in what and f"ran past its {deadline:g} s deadline" in what, what
+    finally:
+        registry._REGISTERED = None

@@ -46,12 +46,13 @@ from vajra_tui.engine.workloads.origins import (
     WORKLOAD_ATTR, Provenance, digest, is_known, of_file, provenance, remember,
 )
 from vajra_tui.engine.workloads.registry import (
-    GROUP, Found, entry_point_names, named, registered, registered_by_name, registered_names,
+    GROUP, Found, each_other_package, entry_point_names, named, registered, registered_by_name, registered_in_two,
+    registered_names,
 )
 
 __all__ = ["GROUP", "WORKLOAD_ATTR", "Found", "Provenance", "UnknownWorkload", "each_in_folder",
-           "entry_point_names", "everything", "folder", "folder_names", "folder_paths", "in_folder", "load",
-           "load_file", "load_module", "provenance", "registered", "registered_by_name", "registered_names"]
+           "each_other_package", "entry_point_names", "everything", "folder", "folder_names", "folder_paths", "in_folder", "load",
+           "load_file", "load_module", "provenance", "registered", "registered_by_name", "registered_in_two", "registered_names"]
 
 
 class UnknownWorkload(UsageError, KeyError):

@@ -12,6 +12,7 @@ the user's folder and looks names up here.
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib.metadata import EntryPoint, entry_points
 
@@ -19,6 +20,7 @@ from vajra_tui.engine.workloads.base import Workload, WorkloadError
 from vajra_tui.engine.workloads.errors import raised
 from vajra_tui.engine.workloads.load_checks import as_workload, static_check
 from vajra_tui.engine.workloads.origins import WORKLOAD_ATTR, Provenance, digest, provenance, remember
+from vajra_tui.engine.workloads.timed_import import within_deadline
 
 GROUP = "vajra_tui.workloads"
 # The built-ins' order in listings, and what is used when the package metadata lists
@@ -68,8 +70,8 @@ def _own(ep: EntryPoint) -> bool:
 
 def _load_entry(ep: EntryPoint) -> Workload:
     where = f"entry point {ep.name!r} ({ep.value})"
-    try:
-        obj = ep.load()
+    try:  # another package's module may never finish importing: under the import deadline
+        obj = ep.load() if _own(ep) else within_deadline(ep.load, where)
     except WorkloadError as exc:
         raise exc.located(where) from None
     except Exception as exc:  # noqa: BLE001 - another package's code: one line, never a traceback
@@ -125,6 +127,15 @@ class _Registry:
     def everything(self) -> list[Found]:
         return [self.at(i) for i in range(len(self.eps))]
 
+    def others(self) -> list[int]:
+        """Positions of the entry points other packages register."""
+        return [i for i, ep in enumerate(self.eps) if not _own(ep)]
+
+    def listed(self, i: int) -> Found:
+        """The ``i``-th entry point as a row to fill in later: its name and package, nothing imported."""
+        ep = self.eps[i]
+        return Found(ep.name, ep.name, f"package {_dist(ep)}")
+
 
 def _registry() -> _Registry:
     """The registry, read from the metadata on first use; ``_REGISTERED = None`` reads it anew."""
@@ -151,6 +162,23 @@ def registered() -> list[Found]:
     objects (the picker's descriptions). A lookup by name loads that one only.
     """
     return _registry().everything()
+
+
+def registered_in_two() -> tuple[list[Found], list[Found]]:
+    """(Vajra's own, loaded; other packages' as rows to fill in, nothing imported): a listing
+    shows the first at once and loads the second off its thread (:func:`each_other_package`),
+    since another package's module may take long to import, or never finish."""
+    reg = _registry()
+    others = reg.others()
+    return [reg.at(i) for i in range(len(reg.eps)) if i not in others], [reg.listed(i) for i in others]
+
+
+def each_other_package() -> Iterator[Found]:
+    """Other packages' registered workloads, imported one at a time (each under the import
+    deadline), in the order :func:`registered_in_two` listed them."""
+    reg = _registry()
+    for i in reg.others():
+        yield reg.at(i)
 
 
 def registered_names() -> list[str]:

@@ -12,9 +12,11 @@ from __future__ import annotations
 import threading
 from importlib.abc import Loader
 from types import ModuleType
+from typing import Any, Callable, TypeVar
 
 from vajra_tui.engine.workloads.base import WorkloadError
 
+T = TypeVar("T")
 deadline_s = 300.0  # settings.timing.prepare_deadline_s: the CLI and the TUI set it (set_deadline)
 
 
@@ -26,11 +28,17 @@ def set_deadline(seconds: float) -> None:
 
 def exec_module(loader: Loader, module: ModuleType, shown: str) -> None:
     """``loader.exec_module(module)``, raising what it raised, or WorkloadError past the deadline."""
-    outcome: dict[str, BaseException] = {}
+    within_deadline(lambda: loader.exec_module(module), shown)
+
+
+def within_deadline(load: Callable[[], T], shown: str) -> T:
+    """``load()`` (an import: a file's, or another package's entry point), raising what it
+    raised, or WorkloadError past the deadline."""
+    outcome: dict[str, Any] = {}
 
     def run() -> None:
         try:
-            loader.exec_module(module)
+            outcome["value"] = load()
         except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
             outcome["error"] = exc
 
@@ -45,3 +53,4 @@ def exec_module(loader: Loader, module: ModuleType, shown: str) -> None:
         raise WorkloadError("", f"importing it raised {type(error).__name__}", shown) from None  # the file's
     if error is not None:
         raise error
+    return outcome["value"]

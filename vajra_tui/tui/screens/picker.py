@@ -1,14 +1,14 @@
 """Screen 1: choose a workload, a size and a candidate source; Enter runs.
 
-The adapter is probed in a thread worker (loading a GPU driver can take a
+The adapter is probed on a thread of its own (loading a GPU driver can take a
 second) so the picker is usable at once; with no adapter it offers the shipped
 recordings instead, clearly marked as recordings.
 
-The user's workload files are imported on a thread of their own: importing one runs its
-module-level code, which may take long or never return (bounded by the prepare deadline,
-300 s by default). Their rows are listed at once and say "loading…" until then; the
-registered workloads can be chosen and run meanwhile, and Enter on a loading row runs it
-as soon as it has loaded.
+The user's workload files, and the workloads other installed packages register, are
+imported on a thread of their own: importing one runs its module-level code, which may
+take long or never return (bounded by the prepare deadline, 300 s by default). Their rows
+are listed at once and say "loading…" until then; the built-ins can be chosen and run
+meanwhile, and Enter on a loading row runs it as soon as it has loaded.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from textual.widgets.option_list import Option
 from vajra_tui.engine.events import DeviceInfo
 from vajra_tui.engine.admission.adapter_fit import missing_features, oversized
 from vajra_tui.engine.workloads import SizeError, WorkloadError
-from vajra_tui.engine.workloads.loader import Found, each_in_folder, folder_paths, registered
+from vajra_tui.engine.workloads.loader import Found, each_in_folder, each_other_package, folder_paths, registered_in_two
 from vajra_tui.safe_text import clean, one_line, plain
 from vajra_tui.shipped import shipped_recordings  # package data: in a wheel too
 from vajra_tui import fmt
@@ -122,13 +122,14 @@ class PickerScreen(StateScreen):
         # the description is its own line under the table: a column of it was cut at 80 columns
         for label in ("workload", "size", "FLOPs", "bytes"):
             table.add_column(label, key=label)
-        # registered workloads (the built-ins among them), then the user's folder: its files are
-        # listed now and imported by _load_yours; a file that does not load is listed with its
-        # one-line error, and the rest still run
-        self.found: list[Found] = registered()
+        # the built-ins, other packages' registered workloads, then the user's folder: the last
+        # two are listed now and imported by _load_yours; one that does not load is listed with
+        # its one-line error, and the rest still run
+        built_ins, packages = registered_in_two()
+        self.found: list[Found] = built_ins + packages
         self.found += [Found(str(path), path.stem, "folder") for path in folder_paths()]
-        # keys of folder rows whose import has not finished (Screen.loading is Textual's own)
-        self.importing: set[str] = {f.key for f in self.found if f.origin == "folder"}
+        # keys of rows whose import has not finished (Screen.loading is Textual's own)
+        self.importing: set[str] = {f.key for f in self.found[len(built_ins):]}
         self._queued_run: str | None = None  # the row Enter was pressed on while it loaded
         for f in self.found:
             table.add_row(plain(row_label(f), single_line=True), "", "", "", key=f.key)
@@ -161,8 +162,9 @@ class PickerScreen(StateScreen):
 
     # ---- the user's files ------------------------------------------------------
     def _load_yours(self, initial: str | None) -> None:
-        """The folder's files, then a ``-w`` file, imported off the UI thread (their code runs),
-        each row filled in as its import finishes. A daemon thread of its own, not a Textual
+        """Other packages' registered workloads, the folder's files, then a ``-w`` file, imported
+        off the UI thread (their code runs), each row filled in as its import finishes. A
+        daemon thread of its own, not a Textual
         thread worker: those run on asyncio's executor, whose threads the interpreter waits for
         at exit, so quitting beside a hanging file kept the process alive until its deadline."""
         threading.Thread(target=self._import_yours, args=(initial,), name="vajra-picker-imports",
@@ -170,8 +172,11 @@ class PickerScreen(StateScreen):
 
     def _import_yours(self, initial: str | None) -> None:
         try:
+            for found in each_other_package():
+                self.app.call_from_thread(self._one_loaded, found)
             yours = []
-            for found in each_in_folder([Path(f.key) for f in self.found if f.key in self.importing]):
+            for found in each_in_folder([Path(f.key) for f in self.found
+                                         if f.origin == "folder" and f.key in self.importing]):
                 yours.append(found)
                 self.app.call_from_thread(self._one_loaded, found)
             given = self._given(initial, [f for f in self.found if f.origin != "folder"] + yours)
