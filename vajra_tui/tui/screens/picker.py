@@ -162,18 +162,26 @@ class PickerScreen(StateScreen):
 
     # ---- the user's files ------------------------------------------------------
     def _load_yours(self, initial: str | None) -> None:
-        """Other packages' registered workloads, the folder's files, then a ``-w`` file, imported
-        off the UI thread (their code runs), each row filled in as its import finishes. A
-        daemon thread of its own, not a Textual
-        thread worker: those run on asyncio's executor, whose threads the interpreter waits for
-        at exit, so quitting beside a hanging file kept the process alive until its deadline."""
+        """Other packages' registered workloads on one thread, the folder's files then a ``-w``
+        file on another, imported off the UI thread (their code runs), each row filled in as its
+        import finishes: a plugin that hangs never holds the user's files back. Daemon threads
+        of their own, not Textual thread workers: those run on asyncio's executor, whose threads
+        the interpreter waits for at exit, so quitting beside a hanging file kept the process
+        alive until its deadline."""
+        if any(f.origin.startswith("package ") and f.key in self.importing for f in self.found):
+            threading.Thread(target=self._import_packages, name="vajra-picker-packages", daemon=True).start()
         threading.Thread(target=self._import_yours, args=(initial,), name="vajra-picker-imports",
                          daemon=True).start()
 
-    def _import_yours(self, initial: str | None) -> None:
+    def _import_packages(self) -> None:
         try:
             for found in each_other_package():
                 self.app.call_from_thread(self._one_loaded, found)
+        except RuntimeError:  # the app has ended meanwhile: no picker to fill in
+            return
+
+    def _import_yours(self, initial: str | None) -> None:
+        try:
             yours = []
             for found in each_in_folder([Path(f.key) for f in self.found
                                          if f.origin == "folder" and f.key in self.importing]):
