@@ -41,6 +41,7 @@ RUNS = {
     "burn_matmul_vec4": {"M": 128, "K": 64, "N": 192},
     "burn_reduce_sum": {"R": 37, "C": 1000},
     "burn_prng_uniform": {"N": 8192, "NV": 4},
+    "webgpu_samples_bitonic_flip": {"N": 4096, "BH": 8},
 }
 # id -> (size, names of which the refusal must mention one)
 REFUSED = {

@@ -125,6 +125,21 @@ def test_a_value_of_several_lines_is_folded_onto_its_placeholders_line() -> None
     assert lines[1].split() == "for (var i = 0u; i < n; i++) { out[i] = f32(i); /* a block */ }".split()
 
 
+def test_javascript_substitutions_are_placeholders() -> None:
+    """Kernels kept in JS template literals (webgpu-samples' bitonic sort) write `${...}`: a
+    name, integer arithmetic over names, or any other text, which is then a defines key."""
+    src = ("var<workgroup> d: array<u32, ${n * 2}>;\n@compute @workgroup_size(${n}, 1, 1)\n"
+           "fn f() { let s = ${ this.scale }; }  // ${not} in a comment")
+    assert is_template(src) and placeholders(src) == ["n", "this.scale"]
+    lines = expand(src, {"n": 64, "this.scale": 0.5}).split("\n")
+    assert lines[:2] == ["var<workgroup> d: array<u32, 128>;", "@compute @workgroup_size(64, 1, 1)"]
+    assert lines[2].startswith("fn f() { let s = 0.5; }")
+    with pytest.raises(TemplateError, match=r"`\$\{this.scale\}` on line 3: 'this.scale' has no value"):
+        expand(src, {"n": 64})
+    with pytest.raises(TemplateError, match="line 1: 'n' has no value"):
+        expand(src, {"this.scale": 0.5})
+
+
 @pytest.mark.parametrize(("source", "line", "words"), [
     ('x\n\n#include "common.wgsl"', 3, "`#include` is not supported (line 3)"),
     ("#import foo", 1, "`#import` is not supported"),

@@ -28,7 +28,7 @@ from vajra_tui.engine.wgsl.primitives import int_literal, match_bracket
 from vajra_tui.engine.wgsl.tokens import (
     ATTR, BindingDecl, FunctionSpan, find_functions, override_names, storage_bindings, typed_consts,
 )
-from vajra_tui.engine.wgsl.template import placeholders
+from vajra_tui.engine.wgsl.template import JS_ARITHMETIC, JS_PLACEHOLDER, placeholders
 from vajra_tui.engine.wgsl.writes import first_write
 from vajra_tui.engine.workloads.base import RESERVED, WORKLOAD_NAME
 from vajra_tui.engine.workloads.uniforms import UniformError, check_fields, read_struct
@@ -114,8 +114,12 @@ def _umask() -> int:
 
 def neutral(src: str) -> str:
     """The source with template syntax made plain WGSL for the front end, every line kept:
-    ``{{WG}}`` reads as the name ``WG``, a ``#ifdef`` line as an empty one (both branches stay)."""
-    return DIRECTIVE.sub("", PLACEHOLDER.sub(lambda m: m.group(1), src))
+    ``{{WG}}`` and ``${WG}`` read as the name ``WG``, ``${WG * 2}`` as ``(WG * 2)``, a ``#ifdef``
+    line as an empty one (both branches stay)."""
+    plain = PLACEHOLDER.sub(lambda m: m.group(1), src)
+    plain = JS_PLACEHOLDER.sub(lambda m: f"({m.group(1).strip()})" if JS_ARITHMETIC.fullmatch(m.group(1).strip())
+                               else "0", plain)
+    return DIRECTIVE.sub("", plain)
 
 
 def _refuse_resource(shown: str, d: BindingDecl) -> None:

@@ -19,6 +19,9 @@ from vajra_tui.engine.wgsl.lexer import LINE_COMMENT, tokenize
 MAX_EXPR, MAX_DEPTH, MAX_OUTPUT, MAX_DIRECTIVES = 400, 64, 2_000_000, 10_000
 _EVAL_STEPS = 20_000  # tokens one #if may read, counting the macros it looks into
 _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_]\w*)\s*\}\}")
+# a JavaScript template literal's substitution, as kernels kept in JS/TS strings write them
+JS_PLACEHOLDER = re.compile(r"\$\{([^{}\n]*)\}")
+JS_ARITHMETIC = re.compile(r"[\w\s+\-*/%()]+")
 _DIRECTIVE = re.compile(r"^(\s*)#\s*([A-Za-z_]\w*)?(.*)$")
 _IDENT = re.compile(r"(?<!\w)[A-Za-z_]\w*")
 _DEFINE = re.compile(r"([A-Za-z_]\w*)(\(?)\s*(.*)$")
@@ -51,8 +54,17 @@ def _code(line: str) -> str:
 
 def is_template(source: str) -> bool:
     """True when the source needs expanding: placeholders or directive lines."""
-    return any(line.lstrip().startswith("#") or _PLACEHOLDER.search(_code(line))
+    return any(line.lstrip().startswith("#") or _PLACEHOLDER.search(_code(line)) or JS_PLACEHOLDER.search(_code(line))
                for line in source.split("\n"))
+
+
+def js_names(inner: str) -> list[str]:
+    """What ``${inner}`` needs from outside: the names in integer arithmetic
+    (``${workgroupSize * 2}``), else the text itself as one key (``${this.wgSize}``)."""
+    inner = inner.strip()
+    if JS_ARITHMETIC.fullmatch(inner):
+        return [m[0] for m in _IDENT.finditer(inner)] or [inner]
+    return [inner]
 
 
 def placeholders(source: str) -> list[str]:
@@ -62,6 +74,7 @@ def placeholders(source: str) -> list[str]:
     defined: set[str] = set()
     for line in source.split("\n"):
         order.update((m[1], True) for m in _PLACEHOLDER.finditer(_code(line)))
+        order.update((name, True) for m in JS_PLACEHOLDER.finditer(_code(line)) for name in js_names(m[1]))
         d = _DIRECTIVE.match(_code(line))
         names = [m[0] for m in _IDENT.finditer(_PLACEHOLDER.sub(" ", d[3]))] if d else []
         if d and d[2] == "define" and names:
@@ -164,7 +177,26 @@ class _Expander:
                 raise TemplateError(f"{{{{{name}}}}} on line {self.number} {_NO_VALUE}",
                                     self.number, column)
             return literal(self.values[name], name, self.number, column)
-        return _PLACEHOLDER.sub(one, text)
+        return JS_PLACEHOLDER.sub(lambda m: self.js(m, offset), _PLACEHOLDER.sub(one, text))
+
+    def js(self, m: re.Match[str], offset: int) -> str:
+        """``${...}`` as a JS template literal holds it: a value given under its exact text
+        (``${this.wgSize}``), or integer arithmetic over given values (``${workgroupSize * 2}``)."""
+        inner, column = m[1].strip(), offset + m.start() + 1
+        if inner in self.macros:
+            return self.macros[inner]
+        if inner in self.values:
+            return literal(self.values[inner], inner, self.number, column)
+        names = js_names(inner)
+        missing = [n for n in names if n not in self.values and n not in self.macros]
+        if missing or not JS_ARITHMETIC.fullmatch(inner):
+            raise TemplateError(f"`${{{inner}}}` on line {self.number}: {(missing or [inner])[0]!r} {_NO_VALUE}",
+                                self.number, column)
+        try:
+            return str(_Eval(self).run(inner))
+        except TemplateError as exc:
+            raise TemplateError(f"`${{{inner}}}` on line {self.number}: {str(exc).split(': ', 2)[-1]}",
+                                self.number, column) from None
 
     def substitute(self, text: str, depth: int = 0, hiding: frozenset[str] = frozenset()) -> str:
         """Replace macro names (whole identifiers, rescanned as C does, a macro never inside
