@@ -1,5 +1,6 @@
 """Ctrl-C and SIGTERM in the middle of a headless tune: one line, the status a shell expects,
-the recording kept, and with ``--json`` still one document on stdout.
+the recording kept, and with ``--json`` still one document on stdout. The TUI's session ended
+by SIGTERM or a hangup, and a GPU worker whose parent was killed.
 
 Before, SIGTERM ended the process where it stood (no line, nothing on stdout for a script,
 the GPU worker left to notice on its own), and Ctrl-C exited 130 without a word.
@@ -9,6 +10,8 @@ from __future__ import annotations
 
 import json
 import os
+import pty
+import select
 import signal
 import subprocess
 import sys
@@ -135,3 +138,64 @@ def test_a_worker_inside_a_hung_kernel_ends_when_its_parent_is_killed(tmp_path):
     if still:
         os.kill(busy, signal.SIGKILL)
     assert not still, "the GPU worker outlived its parent inside a hung kernel"
+
+
+def _read(fd: int, seconds: float, out: bytearray) -> None:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if select.select([fd], [], [], 0.1)[0]:
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:
+                return
+            if not chunk:
+                return
+            out.extend(chunk)
+
+
+def test_a_hangup_mid_run_publishes_the_recording_and_ends_the_app(tmp_path):
+    """The SSH session that ran the TUI goes away mid-run (the terminal closes: SIGHUP). Python's
+    default ended the process where it stood, the recording left `.partial`; handled, the app
+    then blocked for good writing to the gone terminal. Now the session is saved as q saves
+    it, and the process ends with 129 a moment later, its GPU worker with it."""
+    from vajra_tui.engine.store.record import Recording
+
+    record = tmp_path / "run.jsonl"
+    env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "100", "LINES": "30", "XDG_RUNTIME_DIR": "/tmp",
+           "VAJRA_CONFIG_DIR": str(tmp_path / "config"), "VAJRA_DATA_DIR": str(tmp_path / "data"),
+           "VAJRA_CACHE_DIR": str(cache_with_this_runs_calibration(tmp_path / "cache"))}
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: the real entry point, in the pty
+        os.execvpe(sys.executable, [sys.executable, "-m", "vajra_tui", "-w", "sgemm", "--size", "128",
+                                    "--source", "library", "--record", str(record)], env)
+    out, status, worker = bytearray(), None, None
+    try:
+        deadline = time.monotonic() + 60
+        while b"pick a workload" not in out and time.monotonic() < deadline:
+            _read(fd, 0.3, out)
+        _read(fd, 1.0, out)
+        os.write(fd, b"\r")  # run sgemm
+        while worker is None and time.monotonic() < deadline:
+            _read(fd, 0.3, out)
+            worker = next(iter(_workers_of(pid)), None)
+        assert worker is not None, "the run never started a GPU worker"
+        _read(fd, 1.0, out)
+        os.close(fd)  # the terminal goes away
+        ends = time.monotonic() + 30
+        while status is None and time.monotonic() < ends:
+            done, got = os.waitpid(pid, os.WNOHANG)
+            status = got if done else None
+            time.sleep(0.1)
+    finally:
+        if status is None:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+    assert status is not None, "the app outlived its terminal"
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 128 + signal.SIGHUP, status
+    assert record.exists() and not record.with_name(record.name + ".partial").exists()
+    assert Recording(record).check() is not None
+    for _ in range(50):
+        if not _running(worker):
+            break
+        time.sleep(0.1)
+    assert not _running(worker), "the GPU worker outlived the app"

@@ -7,8 +7,11 @@ when something moved — so a fast token stream never floods the renderer.
 
 from __future__ import annotations
 
-
+import asyncio
+import os
+import signal
 import sys
+import threading
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
@@ -41,6 +44,7 @@ SCREENS_BY_NAME: dict[str, type[StateScreen]] = {
     "graveyard": GraveyardScreen, "report": ReportScreen,
 }
 REFRESH_HZ = 15
+SIGNAL_EXIT_S = 3.0  # after SIGTERM or SIGHUP has saved the session: the longest the UI may take to close
 
 
 class VajraApp(RunControls, App[int]):
@@ -102,6 +106,8 @@ class VajraApp(RunControls, App[int]):
             keys.update({f"{bid}-why": keys[bid] for bid in ("evolve", "export") if bid in keys})
             self.set_keymap(keys)
         self.set_interval(1 / REFRESH_HZ, self._refresh_tick)
+        if not self.is_headless:
+            self._end_on_signals()
         if self.replay_events is not None:
             self.start_replay(self.replay_events)
         else:
@@ -165,14 +171,36 @@ class VajraApp(RunControls, App[int]):
         if yes:
             self.run_worker(self.quit_now(), group="navigation", exclusive=True)
 
-    async def quit_now(self) -> None:
-        """End the session (a running generation cancelled, the recording published) and exit."""
+    async def quit_now(self, status: int = 0, hard_exit_s: float | None = None) -> None:
+        """End the session (a running generation cancelled, the recording published) and exit;
+        ``hard_exit_s``: then end the process that long after, whatever the UI is doing."""
         if self.driver is not None:
             path = await self.driver.aclose()  # a running generation is cancelled first
             if path is not None:  # run_app prints it once the terminal is back
                 self.saved_recordings.append(path)
         self.workers.cancel_group(self, "engine")
-        self.exit(0)
+        if hard_exit_s is not None:
+            timer = threading.Timer(hard_exit_s, os._exit, (status,))
+            timer.daemon = True  # a process that closes normally does not wait for it
+            timer.start()
+        self.exit(return_code=status)
+
+    def _end_on_signals(self) -> None:
+        """SIGTERM, and SIGHUP (the SSH session that ran the app has gone), end the session as q
+        does, without asking: the recording is published rather than left ``.partial``, and
+        the exit status is the one a shell expects (143, 129). Python's default ended the
+        process where it stood."""
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGHUP):
+            try:
+                loop.add_signal_handler(signum, self._on_signal, signum)
+            except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or Windows
+                return
+
+    def _on_signal(self, signum: int) -> None:
+        # the session is saved first; then, with the terminal gone (SIGHUP), Textual's writes to
+        # it block for good, so the process ends on its own a little later (SIGNAL_EXIT_S)
+        self.run_worker(self.quit_now(128 + signum, hard_exit_s=SIGNAL_EXIT_S), group="navigation", exclusive=True)
 
     # ---- events ----------------------------------------------------------------
     def on_engine_event(self, message: EngineEvent) -> None:
