@@ -7,9 +7,7 @@ when something moved — so a fast token stream never floods the renderer.
 
 from __future__ import annotations
 
-import asyncio
 import os
-import signal
 import sys
 import threading
 from pathlib import Path
@@ -27,6 +25,7 @@ from vajra_tui.engine.store.record import Recording, RecordingError
 from vajra_tui.safe_text import clean, clean_event, one_line
 from vajra_tui.tui.adapter_probe import probe_adapter
 from vajra_tui.tui.controls import RunControls
+from vajra_tui.tui.signals import end_on_signals
 from vajra_tui.tui.screens import StateScreen
 from vajra_tui.tui.screens.baseline import BaselineScreen
 from vajra_tui.tui.screens.confirm import ConfirmScreen
@@ -44,7 +43,6 @@ SCREENS_BY_NAME: dict[str, type[StateScreen]] = {
     "graveyard": GraveyardScreen, "report": ReportScreen,
 }
 REFRESH_HZ = 15
-SIGNAL_EXIT_S = 3.0  # after SIGTERM or SIGHUP has saved the session: the longest the UI may take to close
 
 
 class VajraApp(RunControls, App[int]):
@@ -107,7 +105,7 @@ class VajraApp(RunControls, App[int]):
             self.set_keymap(keys)
         self.set_interval(1 / REFRESH_HZ, self._refresh_tick)
         if not self.is_headless:
-            self._end_on_signals()
+            end_on_signals(self)
         if self.replay_events is not None:
             self.start_replay(self.replay_events)
         else:
@@ -184,23 +182,6 @@ class VajraApp(RunControls, App[int]):
             timer.daemon = True  # a process that closes normally does not wait for it
             timer.start()
         self.exit(return_code=status)
-
-    def _end_on_signals(self) -> None:
-        """SIGTERM, and SIGHUP (the SSH session that ran the app has gone), end the session as q
-        does, without asking: the recording is published rather than left ``.partial``, and
-        the exit status is the one a shell expects (143, 129). Python's default ended the
-        process where it stood."""
-        loop = asyncio.get_running_loop()
-        for signum in (signal.SIGTERM, signal.SIGHUP):
-            try:
-                loop.add_signal_handler(signum, self._on_signal, signum)
-            except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or Windows
-                return
-
-    def _on_signal(self, signum: int) -> None:
-        # the session is saved first; then, with the terminal gone (SIGHUP), Textual's writes to
-        # it block for good, so the process ends on its own a little later (SIGNAL_EXIT_S)
-        self.run_worker(self.quit_now(128 + signum, hard_exit_s=SIGNAL_EXIT_S), group="navigation", exclusive=True)
 
     # ---- events ----------------------------------------------------------------
     def on_engine_event(self, message: EngineEvent) -> None:
