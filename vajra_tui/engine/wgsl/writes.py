@@ -5,11 +5,11 @@ included (gpu.cpp's llm.c kernels do), and only read the inputs. Vajra hands the
 input buffers to every candidate, so an input a kernel could change is refused; this
 module tells a declaration that is writable from a kernel that writes. In WGSL a
 module-scope variable is written only through an expression rooted at its name (an
-assignment, a compound assignment, ``++`` or ``--``, with any chain of ``[...]`` and
-``.member`` between), or through a pointer, which only ``&`` can make (``arrayLength(&x)``
-and ``atomicLoad(&x[i])`` only read). So a kernel
-whose tokens hold neither never writes it. A local that shadows the name is counted as
-the variable: the answer errs toward "writes", never toward "reads only".
+assignment, a compound assignment, ``++`` or ``--``, with any chain of ``[...]``,
+``.member`` and parentheses between), or through a pointer, which only ``&`` can make
+(``arrayLength(&x)`` and ``atomicLoad(&x[i])`` only read). So a kernel whose tokens hold
+neither never writes it. A local that shadows the name is counted as the variable: the
+answer errs toward "writes", never toward "reads only".
 """
 
 from __future__ import annotations

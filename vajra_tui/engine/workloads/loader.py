@@ -51,8 +51,9 @@ from vajra_tui.engine.workloads.registry import (
 )
 
 __all__ = ["GROUP", "WORKLOAD_ATTR", "Found", "Provenance", "UnknownWorkload", "each_in_folder",
-           "each_other_package", "entry_point_names", "everything", "folder", "folder_names", "folder_paths", "in_folder", "load",
-           "load_file", "load_module", "provenance", "registered", "registered_by_name", "registered_in_two", "registered_names"]
+           "each_other_package", "entry_point_names", "everything", "folder", "folder_names", "folder_paths",
+           "in_folder", "load", "load_file", "load_module", "provenance", "registered", "registered_by_name",
+           "registered_in_two", "registered_names"]
 
 
 class UnknownWorkload(UsageError, KeyError):
