@@ -456,3 +456,21 @@ def test_the_new_built_ins_catch_their_classic_mistake(capsys):
     status = {r["name"]: (r["status"], r["reason"]) for r in _json(capsys)["results"]}
     assert status["baseline"][0] == status["layernorm_row"][0] == "verified", status
     assert status["layernorm_one_pass"][0] == "rejected" and "out of tolerance" in status["layernorm_one_pass"][1]
+
+
+def test_two_folder_files_with_one_name_list_one_and_say_why_the_other_does_not(tmp_path, monkeypatch):
+    """In folder order for the CLI's listing; as their imports finish for the picker's, which
+    imports the files side by side: either way exactly one row is broken, naming the clash."""
+    folder = tmp_path / "config" / "workloads"
+    folder.mkdir(parents=True)
+    for stem in ("a_twin", "b_twin", "c_other"):
+        name = "other" if stem == "c_other" else "twin"
+        (folder / f"{stem}.py").write_text(GOOD.replace('name="transpose"', f'name="{name}"'))
+    monkeypatch.setenv("VAJRA_CONFIG_DIR", str(tmp_path / "config"))
+    ordered = loader.in_folder()
+    assert [(f.name, bool(f.workload)) for f in ordered] == [("twin", True), ("b_twin", False), ("other", True)]
+    assert "'twin' is taken by another workload" in ordered[1].error
+    side_by_side = list(loader.each_in_folder_as_loaded(loader.folder_paths()))
+    twins = [f for f in side_by_side if f.key.endswith("_twin.py")]
+    assert sorted(bool(f.workload) for f in twins) == [False, True] and len(side_by_side) == 3
+    assert "'twin' is taken by another workload" in next(f.error for f in twins if f.workload is None)

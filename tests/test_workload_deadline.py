@@ -139,7 +139,8 @@ async def test_a_file_or_plugin_whose_import_hangs_never_freezes_the_picker(tmp_
     thread: one whose top-level code never returned froze the whole TUI (no key, no redraw,
     not even q), until the prepare deadline for a file (300 s by default) and for good for a
     plugin. Their rows now say loading… at once, a built-in can be chosen and read meanwhile,
-    and at the deadline each row gets its one-line error."""
+    a file after the hanging one loads without waiting for it, and at the deadline each
+    hanging row gets its one-line error."""
     from textual.widgets import Static
 
     from test_app import fast_settings, wait_for
@@ -148,7 +149,7 @@ async def test_a_file_or_plugin_whose_import_hangs_never_freezes_the_picker(tmp_
 
     deadline = 8.0  # far past the app's start on a loaded machine: the rows are seen loading before it
     monkeypatch.setattr(timed_import, "deadline_s", deadline)
-    _folder_with(tmp_path, monkeypatch, {"hangs.py": HANGS})
+    _folder_with(tmp_path, monkeypatch, {"hangs.py": HANGS, "later.py": _example_named("later", "")})
     _slow_plugin(tmp_path, monkeypatch)
     began = time.monotonic()
     app = VajraApp(fast_settings(), source="library")
@@ -157,14 +158,17 @@ async def test_a_file_or_plugin_whose_import_hangs_never_freezes_the_picker(tmp_
         rows = _picker_rows(app)
         listed_after = time.monotonic() - began
         assert listed_after < deadline, f"the picker was held {listed_after:.1f} s by an import"
-        assert rows[0][0] == "sgemm" and rows[-2:] == [("slowplug", "loading…"), ("hangs (yours)", "loading…")], rows
+        assert rows[0][0] == "sgemm" and rows[-3:-1] == [("slowplug", "loading…"), ("hangs (yours)", "loading…")]
         await pilot.press("down")  # the UI answers keys while they import
         await pilot.pause(0.1)
         assert str(app.screen.query_one("#workload-what", Static).render()).startswith("softmax")
+        # a file after the hanging one in the folder is not held back by it
+        await wait_for(pilot, lambda: _picker_rows(app)[-1][1] not in ("loading…", ""), "later.py to load", 30)
         assert app.screen.still_importing, "the imports ended before the test could see them load"
+        assert _picker_rows(app)[-1][0] == "later (yours)" and time.monotonic() - began < deadline
         await wait_for(pilot, lambda: not app.screen.still_importing, "the imports' deadlines", 90)
-        assert [row[1] for row in _picker_rows(app)[-2:]] == ["broken", "broken"]
-        for row, named in ((len(rows) - 2, "entry point 'slowplug'"), (len(rows) - 1, "hangs.py")):
+        assert [row[1] for row in _picker_rows(app)[-3:-1]] == ["broken", "broken"]
+        for row, named in ((len(rows) - 3, "entry point 'slowplug'"), (len(rows) - 2, "hangs.py")):
             app.screen.query_one("#workloads").move_cursor(row=row)
             await pilot.pause(0.1)
             what = str(app.screen.query_one("#workload-what", Static).render())

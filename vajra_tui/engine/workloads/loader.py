@@ -32,8 +32,10 @@ from __future__ import annotations
 import hashlib
 import importlib
 import importlib.util
+import queue
 import re
 import sys
+import threading
 from pathlib import Path
 from typing import Iterator
 
@@ -51,7 +53,7 @@ from vajra_tui.engine.workloads.registry import (
 )
 
 __all__ = ["GROUP", "WORKLOAD_ATTR", "Found", "Provenance", "UnknownWorkload", "each_in_folder",
-           "each_other_package", "entry_point_names", "everything", "folder", "folder_names", "folder_paths",
+           "each_in_folder_as_loaded", "each_other_package", "entry_point_names", "everything", "folder", "folder_names", "folder_paths",
            "in_folder", "load", "load_file", "load_module", "provenance", "registered", "registered_by_name",
            "registered_in_two", "registered_names"]
 
@@ -92,19 +94,46 @@ def in_folder(paths: list[Path] | None = None) -> list[Found]:
 
 
 def each_in_folder(paths: list[Path] | None = None) -> Iterator[Found]:
-    """:func:`in_folder` one file at a time, as each import finishes: a listing shows the
-    files that loaded while a slow one is still importing."""
+    """:func:`in_folder` one file at a time, in folder order: a listing shows the files that
+    loaded while a slow one is still importing."""
     taken: set[str] = set()  # this folder's names so far; registered ones are looked up one by one
     for path in folder_paths() if paths is None else paths:
-        try:
-            w = load_file(path)
-            if w.name in taken or registered_by_name(w.name) is not None:
-                raise WorkloadError("name", f"{w.name!r} is taken by another workload: give this one "
-                                    "its own", str(path))
-            taken.add(w.name)
-            yield Found(str(path), w.name, "folder", w)
-        except WorkloadError as exc:
-            yield Found(str(path), path.stem, "folder", error=str(exc))
+        yield _named(path, _loaded(path), taken)
+
+
+def each_in_folder_as_loaded(paths: list[Path]) -> Iterator[Found]:
+    """Each of ``paths`` imported at once, on a thread of its own, and yielded as its import
+    finishes: a file that takes long, or never finishes, holds back none of the others (the
+    picker). A name two files share goes to the one that loaded first."""
+    done: queue.SimpleQueue[tuple[Path, Workload | WorkloadError]] = queue.SimpleQueue()
+    for path in paths:
+        threading.Thread(target=lambda p=path: done.put((p, _loaded(p))), name=f"vajra-load {path.name[-40:]}",
+                         daemon=True).start()
+    taken: set[str] = set()
+    for _ in paths:
+        yield _named(*done.get(), taken)
+
+
+def _loaded(path: Path) -> Workload | WorkloadError:
+    try:
+        return load_file(path)
+    except WorkloadError as exc:
+        return exc
+
+
+def _named(path: Path, got: Workload | WorkloadError, taken: set[str]) -> Found:
+    """The folder's row for ``path``: its workload, unless its name is taken already (by a
+    registered workload, or a file of ``taken``), or the one line that says why not."""
+    try:
+        if isinstance(got, WorkloadError):
+            raise got
+        if got.name in taken or registered_by_name(got.name) is not None:
+            raise WorkloadError("name", f"{got.name!r} is taken by another workload: give this one "
+                                "its own", str(path))
+        taken.add(got.name)
+        return Found(str(path), got.name, "folder", got)
+    except WorkloadError as exc:
+        return Found(str(path), path.stem, "folder", error=str(exc))
 
 
 def folder_names() -> list[str]:

@@ -29,7 +29,9 @@ from textual.widgets.option_list import Option
 from vajra_tui.engine.events import DeviceInfo
 from vajra_tui.engine.admission.adapter_fit import missing_features, oversized
 from vajra_tui.engine.workloads import SizeError, WorkloadError
-from vajra_tui.engine.workloads.loader import Found, each_in_folder, each_other_package, folder_paths, registered_in_two
+from vajra_tui.engine.workloads.loader import (
+    Found, each_in_folder_as_loaded, each_other_package, folder_paths, registered_in_two,
+)
 from vajra_tui.safe_text import clean, one_line, plain
 from vajra_tui.shipped import shipped_recordings  # package data: in a wheel too
 from vajra_tui import fmt
@@ -162,9 +164,10 @@ class PickerScreen(StateScreen):
 
     # ---- the user's files ------------------------------------------------------
     def _load_yours(self, initial: str | None) -> None:
-        """Other packages' registered workloads on one thread, the folder's files then a ``-w``
-        file on another, imported off the UI thread (their code runs), each row filled in as its
-        import finishes: a plugin that hangs never holds the user's files back. Daemon threads
+        """Other packages' registered workloads on one thread, the folder's files (each on a
+        thread of its own) then a ``-w`` file on another, imported off the UI thread (their code
+        runs), each row filled in as its import finishes: a plugin or a file that hangs holds
+        back no other. Daemon threads
         of their own, not Textual thread workers: those run on asyncio's executor, whose threads
         the interpreter waits for at exit, so quitting beside a hanging file kept the process
         alive until its deadline."""
@@ -183,8 +186,8 @@ class PickerScreen(StateScreen):
     def _import_yours(self, initial: str | None) -> None:
         try:
             yours = []
-            for found in each_in_folder([Path(f.key) for f in self.found
-                                         if f.origin == "folder" and f.key in self.importing]):
+            for found in each_in_folder_as_loaded([Path(f.key) for f in self.found
+                                                   if f.origin == "folder" and f.key in self.importing]):
                 yours.append(found)
                 self.app.call_from_thread(self._one_loaded, found)
             given = self._given(initial, [f for f in self.found if f.origin != "folder"] + yours)
