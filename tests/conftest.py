@@ -9,6 +9,8 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import select
+import time
 from contextlib import ExitStack
 from pathlib import Path
 from typing import IO, Iterator
@@ -157,6 +159,21 @@ def calibration(tmp_path_factory: pytest.TempPathFactory, request: pytest.Fixtur
     measured.device_key = calibration_cache.key(gpu.device)
     measured.checked_at = measured.measured_at
     return json.dumps({measured.device_key: measured.model_dump()}, indent=2)
+
+
+def read_pty(fd: int, seconds: float, into: bytearray) -> None:
+    """What an app in a pseudo-terminal writes during ``seconds`` (less when it closes), added to
+    ``into``: the tests that run the real entry point in a pty read its screen this way."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if select.select([fd], [], [], 0.1)[0]:
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:
+                return
+            if not chunk:
+                return
+            into.extend(chunk)
 
 
 def cache_with_this_runs_calibration(cache: Path) -> Path:

@@ -12,13 +12,13 @@ from __future__ import annotations
 import json
 import os
 import pty
-import select
 import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from conftest import read_pty
 from hostile import NAME, ONE, attacks_in, controls_in, hostile_recording, kernel_path
 from vajra_tui.tui.app import VajraApp
 from vajra_tui.cli.main import main
@@ -263,17 +263,7 @@ def test_replay_in_a_pseudo_terminal_writes_no_attack(tmp_path):
     output = bytearray()
 
     def read_for(seconds: float) -> None:
-        end = time.monotonic() + seconds
-        while time.monotonic() < end:
-            ready, _, _ = select.select([fd], [], [], 0.1)
-            if ready:
-                try:
-                    chunk = os.read(fd, 65536)
-                except OSError:
-                    return
-                if not chunk:
-                    return
-                output.extend(chunk)
+        read_pty(fd, seconds, output)
 
     def drawn_after(key: bytes, quiet: float = 0.3, most: float = 10.0) -> None:
         """Press ``key`` and read until the app has drawn its answer: new bytes, then ``quiet``

@@ -11,13 +11,12 @@ from __future__ import annotations
 import json
 import os
 import pty
-import select
 import signal
 import subprocess
 import sys
 import time
 
-from conftest import cache_with_this_runs_calibration
+from conftest import cache_with_this_runs_calibration, read_pty
 
 
 def _tune_then(signum: int, tmp_path, *flags: str) -> subprocess.CompletedProcess[str]:
@@ -140,19 +139,6 @@ def test_a_worker_inside_a_hung_kernel_ends_when_its_parent_is_killed(tmp_path):
     assert not still, "the GPU worker outlived its parent inside a hung kernel"
 
 
-def _read(fd: int, seconds: float, out: bytearray) -> None:
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        if select.select([fd], [], [], 0.1)[0]:
-            try:
-                chunk = os.read(fd, 65536)
-            except OSError:
-                return
-            if not chunk:
-                return
-            out.extend(chunk)
-
-
 def test_a_hangup_mid_run_publishes_the_recording_and_ends_the_app(tmp_path):
     """The SSH session that ran the TUI goes away mid-run (the terminal closes: SIGHUP). Python's
     default ended the process where it stood, the recording left `.partial`; handled, the app
@@ -172,14 +158,14 @@ def test_a_hangup_mid_run_publishes_the_recording_and_ends_the_app(tmp_path):
     try:
         deadline = time.monotonic() + 60
         while b"pick a workload" not in out and time.monotonic() < deadline:
-            _read(fd, 0.3, out)
-        _read(fd, 1.0, out)
+            read_pty(fd, 0.3, out)
+        read_pty(fd, 1.0, out)
         os.write(fd, b"\r")  # run sgemm
         while worker is None and time.monotonic() < deadline:
-            _read(fd, 0.3, out)
+            read_pty(fd, 0.3, out)
             worker = next(iter(_workers_of(pid)), None)
         assert worker is not None, "the run never started a GPU worker"
-        _read(fd, 1.0, out)
+        read_pty(fd, 1.0, out)
         os.close(fd)  # the terminal goes away
         ends = time.monotonic() + 30
         while status is None and time.monotonic() < ends:
