@@ -474,3 +474,36 @@ def test_two_folder_files_with_one_name_list_one_and_say_why_the_other_does_not(
     twins = [f for f in side_by_side if f.key.endswith("_twin.py")]
     assert sorted(bool(f.workload) for f in twins) == [False, True] and len(side_by_side) == 3
     assert "'twin' is taken by another workload" in next(f.error for f in twins if f.workload is None)
+
+
+async def test_a_package_that_registers_a_built_ins_name_is_one_broken_row(tmp_path, monkeypatch):
+    """Both rows were keyed by the name, and the picker's table took one key once: a package
+    registering `softmax` stopped the picker from opening. The second is keyed by its
+    module:ATTR (what --workload takes) and says why it cannot run."""
+    from textual.widgets import DataTable, Static
+
+    from test_app import fast_settings, wait_for
+    from vajra_tui.tui.app import VajraApp
+
+    site = tmp_path / "site"
+    (site / "vajra_dupe").mkdir(parents=True)
+    (site / "vajra_dupe" / "__init__.py").write_text(GOOD.replace('name="transpose"', 'name="softmax"'))
+    info = site / "vajra_dupe-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: vajra-dupe\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[vajra_tui.workloads]\nsoftmax = vajra_dupe:WORKLOAD\n")
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.setattr(registry, "_REGISTERED", None)
+    monkeypatch.setenv("VAJRA_CONFIG_DIR", str(tmp_path / "config"))
+    try:
+        app = VajraApp(fast_settings(), source="library")
+        async with app.run_test(size=(100, 34)) as pilot:
+            await wait_for(pilot, lambda: not app.screen.still_importing, "the package's row", 30)
+            table = app.screen.query_one("#workloads", DataTable)
+            rows = [(str(table.get_row_at(i)[0]), str(table.get_row_at(i)[1])) for i in range(table.row_count)]
+            assert [r[0] for r in rows].count("softmax") == 2 and rows[-1] == ("softmax", "broken"), rows
+            table.move_cursor(row=len(rows) - 1)
+            await pilot.pause(0.1)
+            assert "name already registered" in str(app.screen.query_one("#workload-what", Static).render())
+    finally:
+        registry._REGISTERED = None

@@ -107,8 +107,8 @@ class _Registry:
         found = self._found.get(i)
         if found is None:
             ep = self.eps[i]
-            if any(other.name == ep.name for other in self.eps[:i]):
-                found = Found(ep.name, ep.name, f"package {_dist(ep)}",
+            if self._taken(i):  # keyed by its module:ATTR, which --workload takes, not the name
+                found = Found(ep.value, ep.name, f"package {_dist(ep)}",
                               error=f"entry point {ep.name!r} ({ep.value}): name already registered")
             else:
                 try:
@@ -134,7 +134,11 @@ class _Registry:
     def listed(self, i: int) -> Found:
         """The ``i``-th entry point as a row to fill in later: its name and package, nothing imported."""
         ep = self.eps[i]
-        return Found(ep.name, ep.name, f"package {_dist(ep)}")
+        return Found(ep.value if self._taken(i) else ep.name, ep.name, f"package {_dist(ep)}")
+
+    def _taken(self, i: int) -> bool:
+        """Whether an earlier entry point registers the ``i``-th one's name."""
+        return any(other.name == self.eps[i].name for other in self.eps[:i])
 
 
 def _registry() -> _Registry:
