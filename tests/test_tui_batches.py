@@ -136,12 +136,16 @@ async def test_no_templates_means_no_evolve_and_e_and_x_say_why(source, kernels,
         assert any(m.startswith("nothing to evolve: the library has no templates for transpose") and
                    "--kernel" in m and "--source params" in m and "\n" not in m for m in said), said
         assert list(app.state.generations) == [1] and not app.driver.busy  # no empty generation ran
-        # ---- 5. x with nothing crowned says why
-        assert app.state.winner is None and "export" not in footer_keys(app)
-        await pilot.press("x")
-        await pilot.pause(0.3)
-        said = [n.message for n in app._notifications]
-        assert any(m.startswith("nothing to export: no candidate beat the baseline") for m in said), said
+        # ---- 5. x with nothing crowned says why; the user's tiled transpose may beat the
+        # baseline on a fast machine, and then x is offered (a replay below checks the words)
+        if app.state.winner is not None:
+            assert source == "auto" and app.check_action("export", ()) is True
+        else:
+            assert "export" not in footer_keys(app)
+            await pilot.press("x")
+            await pilot.pause(0.3)
+            said = [n.message for n in app._notifications]
+            assert any(m.startswith("nothing to export: no candidate beat the baseline") for m in said), said
         await app.quit_now()
 
 
