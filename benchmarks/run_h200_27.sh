@@ -25,6 +25,7 @@
 # "r19": fft's and fft2's sweep (round 18 streamed groups, since removed; now the best configurations), then on an H200 "r17rows";
 # "r20": fft2 columns first, folded at the end (fft2_order_probe.py), then on an H200 "r17rows", on another card the probe again;
 # "r21": on an H200 "r17rows", then on any card attention's round 20 (128-lane workgroups and their memory; sweeps);
+# "r22": on any card, the five #27 rows beside torch ("new", then conv1d's row), the card named first;
 # "r15h200": r15, then on an H200 "seedrows" and the seed tune;
 # "r15": fft2 folded, the sweep and the library's row (and conv1d's row on an H200);
 # "r14": "clock", then the seed tune with the bring-up off and on, then "seedrows" on an H200;
@@ -354,4 +355,12 @@ if [ "$part" = r21 ]; then  # 2026-12-07: on an H200 the rows #27 lacks; then at
       --out "$OUT/sweep-r20-attention-$(echo "$spec" | tr -d '=,').json" >> "$OUT/r21.log" 2>&1
     echo "rc=$? ($spec) $(date +%T)" >> "$OUT/r21.log"
   done
+fi
+if [ "$part" = r22 ]; then  # 2026-12-07 (late): every #27 row on whatever card comes, beside torch in each process
+  nvidia-smi --query-gpu=name,clocks.max.sm,clocks.max.mem --format=csv > "$OUT/r22.log" 2>&1
+  bash "$0" new
+  echo "new rows done $(date +%T)" >> "$OUT/r22.log"
+  timeout 100 python3 benchmarks/roofline.py --sizes large --workloads conv1d \
+    --generations 2 --budget 6 --limits adapter --out "$OUT/rows-conv1d" > "$OUT/rows-conv1d.log" 2>&1
+  echo "rc=$? (conv1d row) $(date +%T)" >> "$OUT/r22.log"
 fi
