@@ -22,6 +22,7 @@ from vajra_tui.engine.events import (
     Notice, SanitizerRewrite, StageChanged, VerificationFinished,
 )
 from vajra_tui.engine.gpu.client import WorkerCrashed, WorkerError, WorkerTimeout
+from vajra_tui.engine.gpu.loop_limit import note_for
 from vajra_tui.engine.gpu.protocol import Parse, Prebuild, PrebuildItem, Verify
 from vajra_tui.engine.admission.screening import duplicate_of, over_dispatch
 from vajra_tui.engine.admission.staging import Limits, Staged, stage_futures
@@ -73,6 +74,7 @@ class Admission:
         self.session, self.client = session, client
         self.workload, self.size, self.spec = workload, size, spec
         self.seeds, self.resume = tuple(seeds), resume
+        self.loop_note_told = False  # llvmpipe's loop limit, told at the first failed verification
 
     async def admit(self, cand: Candidate) -> bool:
         """Prepare a candidate for timing; False (with its result emitted) if it failed."""
@@ -317,8 +319,18 @@ class Admission:
                                                    worst_index=verdict.worst_index,
                                                    reason=verdict.reason, judged_by=verdict.judged_by))
             if not verdict.passed:
+                if result.id != "baseline":  # a rejected baseline ends the run, its line saying this
+                    self._tell_loop_limit()
                 return self.session.fail(result, "rejected", f"seed {seed}: {verdict.reason}")
         return True
+
+    def _tell_loop_limit(self) -> None:
+        """On llvmpipe, the first failed verification of a run says that its loop limit may
+        be why (gpu/loop_limit.py); a kernel's own reason stays as measured."""
+        note = note_for(self.session.device)
+        if note and not self.loop_note_told:
+            self.loop_note_told = True
+            self.session.emit(Notice(level="warning", message=note))
 
     def _locate(self, error: str, st: Stitched, compiled_body: str,
                 result: CandidateResult) -> list[Diagnostic]:

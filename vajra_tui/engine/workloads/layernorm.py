@@ -35,6 +35,8 @@ def reference(s: dict[str, int], x: dict[str, np.ndarray]) -> np.ndarray:
 
 BASELINE = """\
 // Naive LayerNorm: one invocation per row, three passes over it (mean, variance, write).
+// Each pass walks 16 columns a step: Mesa's llvmpipe ends an invocation after 65,535
+// loop steps in all, and it unrolls the fixed inner loop, so rows of up to ~349k verify there.
 // tile: COLS x 64
 @compute @workgroup_size(1, 64)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
@@ -44,18 +46,31 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
     }
     let base = row * COLS;
     var sum = 0.0;
-    for (var c = 0u; c < COLS; c = c + 1u) {
-        sum = sum + X[base + c];
+    for (var c = 0u; c < COLS; c = c + 16u) {
+        for (var u = 0u; u < 16u; u = u + 1u) {
+            if (c + u < COLS) {
+                sum = sum + X[base + c + u];
+            }
+        }
     }
     let mean = sum / f32(COLS);
     var sq = 0.0;
-    for (var c = 0u; c < COLS; c = c + 1u) {
-        let d = X[base + c] - mean;
-        sq = sq + d * d;
+    for (var c = 0u; c < COLS; c = c + 16u) {
+        for (var u = 0u; u < 16u; u = u + 1u) {
+            if (c + u < COLS) {
+                let d = X[base + c + u] - mean;
+                sq = sq + d * d;
+            }
+        }
     }
     let rstd = inverseSqrt(sq / f32(COLS) + 1e-5);
-    for (var c = 0u; c < COLS; c = c + 1u) {
-        Y[base + c] = (X[base + c] - mean) * rstd * GAMMA[c] + BETA[c];
+    for (var c = 0u; c < COLS; c = c + 16u) {
+        for (var u = 0u; u < 16u; u = u + 1u) {
+            let i = c + u;
+            if (i < COLS) {
+                Y[base + i] = (X[base + i] - mean) * rstd * GAMMA[i] + BETA[i];
+            }
+        }
     }
 }
 """

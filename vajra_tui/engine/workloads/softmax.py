@@ -34,6 +34,8 @@ def reference(s: dict[str, int], x: dict[str, np.ndarray]) -> np.ndarray:
 
 BASELINE = """\
 // Naive softmax: one invocation per row, three passes over it (max, sum, write).
+// Each pass walks 16 columns a step: Mesa's llvmpipe ends an invocation after 65,535
+// loop steps in all, and it unrolls the fixed inner loop, so rows of up to ~349k verify there.
 // tile: COLS x 64
 @compute @workgroup_size(1, 64)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
@@ -43,15 +45,27 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
     }
     let base = row * COLS;
     var m = X[base];
-    for (var c = 1u; c < COLS; c = c + 1u) {
-        m = max(m, X[base + c]);
+    for (var c = 0u; c < COLS; c = c + 16u) {
+        for (var u = 0u; u < 16u; u = u + 1u) {
+            if (c + u < COLS) {
+                m = max(m, X[base + c + u]);
+            }
+        }
     }
     var sum = 0.0;
-    for (var c = 0u; c < COLS; c = c + 1u) {
-        sum = sum + exp(X[base + c] - m);
+    for (var c = 0u; c < COLS; c = c + 16u) {
+        for (var u = 0u; u < 16u; u = u + 1u) {
+            if (c + u < COLS) {
+                sum = sum + exp(X[base + c + u] - m);
+            }
+        }
     }
-    for (var c = 0u; c < COLS; c = c + 1u) {
-        Y[base + c] = exp(X[base + c] - m) / sum;
+    for (var c = 0u; c < COLS; c = c + 16u) {
+        for (var u = 0u; u < 16u; u = u + 1u) {
+            if (c + u < COLS) {
+                Y[base + c + u] = exp(X[base + c + u] - m) / sum;
+            }
+        }
     }
 }
 """
