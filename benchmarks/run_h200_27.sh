@@ -26,6 +26,7 @@
 # "r20": fft2 columns first, folded at the end (fft2_order_probe.py), then on an H200 "r17rows", on another card the probe again;
 # "r21": on an H200 "r17rows", then on any card attention's round 20 (128-lane workgroups and their memory; sweeps);
 # "r22": on any card, the five #27 rows beside torch ("new", then conv1d's row), the card named first;
+# "r23": on an H200 only, "r22" (elsewhere it ends at once);
 # "r15h200": r15, then on an H200 "seedrows" and the seed tune;
 # "r15": fft2 folded, the sweep and the library's row (and conv1d's row on an H200);
 # "r14": "clock", then the seed tune with the bring-up off and on, then "seedrows" on an H200;
@@ -363,4 +364,11 @@ if [ "$part" = r22 ]; then  # 2026-12-07 (late): every #27 row on whatever card 
   timeout 100 python3 benchmarks/roofline.py --sizes large --workloads conv1d \
     --generations 2 --budget 6 --limits adapter --out "$OUT/rows-conv1d" > "$OUT/rows-conv1d.log" 2>&1
   echo "rc=$? (conv1d row) $(date +%T)" >> "$OUT/r22.log"
+fi
+if [ "$part" = r23 ]; then  # on an H200 only: every #27 row ("r22"); elsewhere the card's name alone
+  if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
+    bash "$0" r22
+  else
+    nvidia-smi --query-gpu=name --format=csv,noheader > "$OUT/r23.log" 2>&1
+  fi
 fi
