@@ -11,6 +11,7 @@ On a GPU the long-looping kernel verifies, and these tests say so instead.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -24,28 +25,7 @@ os.environ.setdefault("VAJRA_CACHE_DIR", "/tmp/vcache-loop-limit-tests")
 
 # softmax as its baseline was written before: three walks of one column a step, so a row of
 # 30,000 columns takes 90,000 loop steps
-ONE_A_STEP = """\
-// tile: COLS x 64
-@compute @workgroup_size(1, 64)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
-    let row = vajra_tile(wid).y * 64u + lid.y;
-    if (row >= ROWS) {
-        return;
-    }
-    let base = row * COLS;
-    var m = X[base];
-    for (var c = 1u; c < COLS; c = c + 1u) {
-        m = max(m, X[base + c]);
-    }
-    var sum = 0.0;
-    for (var c = 0u; c < COLS; c = c + 1u) {
-        sum = sum + exp(X[base + c] - m);
-    }
-    for (var c = 0u; c < COLS; c = c + 1u) {
-        Y[base + c] = exp(X[base + c] - m) / sum;
-    }
-}
-"""
+ONE_A_STEP = (Path(__file__).parent / "kernels" / "softmax_one_column_a_step.wgsl").read_text(encoding="utf-8")
 
 
 async def _session(client, workload: str, spec: str, events: list | None = None, w=None):

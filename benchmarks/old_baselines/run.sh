@@ -9,5 +9,7 @@ nvidia-smi --query-gpu=name --format=csv,noheader
 for spec in "softmax large" "softmax seed" "layernorm large" "layernorm seed" "attention large" "attention B=1,H=16,S=4096,D=64,MASK=2" "attention seed" "attention B=1,H=4,S=1024,D=128,MASK=1"; do
   set -- $spec
   echo "== $spec"
-  timeout 120 python3 -m vajra_tui bench -w $1 --size "$2" --kernel benchmarks/old_baselines/$1.wgsl 2>&1 | grep -E "^result|^vajra|^verify"
+  old=benchmarks/old_baselines/$1.wgsl
+  [ "$1" = softmax ] && old=tests/kernels/softmax_one_column_a_step.wgsl
+  timeout 120 python3 -m vajra_tui bench -w $1 --size "$2" --kernel "$old" 2>&1 | grep -E "^result|^vajra|^verify"
 done

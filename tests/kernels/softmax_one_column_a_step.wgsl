@@ -1,3 +1,6 @@
+// softmax as its built-in baseline was written before 2026-12-07: three walks of one column a
+// step. On llvmpipe a row of 30,000 columns takes 90,000 loop steps, past its 65,535
+// (tests/test_loop_limit.py; benchmarks/old_baselines/run.sh times it beside the new one).
 // Naive softmax: one invocation per row, three passes over it (max, sum, write).
 // tile: COLS x 64
 @compute @workgroup_size(1, 64)
