@@ -459,21 +459,29 @@ def test_the_new_built_ins_catch_their_classic_mistake(capsys):
 
 
 def test_two_folder_files_with_one_name_list_one_and_say_why_the_other_does_not(tmp_path, monkeypatch):
-    """In folder order for the CLI's listing; as their imports finish for the picker's, which
-    imports the files side by side: either way exactly one row is broken, naming the clash."""
+    """The name goes to the first file in folder order in the CLI's listing and in the picker's,
+    which imports the files side by side: there the later twin loads first (the earlier one
+    sleeps as it imports), holds the name, and is given again as the broken row once the
+    earlier has loaded. The picker keys rows by path, so the last row given for each stands.
+    Before, the picker gave the name to the twin that loaded first, the CLI to the other."""
     folder = tmp_path / "config" / "workloads"
     folder.mkdir(parents=True)
     for stem in ("a_twin", "b_twin", "c_other"):
         name = "other" if stem == "c_other" else "twin"
-        (folder / f"{stem}.py").write_text(GOOD.replace('name="transpose"', f'name="{name}"'))
+        text = GOOD.replace('name="transpose"', f'name="{name}"')
+        if stem == "a_twin":
+            text = text.replace("import numpy as np\n", "import numpy as np\nimport time\ntime.sleep(1.0)\n", 1)
+        (folder / f"{stem}.py").write_text(text)
     monkeypatch.setenv("VAJRA_CONFIG_DIR", str(tmp_path / "config"))
     ordered = loader.in_folder()
     assert [(f.name, bool(f.workload)) for f in ordered] == [("twin", True), ("b_twin", False), ("other", True)]
     assert "'twin' is taken by another workload" in ordered[1].error
-    side_by_side = list(loader.each_in_folder_as_loaded(loader.folder_paths()))
-    twins = [f for f in side_by_side if f.key.endswith("_twin.py")]
-    assert sorted(bool(f.workload) for f in twins) == [False, True] and len(side_by_side) == 3
-    assert "'twin' is taken by another workload" in next(f.error for f in twins if f.workload is None)
+    given = list(loader.each_in_folder_as_loaded(loader.folder_paths()))
+    assert [(Path(f.key).stem, bool(f.workload)) for f in given][0] == ("b_twin", True)  # it loaded first
+    last = {Path(f.key).stem: f for f in given}
+    assert {stem: bool(f.workload) for stem, f in last.items()} == {"a_twin": True, "b_twin": False, "c_other": True}
+    assert "'twin' is taken by another workload" in last["b_twin"].error
+    assert [Path(f.key).stem for f in given][-2:] == ["a_twin", "b_twin"]  # a takes it, then b is refused
 
 
 async def test_a_package_that_registers_a_built_ins_name_is_one_broken_row(tmp_path, monkeypatch):

@@ -104,14 +104,28 @@ def each_in_folder(paths: list[Path] | None = None) -> Iterator[Found]:
 def each_in_folder_as_loaded(paths: list[Path]) -> Iterator[Found]:
     """Each of ``paths`` imported at once, on a thread of its own, and yielded as its import
     finishes: a file that takes long, or never finishes, holds back none of the others (the
-    picker). A name two files share goes to the one that loaded first."""
+    picker). A name two files share goes to the one first in folder order, as in
+    :func:`each_in_folder`: a later file that loaded first holds it until then, and is yielded
+    again, refused, once the earlier one has loaded (a listing keyed by path replaces its row)."""
     done: queue.SimpleQueue[tuple[Path, Workload | WorkloadError]] = queue.SimpleQueue()
     for path in paths:
         threading.Thread(target=lambda p=path: done.put((p, _loaded(p))), name=f"vajra-load {path.name[-40:]}",
                          daemon=True).start()
-    taken: set[str] = set()
+    order = {path: i for i, path in enumerate(paths)}
+    holders: dict[str, tuple[Path, Workload]] = {}  # a name, and the file holding it so far
     for _ in paths:
-        yield _named(*done.get(), taken)
+        path, got = done.get()
+        held = holders.get(got.name) if isinstance(got, Workload) else None
+        if held is not None and order[path] < order[held[0]]:
+            del holders[got.name]  # the earlier file takes the name from the later one
+            yield _named(path, got, set(holders))
+            holders[got.name] = (path, got)
+            yield _named(*held, {got.name})
+            continue
+        found = _named(path, got, set(holders))
+        if found.workload is not None:
+            holders[found.name] = (path, found.workload)
+        yield found
 
 
 def _loaded(path: Path) -> Workload | WorkloadError:

@@ -185,12 +185,12 @@ class PickerScreen(StateScreen):
 
     def _import_yours(self, initial: str | None) -> None:
         try:
-            yours = []
+            yours: dict[str, Found] = {}  # by path: a file given again (a name taken back) counts once
             for found in each_in_folder_as_loaded([Path(f.key) for f in self.found
                                                    if f.origin == "folder" and f.key in self.importing]):
-                yours.append(found)
+                yours[found.key] = found
                 self.app.call_from_thread(self._one_loaded, found)
-            given = self._given(initial, [f for f in self.found if f.origin != "folder"] + yours)
+            given = self._given(initial, [f for f in self.found if f.origin != "folder"] + list(yours.values()))
             self.app.call_from_thread(self._all_loaded, given, initial)
         except RuntimeError:  # the app has ended meanwhile: no picker to fill in
             return
