@@ -219,6 +219,18 @@ def test_feedback_quotes_failures_with_their_source_lines() -> None:
     assert "E was the same kernel as A" in feedback
 
 
+def test_on_llvmpipe_a_rejected_kernel_comes_with_its_loop_limit() -> None:
+    """A kernel cut short by llvmpipe's 65,535 loop steps fails as "never written" with no
+    compiler message; the model hears the rule there, and nowhere else."""
+    ctx = evolved()
+    assert "llvmpipe" in ctx.device.name
+    assert "ends each invocation's loops after 65,535 steps" in build_messages(ctx, "D")[-1]["content"]
+    gpu = ctx.device.model_copy(update={"name": "NVIDIA H200", "driver": "570.133", "software": False})
+    assert "65,535" not in build_messages(ctx.model_copy(update={"device": gpu}), "D")[-1]["content"]
+    nothing_rejected = [r for r in ctx.results if r.status != "rejected"]
+    assert "65,535" not in build_messages(ctx.model_copy(update={"results": nothing_rejected}), "D")[-1]["content"]
+
+
 def test_nothing_beat_the_baseline_is_said_plainly() -> None:
     cands, results = _results()
     slow = results[1].model_copy(update={"speedup": 0.8, "median_ms": 1.5})

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from vajra_tui.engine.candidate import Candidate, GenerationContext
 from vajra_tui.engine.events import CandidateResult, Diagnostic
+from vajra_tui.engine.gpu.loop_limit import LLVMPIPE_LOOP_STEPS, applies_to
 from vajra_tui.engine.sources.llm import prompt_parts as p
 from vajra_tui.engine.sources.llm.extract import strip_think
 from vajra_tui.engine.workloads.base import Workload
@@ -177,7 +178,7 @@ def feedback_text(ctx: GenerationContext, strategy: str, grounding: list[dict] |
         recent = sorted(dead, key=lambda r: -r.generation)
         rows = [failure_text(ctx, r, full=i < MAX_FAILURES) for i, r in enumerate(recent)]
         sections.append("Failed kernels (line numbers refer to each kernel's own source, quoted "
-                        "below; do not repeat these mistakes):\n" + "\n".join(rows))
+                        "below; do not repeat these mistakes):\n" + "\n".join(rows + _loop_limit(ctx, dead)))
     sections.append(p.grounding_text(grounding, "Search results on the compiler messages above:"))
     sections.append(strategy_brief(strategy, ctx))
     if nothing_beat(ctx):
@@ -189,6 +190,16 @@ def feedback_text(ctx: GenerationContext, strategy: str, grounding: list[dict] |
         sections.append(f"Write a variant that is faster than {w.name} ({p.duration(w.median_ms)}).")
     sections.append(p.REPLY_FORMAT)
     return "\n\n".join(s for s in sections if s)
+
+
+def _loop_limit(ctx: GenerationContext, dead: list[CandidateResult]) -> list[str]:
+    """On llvmpipe a kernel that loops too long is cut short and fails verification with no
+    compiler message (gpu/loop_limit.py): the model is told the rule, or it cannot guess it."""
+    if not applies_to(ctx.device) or not any(r.status == "rejected" for r in dead):
+        return []
+    return [f"(These ran on llvmpipe, which ends each invocation's loops after {LLVMPIPE_LOOP_STEPS:,} "
+            "steps in all, silently: keep every invocation's loop steps below that. A fixed inner "
+            "loop such as `for (var u = 0u; u < 16u; u = u + 1u)` is unrolled and does not count.)"]
 
 
 def _regime_of(ctx: GenerationContext) -> str:
