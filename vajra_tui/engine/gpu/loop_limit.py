@@ -17,7 +17,7 @@ from __future__ import annotations
 from vajra_tui.engine.events import DeviceInfo
 
 LLVMPIPE_LOOP_STEPS = 65_535
-NOTE = ("llvmpipe, Mesa's software Vulkan, ends each invocation's loops after 65,535 steps in "
+NOTE = (f"llvmpipe, Mesa's software Vulkan, ends each invocation's loops after {LLVMPIPE_LOOP_STEPS:,} steps in "
         "all without an error: a kernel whose invocations loop longer fails verification here "
         "and may pass on a GPU; a fixed inner loop such as `for (u < 16u)` is unrolled and does "
         "not count")
