@@ -108,6 +108,29 @@ WRITES_AN_INPUT = {
 }
 
 
+# ... and each of these only names a local after an input: the kernel still runs as written
+ANCHOR = "if (arrayLength(&bias) == 1) {"
+SHADOWS_AN_INPUT = {
+    "a local var in a block": "{\n        var weight = 1.0;\n        weight += 1.0;\n    }\n    " + ANCHOR,
+    "a for loop's variable": "for (var inp = 0u; inp < 2u; inp++) {\n    }\n    " + ANCHOR,
+    "a parameter written through": None,  # a helper function, below
+}
+HELPER = "fn zero(inp: ptr<function, f32>) {\n    *inp = 0.0;\n}\n\n"
+
+
+@pytest.mark.parametrize("how", sorted(SHADOWS_AN_INPUT))
+def test_a_local_named_after_an_input_is_not_the_input(how):
+    """A local (a block's var, a loop's variable, a parameter) hides the module-scope name
+    until its block closes; writes to it were refused as writes to the input."""
+    published = (LLMC_MATMUL / "kernel.wgsl").read_text(encoding="utf-8")
+    kernel = published.replace(ANCHOR, SHADOWS_AN_INPUT[how], 1) if SHADOWS_AN_INPUT[how] else \
+        published.replace("@compute", HELPER + "@compute", 1)
+    assert kernel != published
+    report = vajra_tui.bench(str(LLMC_MATMUL / "workload.py"), {"shadows": kernel}, size=RUNS["gpucpp_llmc_matmul"],
+                             warmup=1, reps=3)
+    assert report["shadows"].status == "verified", (how, report["shadows"].status, report["shadows"].reason)
+
+
 @pytest.mark.parametrize("how", sorted(WRITES_AN_INPUT))
 def test_an_input_declared_read_write_that_the_kernel_writes_is_refused_at_that_line(how):
     old, new = WRITES_AN_INPUT[how]

@@ -8,8 +8,10 @@ module-scope variable is written only through an expression rooted at its name (
 assignment, a compound assignment, ``++`` or ``--``, with any chain of ``[...]``,
 ``.member`` and parentheses between), or through a pointer, which only ``&`` can make
 (``arrayLength(&x)`` and ``atomicLoad(&x[i])`` only read). So a kernel whose tokens hold
-neither never writes it. A local that shadows the name is counted as the variable: the
-answer errs toward "writes", never toward "reads only".
+neither never writes it. A local of the same name (``let``, ``var`` or ``const`` in a
+function, a parameter, a ``for`` loop's variable) hides the module-scope one until its block
+closes; its uses there are not the variable's. Anything this module cannot place errs toward
+"writes", never toward "reads only".
 """
 
 from __future__ import annotations
@@ -24,8 +26,9 @@ def first_write(src: str, name: str) -> Token | None:
     """The first token where ``src`` writes ``name`` or takes its address (a pointer may
     write it); None when every use of ``name`` only reads it."""
     toks = significant_tokens(src)
+    hidden = _hidden_uses(toks, name)
     for i, tok in enumerate(toks):
-        if tok.kind != IDENT or tok.text != name or (i and toks[i - 1].text == "."):
+        if tok.kind != IDENT or tok.text != name or (i and toks[i - 1].text == ".") or i in hidden:
             continue
         before = i - 1
         while before >= 0 and toks[before].text == "(":  # &(x), ((x))[0] = ...
@@ -36,6 +39,66 @@ def first_write(src: str, name: str) -> Token | None:
         if after < len(toks) and toks[after].text in ASSIGNING:
             return tok
     return None
+
+
+DECLARING = frozenset({"let", "var", "const"})
+
+
+def _hidden_uses(toks: list[Token], name: str) -> set[int]:
+    """Indices of the tokens ``name`` that declare a local of that name or use one.
+
+    Blocks are braces. A local declared in a block hides the name until that block closes; a
+    parameter, or a ``for`` loop's variable, is declared inside parentheses and hides it in
+    the block that follows them. Module scope (depth 0) declares the variable itself."""
+    hidden: set[int] = set()
+    blocks: list[bool] = []  # per open brace: whether a local of this name was declared in it
+    waiting = False  # declared in parentheses, for the next block
+    parens = 0
+    for i, tok in enumerate(toks):
+        text = tok.text
+        if text == "{":
+            blocks.append(waiting)
+            waiting = False
+        elif text == "}":
+            if blocks:
+                blocks.pop()
+        elif text == "(":
+            parens += 1
+        elif text == ")":
+            parens = max(0, parens - 1)
+        elif tok.kind == IDENT and text == name and (not i or toks[i - 1].text != "."):
+            if _declares(toks, i) and (blocks or parens):
+                hidden.add(i)
+                if parens:  # a parameter, or `for (var x ...`: the next block is its scope
+                    waiting = True
+                else:
+                    blocks[-1] = True
+            elif any(blocks) or (waiting and parens):  # `for (var x = 0u; x < n; x++)`
+                hidden.add(i)
+    return hidden
+
+
+def _declares(toks: list[Token], i: int) -> bool:
+    """``let x``, ``var x``, ``var<function> x``, ``const x``, or a parameter ``x: T``."""
+    before = toks[i - 1].text if i else ""
+    if before in DECLARING:
+        return True
+    if before == ">" and i >= 4 and toks[i - 4].text == "var" and toks[i - 3].text == "<":
+        return True
+    return before in ("(", ",") and i + 1 < len(toks) and toks[i + 1].text == ":" and _in_fn_params(toks, i)
+
+
+def _in_fn_params(toks: list[Token], i: int) -> bool:
+    """Whether the parentheses around ``i`` open a function's parameter list (``fn f(``)."""
+    depth = 0
+    for j in range(i - 1, -1, -1):
+        if toks[j].text in _CLOSE:
+            depth += 1
+        elif toks[j].text in _OPEN:
+            if depth == 0:
+                return j >= 2 and toks[j - 2].text == "fn"
+            depth -= 1
+    return False
 
 
 READING_BUILTINS = frozenset({"arrayLength", "atomicLoad"})
