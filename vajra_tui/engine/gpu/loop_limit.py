@@ -17,10 +17,9 @@ from __future__ import annotations
 from vajra_tui.engine.events import DeviceInfo
 
 LLVMPIPE_LOOP_STEPS = 65_535
-NOTE = (f"llvmpipe, Mesa's software Vulkan, ends each invocation's loops after {LLVMPIPE_LOOP_STEPS:,} steps in "
-        "all without an error: a kernel whose invocations loop longer fails verification here "
-        "and may pass on a GPU; a fixed inner loop such as `for (u < 16u)` is unrolled and does "
-        "not count")
+NOTE = (f"llvmpipe (Mesa's software Vulkan) silently ends each invocation's loops after "
+        f"{LLVMPIPE_LOOP_STEPS:,} steps in all: a kernel that loops longer fails here and may pass "
+        "on a GPU; a fixed inner loop like `for (u < 16u)` is unrolled, not counted")
 
 
 def applies_to(device: DeviceInfo | None) -> bool:
