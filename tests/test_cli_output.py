@@ -103,10 +103,14 @@ def test_lock_diff_side_by_side(capsys, tmp_path, monkeypatch):
 
 def test_doctor_says_what_works_here(capsys):
     assert main(["doctor", "--json"]) == 0
-    checks = {c["name"]: c for c in json.loads(capsys.readouterr().out)["checks"]}
+    listed = json.loads(capsys.readouterr().out)["checks"]
+    checks = {c["name"]: c for c in listed}
     assert checks["adapter"]["state"] in ("ok", "warn") and "timestamps" in checks
     assert {"node", "dawn/tint", "nvml", "ray", "config", "cache", "llm key"} <= set(checks)
     assert "NEBIUS_API_KEY" in checks["llm key"]["detail"]
+    # llvmpipe's loop limit is said where the adapter is llvmpipe, and only there
+    assert ("loops" in checks) == any("llvmpipe" in c["detail"].lower() for c in listed if c["name"] == "adapter")
+    assert "loops" not in checks or "65,535 loop steps" in checks["loops"]["detail"]
 
 
 def test_export_follows_the_umask_and_speaks_the_users_words(capsys, tmp_path):
