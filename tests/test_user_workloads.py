@@ -461,7 +461,7 @@ def test_the_new_built_ins_catch_their_classic_mistake(capsys):
 def test_two_folder_files_with_one_name_list_one_and_say_why_the_other_does_not(tmp_path, monkeypatch):
     """The name goes to the first file in folder order in the CLI's listing and in the picker's,
     which imports the files side by side: there the later twin loads first (the earlier one
-    sleeps as it imports), holds the name, and is given again as the broken row once the
+    waits as it imports until the later one has), holds the name, and is given again as the broken row once the
     earlier has loaded. The picker keys rows by path, so the last row given for each stands.
     Before, the picker gave the name to the twin that loaded first, the CLI to the other."""
     folder = tmp_path / "config" / "workloads"
@@ -469,14 +469,18 @@ def test_two_folder_files_with_one_name_list_one_and_say_why_the_other_does_not(
     for stem in ("a_twin", "b_twin", "c_other"):
         name = "other" if stem == "c_other" else "twin"
         text = GOOD.replace('name="transpose"', f'name="{name}"')
-        if stem == "a_twin":
-            text = text.replace("import numpy as np\n", "import numpy as np\nimport time\ntime.sleep(1.0)\n", 1)
+        flag = repr(str(folder / "b_twin.loaded"))
+        if stem == "a_twin":  # waits (up to 30 s) until b_twin has imported
+            text = text.replace("import numpy as np\n", "import numpy as np\nimport os, time\nuntil = time.time() + 30\n"
+                                f"while not os.path.exists({flag}) and time.time() < until:\n    time.sleep(0.05)\n", 1)
+        if stem == "b_twin":
+            text = text.replace("import numpy as np\n", f"import numpy as np\nopen({flag}, 'w').close()\n", 1)
         (folder / f"{stem}.py").write_text(text)
     monkeypatch.setenv("VAJRA_CONFIG_DIR", str(tmp_path / "config"))
+    given = list(loader.each_in_folder_as_loaded(loader.folder_paths()))  # first: a waits for b's import
     ordered = loader.in_folder()
     assert [(f.name, bool(f.workload)) for f in ordered] == [("twin", True), ("b_twin", False), ("other", True)]
     assert "'twin' is taken by another workload" in ordered[1].error
-    given = list(loader.each_in_folder_as_loaded(loader.folder_paths()))
     twins = [(Path(f.key).stem, bool(f.workload)) for f in given if f.key.endswith("_twin.py")]
     # b loaded first and held the name; a took it, and b was given again, refused
     assert twins == [("b_twin", True), ("a_twin", True), ("b_twin", False)], twins
