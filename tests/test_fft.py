@@ -188,6 +188,15 @@ def test_reference_is_the_dft():
     assert np.allclose(got2[..., 0] + 1j * got2[..., 1], np.fft.fft(np.fft.fft(img, axis=1), axis=0))
 
 
+def test_one_bare_number_is_the_transform_length():
+    """`--size 65536` for fft meant a batch of 65,536 transforms of 4096 points (1 GiB), which
+    nobody asks for; it is the length now, as a bare number is attention's S and fft2's sides."""
+    w, w2 = get_workload(FFT), get_workload(FFT2)
+    assert w.size("65536") == {"BATCH": 4, "N": 65536}
+    assert w.size("8x1024") == {"BATCH": 8, "N": 1024}  # every dim given, in order
+    assert w2.size("512") == {"H": 512, "W": 512}
+
+
 @pytest.mark.parametrize("spec,size,word", [(FFT, "BATCH=2,N=1000", "N=1000"), (FFT, "N=2", "N=2"),
                                             (FFT, "N=33554432", "N=33554432"), (FFT2, "100x64", "H=100")])
 def test_other_lengths_are_refused_in_one_line(spec, size, word):

@@ -228,6 +228,7 @@ WORKLOAD = Workload(
     summary="batched 1-D forward FFT, complex f32 interleaved (re, im), N a power of two",
     dims=("BATCH", "N"),
     presets={"seed": {"BATCH": 4, "N": 4096}, "large": {"BATCH": 16, "N": 1 << 20}},
+    broadcast=("N",),  # `--size 65536` is the transform's length (the batch stays the seed's)
     bindings=(Binding(0, "X", "read"), Binding(1, "Y", "read_write"), Binding(2, "T", "scratch")),
     buffer_len=buffer_len,
     make_inputs=make_inputs,
