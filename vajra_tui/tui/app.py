@@ -13,9 +13,9 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from textual.app import App, SystemCommand
+from textual.app import App
 from textual.binding import Binding
-from textual.screen import ModalScreen, Screen
+from textual.screen import ModalScreen
 
 from vajra_tui.tui.driver import EngineEvent, EngineIdle, LiveDriver, ReplayDriver, RunConfig, next_recording
 from vajra_tui.engine.events import DeviceInfo, Event, GenerationStarted, Notice, RankingReady, SessionFinished
@@ -25,6 +25,7 @@ from vajra_tui.engine.store.record import Recording, RecordingError
 from vajra_tui.safe_text import clean, clean_event, one_line
 from vajra_tui.tui.adapter_probe import probe_adapter
 from vajra_tui.tui.controls import RunControls
+from vajra_tui.tui.kernel_actions import KernelActions
 from vajra_tui.tui.signals import end_on_signals
 from vajra_tui.tui.screens import StateScreen
 from vajra_tui.tui.screens.baseline import BaselineScreen
@@ -33,7 +34,6 @@ from vajra_tui.tui.screens.graveyard import GraveyardScreen
 from vajra_tui.tui.screens.help import HelpScreen
 from vajra_tui.tui.screens.picker import PRESETS, PickerScreen
 from vajra_tui.tui.screens.report import ReportScreen
-from vajra_tui.tui.screens.source import SourceScreen
 from vajra_tui.tui.screens.variants import VariantsScreen
 from vajra_tui.settings import Settings
 from vajra_tui.tui.state import RunState
@@ -45,7 +45,7 @@ SCREENS_BY_NAME: dict[str, type[StateScreen]] = {
 REFRESH_HZ = 15
 
 
-class VajraApp(RunControls, App[int]):
+class VajraApp(KernelActions, RunControls, App[int]):
     CSS_PATH = "styles.tcss"
     TITLE = "Vajra"
     BINDINGS = [
@@ -265,74 +265,6 @@ class VajraApp(RunControls, App[int]):
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
-
-    def action_source(self) -> None:
-        view = self.shown_kernel()  # the kernel selected on this screen, never another
-        if view is None:
-            self.notify("no kernel selected here", severity="warning")
-        elif not isinstance(self.screen, SourceScreen):
-            self.push_screen(SourceScreen(view))
-
-    def action_copy(self) -> None:
-        view = self.shown_kernel()
-        source = (view.stitched_source or view.source) if view is not None else ""
-        if view is None or not source:
-            self.notify("no kernel source here to copy", severity="warning")
-            return
-        try:
-            self.copy_to_clipboard(source)
-        except Exception as exc:  # no terminal, closed stream: never crash over a clipboard
-            self.notify(f"could not copy: {exc}", severity="error")
-            return
-        lines = source.count("\n") + 1
-        kind = "WGSL" if view.stitched_source else "kernel body"
-        self.notify(f"copied {view.label}'s {kind} ({lines} lines) via OSC 52")
-
-    def export_to(self, out_dir: Path, overwrite: bool) -> tuple[list[Path], str]:
-        """Called by the export modal: (written paths, '') or ([], one-line error).
-
-        The CLI's export (``vajra-tui export``), so the files are the same: the lockfile
-        carries the browser's verdict block too."""
-        from vajra_tui.engine.errors import UsageError
-        from vajra_tui.engine.run.builder import export_result
-
-        winner, session = self.state.winner, self.state.session
-        if winner is None or winner.result is None or session is None:
-            return [], "no verified winner to export"
-        try:
-            written = export_result(winner.result, session.device, session.workload, out_dir, overwrite,
-                                    limits=session.limits, seeds=session.seeds, timed_seed=session.fresh_seed)
-        except UsageError as exc:
-            cause = exc.__context__  # the CLI's words say --force; here it is a checkbox
-            if isinstance(cause, FileExistsError):
-                return [], f"{one_line(cause)}: tick “overwrite existing files” to replace it"
-            return [], one_line(exc.message)
-        except (OSError, ValueError, RuntimeError) as exc:
-            return [], str(exc).splitlines()[0]
-        self.notify(f"exported {winner.label}: " + ", ".join(p.name for p in written) + f" → {out_dir}")
-        return written, ""
-
-    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
-        commands: list[tuple[str, str, Callable[[], Any]]] = [
-            ("Navigate: baseline", "the baseline's progress and numbers", lambda: self.goto("baseline")),
-            ("Navigate: variants", "live candidate panels", lambda: self.goto("variants")),
-            ("Navigate: graveyard", "failed candidates and why", lambda: self.goto("graveyard")),
-            ("Navigate: report", "ranking, chart and provenance", lambda: self.goto("report")),
-            ("Tune: evolve winner", "run the next generation from the winner", self.action_evolve),
-            ("Kernel: show source", "stitched WGSL of the selected kernel", self.action_source),
-            ("Kernel: copy selected WGSL", "the selected kernel, to the clipboard via OSC 52",
-             self.action_copy),
-            ("Tune: cancel generation", "stop the candidates in flight", self.action_cancel),
-            ("Navigate: back to the picker", "end this session (the recording is kept)",
-             self.action_back),
-            ("Kernel: export winner", "WGSL, TypeScript and lockfile", self.action_export),
-            ("Help: keys", "every key binding", self.action_help),
-        ]
-        if self.driver is None:
-            commands = [c for c in commands if c[0].startswith("Help")]
-        for title, help_text, callback in commands:
-            yield SystemCommand(title, help_text, callback)
 
 
 def run_app(settings: Settings, *, workload: str | None = None, size: str | None = None,
