@@ -32,7 +32,7 @@ from vajra_tui.engine.events import (
     Calibration, CandidateFinished, CandidateQueued, CandidateResult, DeviceInfo,
     Event, Notice, RankingReady, SessionStarted, StageChanged,
 )
-from vajra_tui.engine.gpu.loop_limit import note_for
+from vajra_tui.engine.gpu.loop_limit import told_with
 from vajra_tui.engine.gpu.protocol import Drop, Prepare, Verify, WorkerCrashed, WorkerTimeout
 from vajra_tui.engine.scale.lane import Lane
 from vajra_tui.engine.timing.ranking import Ranking, rank
@@ -290,8 +290,8 @@ class Session:
             if failed.status == "compile_error" and self.provenance.origin != "built-in":
                 # the user's own baseline does not build: the workload file is broken (exit 2)
                 raise WorkloadError("baseline", f"compile_error: {failed.reason}", self.provenance.where)
-            why = note_for(self.device) if failed.status == "rejected" else ""  # llvmpipe's loop limit
-            raise BaselineError(f"baseline {failed.status}: {failed.reason}" + (f"; {why}" if why else ""))
+            line = f"baseline {failed.status}: {failed.reason}"
+            raise BaselineError(told_with(line, self.device) if failed.status == "rejected" else line)
         if time:
             await self.time_batch(["baseline"])
             if self.results["baseline"].status != "verified":

@@ -30,3 +30,8 @@ def applies_to(device: DeviceInfo | None) -> bool:
 def note_for(device: DeviceInfo | None) -> str:
     """:data:`NOTE` on llvmpipe; "" elsewhere."""
     return NOTE if applies_to(device) else ""
+
+
+def told_with(line: str, device: DeviceInfo | None) -> str:
+    """``line``, with the note after it on llvmpipe: a rejected baseline's one line."""
+    return f"{line}; {NOTE}" if applies_to(device) else line
