@@ -108,8 +108,8 @@ def test_first_prompt_carries_the_contract() -> None:
     for needle in ("copy 25.3 GB/s", "FMA 410 GFLOP/s", "launch floor 12 µs", "ridge point is 16.2",
                    "intensity at this size: 85.3 FLOP/byte", "size is compute-bound"):
         assert needle in user, needle
-    # software adapter, said as such
-    assert "SOFTWARE adapter" in user
+    # software adapter, said as such, and llvmpipe's loop limit with it
+    assert "SOFTWARE adapter" in user and "after 65,535 steps" in user
     # browser rules
     assert "uniform control flow" in user and "Tint" in user and "Naga" in user
     assert "Strategy B - shared workgroup memory tiling" in user
@@ -139,6 +139,7 @@ def test_an_nvidia_gpu_is_said_to_run_32_lane_subgroups() -> None:
     text = text_of(build_messages(context(device=h200), "C"))
     assert "at least 32 lanes" in text and "wgpu reports 4 to 128" in text
     assert "between 4 and" not in text
+    assert "65,535" not in text  # llvmpipe's loop limit is llvmpipe's
 
 
 def test_hardware_adapter_is_not_called_software() -> None:

@@ -10,6 +10,7 @@ hand later generations to feedback.py without the two importing each other.
 
 from __future__ import annotations
 
+from vajra_tui.engine.gpu import loop_limit
 from vajra_tui.engine.candidate import GenerationContext
 from vajra_tui.engine.events import CandidateResult, DeviceInfo
 from vajra_tui.engine.sources.llm.prompt_workload import (binding_lines, dispatch_text, entry_points, explicit_grid,
@@ -171,6 +172,11 @@ def adapter_text(ctx: GenerationContext) -> str:
         lines.append("This is a SOFTWARE adapter (a CPU rasterizer such as Mesa's lavapipe): "
                      "workgroups run on CPU threads and SIMD lanes, so the timings are CPU timings; "
                      "cache-friendly access and little synchronisation matter most.")
+    if loop_limit.applies_to(d):
+        lines.append(f"llvmpipe ends each invocation's loops after {loop_limit.LLVMPIPE_LOOP_STEPS:,} steps in "
+                     "all, silently (the kernel then fails verification): keep every invocation's loop "
+                     "steps below that; a fixed inner loop such as `for (var u = 0u; u < 16u; u = u + 1u)` "
+                     "is unrolled and does not count.")
     for key in _LIMIT_KEYS:
         if key in d.limits:
             lines.append(f"- {key}: {d.limits[key]}")
