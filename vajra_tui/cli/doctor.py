@@ -24,7 +24,7 @@ from rich.text import Text
 
 from vajra_tui import __version__
 from vajra_tui.engine.child import child_env, code_command
-from vajra_tui.engine.gpu.loop_limit import LLVMPIPE_LOOP_STEPS
+from vajra_tui.engine.gpu.loop_limit import LLVMPIPE_LOOP_STEPS, is_llvmpipe
 from vajra_tui.safe_text import clean, one_line
 
 MARKS = {"ok": ("✓", "green"), "warn": ("!", "yellow"), "fail": ("✗", "red"), "info": ("·", "dim")}
@@ -63,7 +63,7 @@ def _adapters() -> list[Check]:
                                   f"driver {d.get('driver') or '?'}")))
         stamps = "yes: device timestamps" if d.get("timestamp_query") else "no: wall clock around each dispatch"
         out.append(Check("timestamps", "ok" if d.get("timestamp_query") else "warn", stamps))
-        if "llvmpipe" in f"{d['name']} {d.get('driver', '')}".lower():  # engine/gpu/loop_limit.py
+        if is_llvmpipe(d["name"], d.get("driver") or ""):
             out.append(Check("loops", "warn", f"at most {LLVMPIPE_LOOP_STEPS:,} loop steps an invocation, "
                              "all loops together: a kernel that loops longer fails verification here"))
     return out

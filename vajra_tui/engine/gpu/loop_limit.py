@@ -20,11 +20,21 @@ LLVMPIPE_LOOP_STEPS = 65_535
 NOTE = (f"llvmpipe (Mesa's software Vulkan) silently ends each invocation's loops after "
         f"{LLVMPIPE_LOOP_STEPS:,} steps in all: a kernel that loops longer fails here and may pass "
         "on a GPU; a fixed inner loop like `for (u < 16u)` is unrolled, not counted")
+# the rule as a model is told it, in its prompt and with its rejected kernels
+MODEL_RULE = (f"llvmpipe ends each invocation's loops after {LLVMPIPE_LOOP_STEPS:,} steps in all, "
+              "silently (the kernel then fails verification): keep every invocation's loop steps "
+              "below that; a fixed inner loop such as `for (var u = 0u; u < 16u; u = u + 1u)` is "
+              "unrolled and does not count.")
+
+
+def is_llvmpipe(name: str, driver: str = "") -> bool:
+    """Whether an adapter so named (or with this driver) is llvmpipe."""
+    return "llvmpipe" in f"{name} {driver}".lower()
 
 
 def applies_to(device: DeviceInfo | None) -> bool:
     """Whether ``device`` is llvmpipe, the one adapter known to cut loops short."""
-    return device is not None and "llvmpipe" in f"{device.name} {device.driver}".lower()
+    return device is not None and is_llvmpipe(device.name, device.driver)
 
 
 def note_for(device: DeviceInfo | None) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from vajra_tui.engine.candidate import Candidate, GenerationContext
 from vajra_tui.engine.events import CandidateResult, Diagnostic
-from vajra_tui.engine.gpu.loop_limit import LLVMPIPE_LOOP_STEPS, applies_to
+from vajra_tui.engine.gpu.loop_limit import MODEL_RULE, applies_to
 from vajra_tui.engine.sources.llm import prompt_parts as p
 from vajra_tui.engine.sources.llm.extract import strip_think
 from vajra_tui.engine.workloads.base import Workload
@@ -197,9 +197,7 @@ def _loop_limit(ctx: GenerationContext, dead: list[CandidateResult]) -> list[str
     compiler message (gpu/loop_limit.py): the model is told the rule, or it cannot guess it."""
     if not applies_to(ctx.device) or not any(r.status == "rejected" for r in dead):
         return []
-    return [f"(These ran on llvmpipe, which ends each invocation's loops after {LLVMPIPE_LOOP_STEPS:,} "
-            "steps in all, silently: keep every invocation's loop steps below that. A fixed inner "
-            "loop such as `for (var u = 0u; u < 16u; u = u + 1u)` is unrolled and does not count.)"]
+    return [f"(These ran on llvmpipe. {MODEL_RULE})"]
 
 
 def _regime_of(ctx: GenerationContext) -> str:

@@ -173,10 +173,7 @@ def adapter_text(ctx: GenerationContext) -> str:
                      "workgroups run on CPU threads and SIMD lanes, so the timings are CPU timings; "
                      "cache-friendly access and little synchronisation matter most.")
     if loop_limit.applies_to(d):
-        lines.append(f"llvmpipe ends each invocation's loops after {loop_limit.LLVMPIPE_LOOP_STEPS:,} steps in "
-                     "all, silently (the kernel then fails verification): keep every invocation's loop "
-                     "steps below that; a fixed inner loop such as `for (var u = 0u; u < 16u; u = u + 1u)` "
-                     "is unrolled and does not count.")
+        lines.append(loop_limit.MODEL_RULE)
     for key in _LIMIT_KEYS:
         if key in d.limits:
             lines.append(f"- {key}: {d.limits[key]}")
